@@ -1,0 +1,9 @@
+//! The policies, one file each; each file opens with its algorithm and source.
+
+pub mod belady;
+pub mod clock;
+pub mod fifo;
+pub mod lru;
+pub mod random;
+pub mod s3fifo;
+pub mod sieve;

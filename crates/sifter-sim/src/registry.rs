@@ -1,0 +1,273 @@
+//! Policy registry: name → parameters (`key=value`) → constructor.
+//!
+//! A policy spec is `name` or `name(key=value,key=value)`, e.g. `gclock(bits=3)` or
+//! `s3fifo(threshold=1)`. [`parse_policy_list`] splits `sieve,lru,s3fifo(small=0.2)` at the
+//! commas outside parentheses. Adding a policy takes one file in `policies/` and one entry in
+//! [`REGISTRY`].
+
+use crate::policies::{belady, clock, fifo, lru, random, s3fifo, sieve};
+use crate::policy::{Policy, PolicyCtx};
+use crate::runner::Simulate;
+use crate::SimError;
+
+/// A parsed policy spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicySpec {
+    /// Registry name (lowercase).
+    pub name: String,
+    /// Parameters in the order given.
+    pub params: Vec<(String, String)>,
+}
+
+impl std::fmt::Display for PolicySpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.name)?;
+        if !self.params.is_empty() {
+            let p: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            write!(f, "({})", p.join(","))?;
+        }
+        Ok(())
+    }
+}
+
+/// A parameter a policy accepts.
+#[derive(Debug)]
+pub struct Param {
+    /// Name.
+    pub name: &'static str,
+    /// Default value.
+    pub default: &'static str,
+    /// What it means.
+    pub doc: &'static str,
+}
+
+type Ctor = fn(&Params<'_>, &PolicyCtx) -> Result<Box<dyn Simulate>, SimError>;
+
+/// One registry entry.
+#[derive(Debug)]
+pub struct Entry {
+    /// Name and aliases; the first is canonical.
+    pub names: &'static [&'static str],
+    /// One line.
+    pub about: &'static str,
+    /// Accepted parameters.
+    pub params: &'static [Param],
+    /// Constructor.
+    ctor: Ctor,
+}
+
+/// Typed access to a spec's parameters, with defaults from the entry.
+#[derive(Debug)]
+pub struct Params<'a> {
+    spec: &'a PolicySpec,
+    entry: &'a Entry,
+}
+
+impl Params<'_> {
+    fn raw(&self, name: &str) -> &str {
+        self.spec
+            .params
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .or_else(|| self.entry.params.iter().find(|p| p.name == name).map(|p| p.default))
+            .unwrap_or("")
+    }
+
+    fn bad(&self, name: &str, what: &str) -> SimError {
+        SimError::Policy(format!("{}: parameter {name}={}: {what}", self.spec.name, self.raw(name)))
+    }
+
+    /// A float parameter within `range`.
+    pub fn f64(&self, name: &str, range: std::ops::RangeInclusive<f64>) -> Result<f64, SimError> {
+        match self.raw(name).parse::<f64>() {
+            Ok(v) if range.contains(&v) => Ok(v),
+            _ => Err(self
+                .bad(name, &format!("expected a number in {}..={}", range.start(), range.end()))),
+        }
+    }
+
+    /// An integer parameter within `range`.
+    pub fn u64(&self, name: &str, range: std::ops::RangeInclusive<u64>) -> Result<u64, SimError> {
+        match self.raw(name).parse::<u64>() {
+            Ok(v) if range.contains(&v) => Ok(v),
+            _ => Err(self
+                .bad(name, &format!("expected an integer in {}..={}", range.start(), range.end()))),
+        }
+    }
+
+    /// A boolean parameter.
+    pub fn bool(&self, name: &str) -> Result<bool, SimError> {
+        match self.raw(name) {
+            "true" | "1" | "yes" => Ok(true),
+            "false" | "0" | "no" => Ok(false),
+            _ => Err(self.bad(name, "expected true or false")),
+        }
+    }
+}
+
+fn boxed<P: Policy + 'static>(p: P) -> Result<Box<dyn Simulate>, SimError> {
+    Ok(Box::new(p))
+}
+
+/// Every policy of the simulator.
+pub static REGISTRY: &[Entry] = &[
+    Entry {
+        names: &["fifo"],
+        about: "first in, first out",
+        params: &[],
+        ctor: |_, c| boxed(fifo::Fifo::new(c)),
+    },
+    Entry {
+        names: &["lru"],
+        about: "least recently used",
+        params: &[],
+        ctor: |_, c| boxed(lru::Lru::new(c)),
+    },
+    Entry {
+        names: &["clock", "fifo-reinsertion", "second-chance"],
+        about: "FIFO-Reinsertion with a 1-bit reference counter",
+        params: &[],
+        ctor: |_, c| boxed(clock::Clock::new(c, 1)),
+    },
+    Entry {
+        names: &["gclock"],
+        about: "Generalized CLOCK: FIFO-Reinsertion with n-bit counters",
+        params: &[Param { name: "bits", default: "2", doc: "counter width in bits (1..=16)" }],
+        ctor: |p, c| boxed(clock::Clock::new(c, p.u64("bits", 1..=16)? as u32)),
+    },
+    Entry {
+        names: &["sieve"],
+        about: "SIEVE (NSDI'24, Alg. 1)",
+        params: &[],
+        ctor: |_, c| boxed(sieve::Sieve::new(c)),
+    },
+    Entry {
+        names: &["s3fifo", "s3-fifo"],
+        about: "S3-FIFO (SOSP'23), libCacheSim defaults",
+        params: &[
+            Param { name: "small", default: "0.1", doc: "small queue share of the cache" },
+            Param {
+                name: "ghost",
+                default: "0.9",
+                doc: "ghost queue size as a share of the cache",
+            },
+            Param {
+                name: "threshold",
+                default: "2",
+                doc: "move to main at this many hits in the small queue",
+            },
+            Param {
+                name: "warmup-to-main",
+                default: "true",
+                doc:
+                    "before the first eviction, insert into main while small is full (libCacheSim)",
+            },
+        ],
+        ctor: |p, c| {
+            boxed(s3fifo::S3Fifo::new(
+                c,
+                p.f64("small", 0.0..=1.0)?,
+                p.f64("ghost", 0.0..=10.0)?,
+                p.u64("threshold", 1..=255)? as u8,
+                p.bool("warmup-to-main")?,
+            ))
+        },
+    },
+    Entry {
+        names: &["random"],
+        about: "evict a uniformly random object (seeded)",
+        params: &[Param { name: "seed", default: "0", doc: "RNG seed (added to the run's seed)" }],
+        ctor: |p, c| {
+            let seed = p.u64("seed", 0..=u64::MAX)?;
+            boxed(random::Random::new(&PolicyCtx { seed: c.seed.wrapping_add(seed), ..*c }))
+        },
+    },
+    Entry {
+        names: &["belady", "opt", "min"],
+        about: "Belady's MIN (offline optimal in object mode)",
+        params: &[],
+        ctor: |_, c| boxed(belady::Belady::new(c)),
+    },
+];
+
+/// Finds a registry entry by name or alias (case-insensitive).
+pub fn lookup(name: &str) -> Option<&'static Entry> {
+    let n = name.to_ascii_lowercase();
+    REGISTRY.iter().find(|e| e.names.contains(&n.as_str()))
+}
+
+/// All canonical names.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|e| e.names[0]).collect()
+}
+
+impl PolicySpec {
+    /// Parses `name` or `name(k=v,...)`.
+    pub fn parse(s: &str) -> Result<PolicySpec, SimError> {
+        let s = s.trim();
+        let (name, params) = match s.split_once('(') {
+            Some((n, rest)) => {
+                let inner = rest.strip_suffix(')').ok_or_else(|| {
+                    SimError::Policy(format!("policy spec '{s}': missing closing ')'"))
+                })?;
+                (n.trim(), inner)
+            }
+            None => (s, ""),
+        };
+        let entry = lookup(name).ok_or_else(|| {
+            SimError::Policy(format!("unknown policy '{name}' (known: {})", names().join(", ")))
+        })?;
+        let mut out = PolicySpec { name: entry.names[0].to_string(), params: Vec::new() };
+        for p in params.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = p.split_once('=').ok_or_else(|| {
+                SimError::Policy(format!("policy spec '{s}': parameter '{p}' is not key=value"))
+            })?;
+            let k = k.trim().to_ascii_lowercase();
+            if !entry.params.iter().any(|q| q.name == k) {
+                let known: Vec<&str> = entry.params.iter().map(|q| q.name).collect();
+                return Err(SimError::Policy(format!(
+                    "policy '{}' has no parameter '{k}' (known: {})",
+                    out.name,
+                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                )));
+            }
+            out.params.push((k, v.trim().to_string()));
+        }
+        Ok(out)
+    }
+
+    /// Builds the policy.
+    pub fn build(&self, ctx: &PolicyCtx) -> Result<Box<dyn Simulate>, SimError> {
+        let entry = lookup(&self.name)
+            .ok_or_else(|| SimError::Policy(format!("unknown policy '{}'", self.name)))?;
+        (entry.ctor)(&Params { spec: self, entry }, ctx)
+    }
+}
+
+/// Splits a comma-separated policy list at commas outside parentheses and parses each.
+pub fn parse_policy_list(s: &str) -> Result<Vec<PolicySpec>, SimError> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                if !s[start..i].trim().is_empty() {
+                    out.push(PolicySpec::parse(&s[start..i])?);
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !s[start..].trim().is_empty() {
+        out.push(PolicySpec::parse(&s[start..])?);
+    }
+    if out.is_empty() {
+        return Err(SimError::Policy("no policy given".into()));
+    }
+    Ok(out)
+}

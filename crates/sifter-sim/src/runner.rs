@@ -1,0 +1,301 @@
+//! Running simulations: one policy over one decoded trace, and sweeps of policy × size in
+//! parallel (rayon, all cores).
+
+use crate::policy::{Policy, PolicyCtx, Req};
+use crate::registry::PolicySpec;
+use crate::trace::{LoadedTrace, NEVER};
+use crate::SimError;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::time::Instant;
+
+/// Counts of one simulation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Requests simulated.
+    pub requests: u64,
+    /// Missed requests.
+    pub misses: u64,
+    /// Bytes requested (each request with its own size).
+    pub bytes: u64,
+    /// Bytes of missed requests.
+    pub miss_bytes: u64,
+}
+
+impl Counts {
+    /// misses / requests.
+    pub fn miss_ratio(&self) -> f64 {
+        if self.requests == 0 {
+            0.0
+        } else {
+            self.misses as f64 / self.requests as f64
+        }
+    }
+    /// miss bytes / bytes.
+    pub fn byte_miss_ratio(&self) -> f64 {
+        if self.bytes == 0 {
+            0.0
+        } else {
+            self.miss_bytes as f64 / self.bytes as f64
+        }
+    }
+}
+
+/// Runs a policy over a trace; object-safe so the registry can hand out boxed policies while
+/// the request loop stays monomorphized per policy.
+pub trait Simulate: Send {
+    /// Display name.
+    fn sim_name(&self) -> String;
+    /// Simulates the whole trace. `bytes`: use request sizes (else every size is 1).
+    /// `progress` is called with request counts done, every 2^16 requests.
+    fn run(&mut self, trace: &LoadedTrace, bytes: bool, progress: &(dyn Fn(u64) + Sync)) -> Counts;
+    /// Simulates, calling `on_req(position, hit)` after each request (for analyses).
+    fn run_observed(
+        &mut self,
+        trace: &LoadedTrace,
+        bytes: bool,
+        on_req: &mut dyn FnMut(usize, bool),
+    ) -> Counts;
+    /// The policy's invariant check.
+    fn check(&self) -> Result<(), String>;
+}
+
+const CHUNK: usize = 1 << 16;
+
+impl<P: Policy> Simulate for P {
+    fn sim_name(&self) -> String {
+        self.name()
+    }
+
+    fn run(&mut self, trace: &LoadedTrace, bytes: bool, progress: &(dyn Fn(u64) + Sync)) -> Counts {
+        let next = if self.needs_next_access() { Some(trace.next_access()) } else { None };
+        let mut c = Counts::default();
+        let n = trace.len();
+        let mut start = 0;
+        while start < n {
+            let end = (start + CHUNK).min(n);
+            let ids = &trace.ids[start..end];
+            let keys = &trace.keys[start..end];
+            let sizes = &trace.sizes[start..end];
+            let (mut misses, mut miss_bytes, mut all_bytes) = (0u64, 0u64, 0u64);
+            for i in 0..ids.len() {
+                let size = if bytes { sizes[i] } else { 1 };
+                let req = Req {
+                    id: ids[i],
+                    key: keys[i],
+                    size,
+                    next: next.map_or(NEVER, |v| v[start + i]),
+                };
+                let hit = self.access(&req);
+                misses += (!hit) as u64;
+                miss_bytes += if hit { 0 } else { size as u64 };
+                all_bytes += size as u64;
+            }
+            c.requests += ids.len() as u64;
+            c.misses += misses;
+            c.miss_bytes += miss_bytes;
+            c.bytes += all_bytes;
+            progress(ids.len() as u64);
+            start = end;
+        }
+        c
+    }
+
+    fn run_observed(
+        &mut self,
+        trace: &LoadedTrace,
+        bytes: bool,
+        on_req: &mut dyn FnMut(usize, bool),
+    ) -> Counts {
+        let next = if self.needs_next_access() { Some(trace.next_access()) } else { None };
+        let mut c = Counts::default();
+        for i in 0..trace.len() {
+            let size = if bytes { trace.sizes[i] } else { 1 };
+            let req = Req {
+                id: trace.ids[i],
+                key: trace.keys[i],
+                size,
+                next: next.map_or(NEVER, |v| v[i]),
+            };
+            let hit = self.access(&req);
+            c.requests += 1;
+            c.bytes += size as u64;
+            if !hit {
+                c.misses += 1;
+                c.miss_bytes += size as u64;
+            }
+            on_req(i, hit);
+        }
+        c
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.validate()
+    }
+}
+
+/// A cache size: a fraction of the trace's footprint, or an absolute count/byte size.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum CacheSize {
+    /// Fraction of distinct objects (object mode) or of the byte footprint (byte mode).
+    Fraction(f64),
+    /// Objects or bytes.
+    Absolute(u64),
+}
+
+impl CacheSize {
+    /// Parses `0.01` (a fraction: has a `.` or is below 1), `1000`, `10k`, `1M` (×1000 powers)
+    /// or `64KiB`, `1MiB`, `2GiB` (×1024 powers).
+    pub fn parse(s: &str) -> Result<CacheSize, SimError> {
+        let t = s.trim();
+        let bad = || {
+            SimError::Size(format!("cache size '{t}': expected a fraction like 0.01, a count like 1000 or 10k, or bytes like 64MiB"))
+        };
+        let lower = t.to_ascii_lowercase();
+        for (suf, mul) in [
+            ("kib", 1u64 << 10),
+            ("mib", 1 << 20),
+            ("gib", 1 << 30),
+            ("tib", 1 << 40),
+            ("k", 1000),
+            ("m", 1_000_000),
+            ("g", 1_000_000_000),
+        ] {
+            if let Some(num) = lower.strip_suffix(suf) {
+                let v: f64 = num.trim().parse().map_err(|_| bad())?;
+                if !(v > 0.0 && v.is_finite()) {
+                    return Err(bad());
+                }
+                return Ok(CacheSize::Absolute((v * mul as f64) as u64));
+            }
+        }
+        if t.contains(['.', 'e', 'E']) {
+            let v: f64 = t.parse().map_err(|_| bad())?;
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(bad());
+            }
+            return Ok(if v.fract() == 0.0 && v >= 1.0 && !t.contains('.') {
+                CacheSize::Absolute(v as u64)
+            } else if v <= 1.0 {
+                CacheSize::Fraction(v)
+            } else {
+                return Err(SimError::Size(format!(
+                    "cache size '{t}': a fraction must be in (0, 1]"
+                )));
+            });
+        }
+        match t.parse::<u64>() {
+            Ok(0) | Err(_) => Err(bad()),
+            Ok(v) => Ok(CacheSize::Absolute(v)),
+        }
+    }
+
+    /// The capacity for `trace` (libCacheSim: floor(footprint × fraction)).
+    pub fn resolve(&self, trace: &LoadedTrace, bytes: bool) -> u64 {
+        match *self {
+            CacheSize::Absolute(v) => v,
+            CacheSize::Fraction(f) => {
+                let footprint = if bytes { trace.footprint_bytes } else { trace.n_objects as u64 };
+                (footprint as f64 * f) as u64
+            }
+        }
+    }
+
+    /// Label for tables.
+    pub fn label(&self) -> String {
+        match self {
+            CacheSize::Fraction(f) => format!("{f}"),
+            CacheSize::Absolute(v) => v.to_string(),
+        }
+    }
+}
+
+/// One simulation's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct SimResult {
+    /// Trace name.
+    pub trace: String,
+    /// Policy spec as given.
+    pub spec: String,
+    /// Policy display name.
+    pub policy: String,
+    /// The size as given.
+    pub size: CacheSize,
+    /// Capacity in objects or bytes.
+    pub capacity: u64,
+    /// Byte mode?
+    pub bytes: bool,
+    /// Counts.
+    pub counts: Counts,
+    /// Miss ratio.
+    pub miss_ratio: f64,
+    /// Byte miss ratio.
+    pub byte_miss_ratio: f64,
+    /// Seconds spent in the request loop.
+    pub seconds: f64,
+}
+
+impl SimResult {
+    /// Simulated requests per second (millions).
+    pub fn mreqs_per_sec(&self) -> f64 {
+        self.counts.requests as f64 / self.seconds.max(1e-9) / 1e6
+    }
+}
+
+/// Runs one policy at one size.
+pub fn simulate(
+    trace: &LoadedTrace,
+    spec: &PolicySpec,
+    size: CacheSize,
+    bytes: bool,
+    seed: u64,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<SimResult, SimError> {
+    let capacity = size.resolve(trace, bytes);
+    if capacity == 0 {
+        return Err(SimError::Size(format!(
+            "size {} of {} gives a cache of 0 {}",
+            size.label(),
+            trace.name,
+            if bytes { "bytes" } else { "objects" }
+        )));
+    }
+    let ctx = PolicyCtx { capacity, n_objects: trace.n_objects, seed };
+    let mut p = spec.build(&ctx)?;
+    if p.sim_name() == "Belady" {
+        trace.next_access(); // the pre-pass is not part of the timed loop
+    }
+    let t0 = Instant::now();
+    let counts = p.run(trace, bytes, progress);
+    let seconds = t0.elapsed().as_secs_f64();
+    Ok(SimResult {
+        trace: trace.name.clone(),
+        spec: spec.to_string(),
+        policy: p.sim_name(),
+        size,
+        capacity,
+        bytes,
+        miss_ratio: counts.miss_ratio(),
+        byte_miss_ratio: counts.byte_miss_ratio(),
+        counts,
+        seconds,
+    })
+}
+
+/// Runs every policy × size in parallel on the rayon pool; results in input order
+/// (policies outer, sizes inner).
+pub fn sweep(
+    trace: &LoadedTrace,
+    specs: &[PolicySpec],
+    sizes: &[CacheSize],
+    bytes: bool,
+    seed: u64,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Vec<Result<SimResult, SimError>> {
+    let jobs: Vec<(&PolicySpec, CacheSize)> =
+        specs.iter().flat_map(|s| sizes.iter().map(move |z| (s, *z))).collect();
+    if jobs.iter().any(|(s, _)| s.name == "belady") {
+        trace.next_access();
+    }
+    jobs.par_iter().map(|(s, z)| simulate(trace, s, *z, bytes, seed, progress)).collect()
+}

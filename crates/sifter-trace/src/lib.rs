@@ -1,0 +1,105 @@
+//! # sifter-trace
+//!
+//! Cache traces for sifter: the [`Request`] type, streaming readers for the real trace formats
+//! ([`TraceReader`], formats in [`format`]), seeded synthetic workloads ([`synth`]), the
+//! oracleGeneral writer ([`oracle`]) and trace statistics ([`stats`]).
+//!
+//! ```
+//! use sifter_trace::TraceSource;
+//! let src = TraceSource::parse("zipf:alpha=0.9,n=1000,requests=10000,seed=1", None).unwrap();
+//! let n = src.requests().unwrap().filter_map(Result::ok).count();
+//! assert_eq!(n, 10_000);
+//! ```
+
+pub mod error;
+pub mod format;
+pub mod oracle;
+pub mod reader;
+pub mod request;
+pub mod stats;
+pub mod synth;
+
+pub use error::{Position, Result, TraceError};
+pub use format::Format;
+pub use reader::TraceReader;
+pub use request::{NextAccess, Op, Request};
+pub use stats::TraceStats;
+pub use synth::SynthSpec;
+
+use std::path::{Path, PathBuf};
+
+/// Where requests come from: a trace file (format given or detected) or a synthetic workload.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TraceSource {
+    /// A trace file.
+    File {
+        /// The path.
+        path: PathBuf,
+        /// The format, or `None` to detect it.
+        format: Option<Format>,
+    },
+    /// A generator spec.
+    Synthetic(SynthSpec),
+}
+
+impl TraceSource {
+    /// Parses a trace argument: a generator spec like `zipf:alpha=1.0,n=1000` (when no file of
+    /// that name exists), else a file path. `format` is a format spec for files.
+    pub fn parse(arg: &str, format: Option<&str>) -> Result<TraceSource> {
+        let is_synth = synth::KINDS
+            .iter()
+            .any(|k| arg == *k || arg.strip_prefix(k).is_some_and(|r| r.starts_with(':')));
+        if is_synth && !Path::new(arg).exists() {
+            if format.is_some() {
+                return Err(TraceError::Spec(
+                    "--format applies to trace files, not synthetic workloads".into(),
+                ));
+            }
+            return Ok(TraceSource::Synthetic(SynthSpec::parse(arg)?));
+        }
+        let path = PathBuf::from(arg);
+        if !path.exists() {
+            return Err(TraceError::Spec(format!(
+                "{arg}: no such file (and not a synthetic workload: {})",
+                synth::KINDS.join(", ")
+            )));
+        }
+        let format = format.map(Format::parse).transpose()?;
+        Ok(TraceSource::File { path, format })
+    }
+
+    /// A short name for tables (the file name, or the spec).
+    pub fn name(&self) -> String {
+        match self {
+            TraceSource::File { path, .. } => path
+                .file_name()
+                .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into()),
+            TraceSource::Synthetic(s) => format!(
+                "{:?}(alpha={},n={},requests={},seed={})",
+                s.kind, s.alpha, s.n, s.requests, s.seed
+            )
+            .to_lowercase(),
+        }
+    }
+
+    /// Whether requests carry real object sizes.
+    pub fn has_sizes(&self) -> Result<bool> {
+        Ok(match self {
+            TraceSource::File { path, format } => match format {
+                Some(f) => f.has_sizes(),
+                None => TraceReader::open(path, None)?.format().has_sizes(),
+            },
+            TraceSource::Synthetic(s) => s.size != 1,
+        })
+    }
+
+    /// Streams the requests.
+    pub fn requests(&self) -> Result<Box<dyn Iterator<Item = Result<Request>> + Send>> {
+        Ok(match self {
+            TraceSource::File { path, format } => {
+                Box::new(TraceReader::open(path, format.as_ref())?)
+            }
+            TraceSource::Synthetic(s) => Box::new(s.generate().map(Ok)),
+        })
+    }
+}

@@ -1,0 +1,839 @@
+//! Streaming trace readers.
+//!
+//! [`TraceReader`] opens a file (zstd-compressed or not: the magic number decides), picks the
+//! format (given, or detected by [`crate::format::detect`]) and yields one [`Request`] at a time
+//! without loading the file. Each request gets the trace's timestamp, or its 0-based index when
+//! the format has none. Lines or records that the format's rules say to skip (comments, LIRS `*`
+//! breakpoints, zero-size oracleGeneral requests, which libCacheSim also skips) are counted in
+//! [`TraceReader::skipped`], never dropped silently. The first corrupt record ends the stream with
+//! an error that names the file, the record or line, and the byte offset in the decompressed
+//! stream.
+
+use crate::error::{Position, Result, TraceError};
+use crate::format::{detect, BinaryFormat, CsvOptions, Field, Format, KeyMode};
+use crate::request::{NextAccess, Op, Request};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+/// An ARC `.lis` line may expand to at most this many blocks (a larger count is corrupt input).
+pub const MAX_LIS_BLOCKS: u64 = 1 << 24;
+
+/// Opens `path` as a byte stream, decompressing zstd on the fly when the file starts with the
+/// zstd magic number.
+pub fn open_stream(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    let file = File::open(path).map_err(|e| TraceError::io(path, e))?;
+    let mut raw = BufReader::with_capacity(1 << 16, file);
+    let head = raw.fill_buf().map_err(|e| TraceError::io(path, e))?;
+    if head.len() >= 4 && head[..4] == ZSTD_MAGIC {
+        let dec =
+            zstd::stream::read::Decoder::with_buffer(raw).map_err(|e| TraceError::io(path, e))?;
+        Ok(Box::new(BufReader::with_capacity(1 << 16, dec)))
+    } else {
+        Ok(Box::new(raw))
+    }
+}
+
+/// Reads up to `n` bytes of the (decompressed) start of `path`.
+pub fn read_head(path: &Path, n: usize) -> Result<Vec<u8>> {
+    let mut s = open_stream(path)?;
+    let mut buf = Vec::with_capacity(n);
+    s.by_ref().take(n as u64).read_to_end(&mut buf).map_err(|e| TraceError::io(path, e))?;
+    Ok(buf)
+}
+
+/// A request as a source produces it: the time may be missing.
+struct Raw {
+    time: Option<u64>,
+    key: u64,
+    size: u32,
+    op: Op,
+    next: NextAccess,
+}
+
+trait Source: Send {
+    fn next_raw(&mut self, ctx: &mut Ctx) -> Result<Option<Raw>>;
+}
+
+/// Shared state of a reader: the path (for errors) and the skip counter.
+struct Ctx {
+    path: PathBuf,
+    skipped: u64,
+}
+
+impl Ctx {
+    fn corrupt(&self, pos: Position, msg: impl Into<String>) -> TraceError {
+        TraceError::Corrupt { path: self.path.clone(), pos, msg: msg.into() }
+    }
+}
+
+/// A streaming reader of one trace file; an iterator of `Result<Request>`.
+pub struct TraceReader {
+    ctx: Ctx,
+    format: Format,
+    src: Box<dyn Source>,
+    index: u64,
+    failed: bool,
+}
+
+impl std::fmt::Debug for TraceReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceReader")
+            .field("path", &self.ctx.path)
+            .field("format", &self.format)
+            .field("index", &self.index)
+            .finish()
+    }
+}
+
+impl TraceReader {
+    /// Opens `path` in `format`, or in the detected format when `format` is `None`.
+    pub fn open(path: &Path, format: Option<&Format>) -> Result<Self> {
+        let format = match format {
+            Some(f) => f.clone(),
+            None => detect(path, &read_head(path, 1 << 16)?)?,
+        };
+        let stream = open_stream(path)?;
+        let ctx = Ctx { path: path.to_path_buf(), skipped: 0 };
+        let src: Box<dyn Source> = match &format {
+            Format::OracleGeneral => Box::new(BinarySource::oracle(stream)),
+            Format::Binary(b) => Box::new(BinarySource::new(stream, b.clone(), 1, false)),
+            Format::Vscsi => Box::new(BinarySource::vscsi(stream, &ctx)?),
+            Format::Csv(o) => Box::new(CsvSource::new(stream, o.clone())),
+            Format::Txt(mode) => Box::new(LineSource::new(stream, LineKind::Txt(*mode))),
+            Format::Lirs => Box::new(LineSource::new(stream, LineKind::Lirs)),
+            Format::WebCacheSim => Box::new(LineSource::new(stream, LineKind::WebCacheSim)),
+            Format::Hex => Box::new(LineSource::new(stream, LineKind::Hex)),
+            Format::Lis => Box::new(LineSource::new(stream, LineKind::Lis { key: 0, left: 0 })),
+        };
+        Ok(TraceReader { ctx, format, src, index: 0, failed: false })
+    }
+
+    /// The format being read.
+    pub fn format(&self) -> &Format {
+        &self.format
+    }
+
+    /// The file being read.
+    pub fn path(&self) -> &Path {
+        &self.ctx.path
+    }
+
+    /// Lines or records skipped by the format's rules so far (comments, headers, `*`
+    /// breakpoints, zero-size requests).
+    pub fn skipped(&self) -> u64 {
+        self.ctx.skipped
+    }
+}
+
+impl Iterator for TraceReader {
+    type Item = Result<Request>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        match self.src.next_raw(&mut self.ctx) {
+            Ok(Some(r)) => {
+                let time = r.time.unwrap_or(self.index);
+                self.index += 1;
+                Some(Ok(Request { time, key: r.key, size: r.size, op: r.op, next_access: r.next }))
+            }
+            Ok(None) => None,
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Binary records
+
+struct BinarySource {
+    stream: Box<dyn BufRead + Send>,
+    fmt: BinaryFormat,
+    rec: Vec<u8>,
+    index: u64,
+    /// Divide the time field by this (vscsi: microseconds to seconds).
+    time_div: u64,
+    /// oracleGeneral rules: next access -1/INT64_MAX = never, zero-size requests skipped.
+    oracle: bool,
+}
+
+#[derive(Clone, Copy)]
+enum Val {
+    I(i64),
+    U(u64),
+    F(f64),
+}
+
+impl BinarySource {
+    fn new(
+        stream: Box<dyn BufRead + Send>,
+        fmt: BinaryFormat,
+        time_div: u64,
+        oracle: bool,
+    ) -> Self {
+        let rec = vec![0; fmt.record_size()];
+        BinarySource { stream, fmt, rec, index: 0, time_div, oracle }
+    }
+
+    fn oracle(stream: Box<dyn BufRead + Send>) -> Self {
+        let fmt = BinaryFormat {
+            fields: vec![Field::U32, Field::U64, Field::U32, Field::I64],
+            big_endian: false,
+            key: 1,
+            size: Some(2),
+            time: Some(0),
+            op: None,
+            next: Some(3),
+        };
+        Self::new(stream, fmt, 1, true)
+    }
+
+    /// vscsi v1 (32 bytes: sn u32, len u32, nSG u32, cmd u16, ver u16, lbn u64, ts u64) or v2
+    /// (40 bytes: cmd u16, ver u16, sn u32, len u32, nSG u32, lbn u64, ts u64, rt u64); the
+    /// version is the high byte of `ver`, checked on the first record(s) as libCacheSim does.
+    fn vscsi(mut stream: Box<dyn BufRead + Send>, ctx: &Ctx) -> Result<Self> {
+        let head = stream.fill_buf().map_err(|e| TraceError::io(&ctx.path, e))?;
+        let ver = |off: usize| -> Option<u8> { head.get(off + 1).copied() };
+        let v1 = ver(14) == Some(1) && (head.len() < 64 || ver(32 + 14) == Some(1));
+        let v2 = ver(2) == Some(2) && (head.len() < 80 || ver(40 + 2) == Some(2));
+        let (fields, key, size, time) = if v1 {
+            (
+                vec![
+                    Field::U32,
+                    Field::U32,
+                    Field::U32,
+                    Field::U16,
+                    Field::U16,
+                    Field::U64,
+                    Field::U64,
+                ],
+                5,
+                1,
+                6,
+            )
+        } else if v2 {
+            (
+                vec![
+                    Field::U16,
+                    Field::U16,
+                    Field::U32,
+                    Field::U32,
+                    Field::U32,
+                    Field::U64,
+                    Field::U64,
+                    Field::U64,
+                ],
+                5,
+                3,
+                6,
+            )
+        } else if head.is_empty() {
+            return Ok(Self::new(stream, BinaryFormat::single(Field::U64, false), 1, false));
+        } else {
+            return Err(ctx.corrupt(
+                Position::Record { index: 0, offset: 0 },
+                "not a vscsi trace: the version byte is neither 1 (v1) nor 2 (v2)",
+            ));
+        };
+        let fmt = BinaryFormat {
+            fields,
+            big_endian: false,
+            key,
+            size: Some(size),
+            time: Some(time),
+            op: None,
+            next: None,
+        };
+        Ok(Self::new(stream, fmt, 1_000_000, false))
+    }
+
+    /// Fills `self.rec`; `Ok(false)` at a clean end of stream.
+    fn read_record(&mut self, ctx: &Ctx) -> Result<bool> {
+        let n = self.rec.len();
+        let mut got = 0;
+        while got < n {
+            match self.stream.read(&mut self.rec[got..]) {
+                Ok(0) => break,
+                Ok(k) => got += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(TraceError::io(&ctx.path, e)),
+            }
+        }
+        if got == 0 {
+            return Ok(false);
+        }
+        if got < n {
+            return Err(ctx.corrupt(
+                self.pos(),
+                format!("truncated record: {got} of {n} bytes before the end of the file"),
+            ));
+        }
+        Ok(true)
+    }
+
+    fn pos(&self) -> Position {
+        Position::Record { index: self.index, offset: self.index * self.rec.len() as u64 }
+    }
+
+    fn field(&self, i: usize) -> Val {
+        let off: usize = self.fmt.fields[..i].iter().map(|f| f.width()).sum();
+        let f = self.fmt.fields[i];
+        let b = &self.rec[off..off + f.width()];
+        let mut a = [0u8; 8];
+        // Normalise to little-endian 8 bytes.
+        if self.fmt.big_endian {
+            for (j, &x) in b.iter().rev().enumerate() {
+                a[j] = x;
+            }
+        } else {
+            a[..b.len()].copy_from_slice(b);
+        }
+        let u = u64::from_le_bytes(a);
+        match f {
+            Field::I8 => Val::I(u as u8 as i8 as i64),
+            Field::I16 => Val::I(u as u16 as i16 as i64),
+            Field::I32 => Val::I(u as u32 as i32 as i64),
+            Field::I64 => Val::I(u as i64),
+            Field::U8 | Field::U16 | Field::U32 | Field::U64 => Val::U(u),
+            Field::F32 => Val::F(f32::from_bits(u as u32) as f64),
+            Field::F64 => Val::F(f64::from_bits(u)),
+        }
+    }
+}
+
+impl Source for BinarySource {
+    fn next_raw(&mut self, ctx: &mut Ctx) -> Result<Option<Raw>> {
+        loop {
+            if !self.read_record(ctx)? {
+                return Ok(None);
+            }
+            let key = match self.field(self.fmt.key) {
+                Val::I(i) => i as u64,
+                Val::U(u) => u,
+                Val::F(_) => unreachable!("float keys are rejected when the format is parsed"),
+            };
+            let size = match self.fmt.size.map(|i| self.field(i)) {
+                None => 1,
+                Some(Val::U(u)) if u <= u32::MAX as u64 => u as u32,
+                Some(Val::I(i)) if (0..=u32::MAX as i64).contains(&i) => i as u32,
+                Some(v) => {
+                    let shown = match v {
+                        Val::I(i) => i.to_string(),
+                        Val::U(u) => u.to_string(),
+                        Val::F(f) => f.to_string(),
+                    };
+                    return Err(ctx.corrupt(
+                        self.pos(),
+                        format!("object size {shown} is negative, fractional or above 4 GiB"),
+                    ));
+                }
+            };
+            let time = self.fmt.time.map(|i| match self.field(i) {
+                Val::I(i) => i.max(0) as u64 / self.time_div,
+                Val::U(u) => u / self.time_div,
+                Val::F(f) => (f.max(0.0) as u64) / self.time_div,
+            });
+            let op = match self.fmt.op.map(|i| self.field(i)) {
+                None => Op::Get,
+                Some(Val::U(0)) | Some(Val::I(0)) => Op::Get,
+                Some(Val::U(1)) | Some(Val::I(1)) => Op::Set,
+                Some(Val::U(2)) | Some(Val::I(2)) => Op::Delete,
+                Some(_) => Op::Other,
+            };
+            let next = match self.fmt.next.map(|i| self.field(i)) {
+                None => NextAccess::Unknown,
+                Some(Val::I(-1)) | Some(Val::I(i64::MAX)) => NextAccess::Never,
+                Some(Val::U(u)) if u == u64::MAX || u == i64::MAX as u64 => NextAccess::Never,
+                Some(Val::I(i)) if i >= 1 => NextAccess::At(i as u64 - 1),
+                Some(Val::U(u)) if u >= 1 => NextAccess::At(u - 1),
+                Some(_) => {
+                    return Err(ctx.corrupt(
+                        self.pos(),
+                        "next-access field is not a 1-based position, -1 or INT64_MAX",
+                    ))
+                }
+            };
+            self.index += 1;
+            if self.oracle && size == 0 {
+                ctx.skipped += 1;
+                continue;
+            }
+            return Ok(Some(Raw { time, key, size, op, next }));
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Text lines
+
+/// Reads lines, tracking the line number and byte offset of each.
+struct Lines {
+    stream: Box<dyn BufRead + Send>,
+    buf: Vec<u8>,
+    line: u64,
+    offset: u64,
+    next_offset: u64,
+}
+
+impl Lines {
+    fn new(stream: Box<dyn BufRead + Send>) -> Self {
+        Lines { stream, buf: Vec::with_capacity(256), line: 0, offset: 0, next_offset: 0 }
+    }
+
+    /// Advances to the next line; `false` at the end.
+    fn next(&mut self, ctx: &Ctx) -> Result<bool> {
+        self.buf.clear();
+        let n = self
+            .stream
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| TraceError::io(&ctx.path, e))?;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.line += 1;
+        self.offset = self.next_offset;
+        self.next_offset += n as u64;
+        Ok(true)
+    }
+
+    /// The current line without its line ending.
+    fn line(&self) -> &[u8] {
+        let mut s = &self.buf[..];
+        if let [rest @ .., b'\n'] = s {
+            s = rest;
+        }
+        if let [rest @ .., b'\r'] = s {
+            s = rest;
+        }
+        s
+    }
+
+    fn pos(&self) -> Position {
+        Position::Line { line: self.line, offset: self.offset }
+    }
+}
+
+fn trim(s: &[u8]) -> &[u8] {
+    let s = match s.iter().position(|b| !b.is_ascii_whitespace()) {
+        Some(i) => &s[i..],
+        None => return &[],
+    };
+    let end = s.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
+    &s[..end]
+}
+
+/// Parses an unsigned decimal (or `0x` hex) integer.
+pub(crate) fn parse_u64(s: &[u8]) -> Option<u64> {
+    if let Some(h) = s.strip_prefix(b"0x").or_else(|| s.strip_prefix(b"0X")) {
+        return parse_hex(h, 16);
+    }
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in s {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(d as u64)?;
+    }
+    Some(v)
+}
+
+/// Parses a key number: unsigned, or a negative decimal taken as `i64 as u64`.
+fn parse_key_num(s: &[u8]) -> Option<u64> {
+    match s.strip_prefix(b"-") {
+        Some(rest) => {
+            let v = parse_u64(rest)?;
+            if v > i64::MAX as u64 + 1 {
+                return None;
+            }
+            Some((v as i64).wrapping_neg() as u64)
+        }
+        None => parse_u64(s),
+    }
+}
+
+/// Parses at most `max_digits` leading hex digits (all digits must be hex).
+fn parse_hex(s: &[u8], max_digits: usize) -> Option<u64> {
+    if s.is_empty() || !s.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in s.iter().take(max_digits) {
+        let d = (b as char).to_digit(16)? as u64;
+        v = (v << 4) | d;
+    }
+    Some(v)
+}
+
+/// Parses a number that may have a fractional part, truncated (libCacheSim truncates times).
+fn parse_num_trunc(s: &[u8]) -> Option<u64> {
+    let int = match s.iter().position(|&b| b == b'.') {
+        Some(i) => {
+            if !s[i + 1..].iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            &s[..i]
+        }
+        None => s,
+    };
+    if int.is_empty() && s.len() > 1 {
+        return Some(0);
+    }
+    parse_u64(int)
+}
+
+fn hash_key(s: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(s)
+}
+
+fn text_key(s: &[u8], mode: &mut KeyMode) -> Option<u64> {
+    match *mode {
+        KeyMode::Number => parse_key_num(s),
+        KeyMode::Hash => Some(hash_key(s)),
+        KeyMode::Auto => {
+            *mode = if parse_key_num(s).is_some() { KeyMode::Number } else { KeyMode::Hash };
+            text_key(s, mode)
+        }
+    }
+}
+
+fn show(s: &[u8]) -> String {
+    let t = String::from_utf8_lossy(s);
+    if t.len() > 60 {
+        format!("'{}...'", &t[..t.char_indices().nth(60).map_or(t.len(), |(i, _)| i)])
+    } else {
+        format!("'{t}'")
+    }
+}
+
+enum LineKind {
+    Txt(KeyMode),
+    Lirs,
+    WebCacheSim,
+    Hex,
+    /// Pending expansion of the current ARC line.
+    Lis {
+        key: u64,
+        left: u64,
+    },
+}
+
+struct LineSource {
+    lines: Lines,
+    kind: LineKind,
+}
+
+impl LineSource {
+    fn new(stream: Box<dyn BufRead + Send>, kind: LineKind) -> Self {
+        LineSource { lines: Lines::new(stream), kind }
+    }
+}
+
+impl Source for LineSource {
+    fn next_raw(&mut self, ctx: &mut Ctx) -> Result<Option<Raw>> {
+        if let LineKind::Lis { key, left } = &mut self.kind {
+            if *left > 0 {
+                let k = *key;
+                *key = key.wrapping_add(1);
+                *left -= 1;
+                return Ok(Some(Raw {
+                    time: None,
+                    key: k,
+                    size: 1,
+                    op: Op::Get,
+                    next: NextAccess::Unknown,
+                }));
+            }
+        }
+        loop {
+            if !self.lines.next(ctx)? {
+                return Ok(None);
+            }
+            let pos = self.lines.pos();
+            let line = trim(self.lines.line());
+            let bad = |what: &str, _: &()| -> TraceError {
+                ctx.corrupt(pos.clone(), format!("{what}, got {}", show(line)))
+            };
+            if line.is_empty() {
+                ctx.skipped += 1;
+                continue;
+            }
+            let simple =
+                |key: u64| Raw { time: None, key, size: 1, op: Op::Get, next: NextAccess::Unknown };
+            match &mut self.kind {
+                LineKind::Txt(mode) => {
+                    let k = text_key(line, mode)
+                        .ok_or_else(|| bad("expected a numeric key (obj-id-is-num)", &()))?;
+                    return Ok(Some(simple(k)));
+                }
+                LineKind::Lirs => {
+                    if line == b"*" {
+                        ctx.skipped += 1;
+                        continue;
+                    }
+                    let k = parse_key_num(line)
+                        .ok_or_else(|| bad("expected a block number or '*'", &()))?;
+                    return Ok(Some(simple(k)));
+                }
+                LineKind::Hex => {
+                    let k = parse_hex(line, 16)
+                        .ok_or_else(|| bad("expected a hexadecimal key", &()))?;
+                    return Ok(Some(simple(k)));
+                }
+                LineKind::WebCacheSim => {
+                    let mut it = line.split(|b| b.is_ascii_whitespace()).filter(|t| !t.is_empty());
+                    let (Some(t), Some(id), Some(sz), None) =
+                        (it.next(), it.next(), it.next(), it.next())
+                    else {
+                        return Err(bad("expected three fields 'time id size'", &()));
+                    };
+                    let time = parse_num_trunc(t).ok_or_else(|| bad("bad time", &()))?;
+                    let key = parse_key_num(id).ok_or_else(|| bad("bad id", &()))?;
+                    let size = parse_u64(sz)
+                        .filter(|&s| s <= u32::MAX as u64)
+                        .ok_or_else(|| bad("bad size (an integer up to 4 GiB)", &()))?;
+                    return Ok(Some(Raw {
+                        time: Some(time),
+                        key,
+                        size: size as u32,
+                        op: Op::Get,
+                        next: NextAccess::Unknown,
+                    }));
+                }
+                LineKind::Lis { key, left } => {
+                    let mut it = line.split(|b| b.is_ascii_whitespace()).filter(|t| !t.is_empty());
+                    let (Some(start), Some(n)) = (it.next(), it.next()) else {
+                        return Err(bad("expected 'start_block n_blocks ...'", &()));
+                    };
+                    let start = parse_u64(start).ok_or_else(|| bad("bad start block", &()))?;
+                    let n = parse_u64(n).ok_or_else(|| bad("bad block count", &()))?;
+                    if n > MAX_LIS_BLOCKS {
+                        return Err(bad(&format!("block count above {MAX_LIS_BLOCKS}"), &()));
+                    }
+                    if n == 0 {
+                        ctx.skipped += 1;
+                        continue;
+                    }
+                    *key = start.wrapping_add(1);
+                    *left = n - 1;
+                    return Ok(Some(simple(start)));
+                }
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// csv
+
+struct CsvSource {
+    lines: Lines,
+    o: CsvOptions,
+    /// Set once the first data line (or header) has been seen.
+    started: bool,
+    fields: Vec<(usize, usize)>,
+}
+
+const KEY_NAMES: &[&str] =
+    &["obj_id", "obj-id", "objid", "object", "object_id", "obj", "id", "key", "lbn", "block"];
+const TIME_NAMES: &[&str] = &["time", "timestamp", "ts", "clock", "wall_clock_time"];
+const SIZE_NAMES: &[&str] =
+    &["size", "obj_size", "object_size", "obj-size", "len", "length", "value_size", "bytes"];
+const OP_NAMES: &[&str] = &["op", "operation", "cmd", "type", "opcode"];
+const NEXT_NAMES: &[&str] = &["next_access_vtime", "next_access", "next"];
+
+impl CsvSource {
+    fn new(stream: Box<dyn BufRead + Send>, o: CsvOptions) -> Self {
+        CsvSource { lines: Lines::new(stream), o, started: false, fields: Vec::new() }
+    }
+
+    fn split(&mut self, line: &[u8]) {
+        self.fields.clear();
+        let d = self.o.delimiter.unwrap_or(b',');
+        let mut start = 0;
+        for (i, &b) in line.iter().enumerate() {
+            if b == d {
+                self.fields.push((start, i));
+                start = i + 1;
+            }
+        }
+        self.fields.push((start, line.len()));
+    }
+
+    fn field<'a>(&self, line: &'a [u8], col: usize) -> Option<&'a [u8]> {
+        let &(a, b) = self.fields.get(col - 1)?;
+        let f = trim(&line[a..b]);
+        Some(f.strip_prefix(b"\"").and_then(|f| f.strip_suffix(b"\"")).unwrap_or(f))
+    }
+
+    /// Uses a header line (or a `#` comment holding one) to find columns not given.
+    fn apply_header(&mut self, line: &[u8]) -> bool {
+        let names: Vec<String> = (1..=self.fields.len())
+            .map(|c| {
+                String::from_utf8_lossy(self.field(line, c).unwrap_or_default())
+                    .trim_start_matches('#')
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .collect();
+        let find =
+            |set: &[&str]| names.iter().position(|n| set.contains(&n.as_str())).map(|i| i + 1);
+        let Some(key) = find(KEY_NAMES) else { return false };
+        if self.o.key_col.is_none() {
+            self.o.key_col = Some(key);
+            self.o.time_col = self.o.time_col.or(find(TIME_NAMES));
+            self.o.size_col = self.o.size_col.or(find(SIZE_NAMES));
+            self.o.op_col = self.o.op_col.or(find(OP_NAMES));
+            self.o.next_col = self.o.next_col.or(find(NEXT_NAMES));
+        }
+        true
+    }
+}
+
+impl Source for CsvSource {
+    fn next_raw(&mut self, ctx: &mut Ctx) -> Result<Option<Raw>> {
+        loop {
+            if !self.lines.next(ctx)? {
+                if !self.started && self.o.key_col.is_none() {
+                    return Err(ctx.corrupt(Position::None, "empty csv trace"));
+                }
+                return Ok(None);
+            }
+            let line = trim(self.lines.line()).to_vec();
+            if line.is_empty() {
+                ctx.skipped += 1;
+                continue;
+            }
+            if self.o.delimiter.is_none() {
+                let body = if line.starts_with(b"#") { &line[1..] } else { &line[..] };
+                let d = [b',', b'\t', b';', b'|', b' ']
+                    .into_iter()
+                    .max_by_key(|d| body.iter().filter(|b| *b == d).count())
+                    .unwrap_or(b',');
+                self.o.delimiter = Some(d);
+            }
+            self.split(&line);
+            if line.starts_with(b"#") {
+                ctx.skipped += 1;
+                if !self.started {
+                    self.apply_header(&line);
+                }
+                continue;
+            }
+            if !self.started {
+                self.started = true;
+                let header = match self.o.header {
+                    Some(h) => h,
+                    // A first line is a header when none of its fields is a number.
+                    None => (1..=self.fields.len()).all(|c| {
+                        self.field(&line, c).is_some_and(|f| parse_num_trunc(f).is_none())
+                    }),
+                };
+                if header {
+                    ctx.skipped += 1;
+                    if !self.apply_header(&line) && self.o.key_col.is_none() {
+                        return Err(ctx.corrupt(
+                            self.lines.pos(),
+                            format!(
+                                "cannot find the key column in header {}; pass csv:obj-id-col=N",
+                                show(&line)
+                            ),
+                        ));
+                    }
+                    continue;
+                }
+                if self.o.key_col.is_none() {
+                    return Err(ctx.corrupt(
+                        self.lines.pos(),
+                        "csv without a header naming its columns: pass the columns, e.g. \
+                         --format 'csv:obj-id-col=2,time-col=1,obj-size-col=3'",
+                    ));
+                }
+            }
+            let pos = self.lines.pos();
+            let need = |col: Option<usize>, what: &str, this: &Self| -> Result<Option<Vec<u8>>> {
+                match col {
+                    None => Ok(None),
+                    Some(c) => this.field(&line, c).map(|f| Some(f.to_vec())).ok_or_else(|| {
+                        ctx.corrupt(
+                            pos.clone(),
+                            format!(
+                                "{what} column {c} missing: the line has {} fields",
+                                this.fields.len()
+                            ),
+                        )
+                    }),
+                }
+            };
+            let key_f = need(self.o.key_col, "key", self)?.unwrap_or_default();
+            let key = text_key(&key_f, &mut self.o.key_mode).ok_or_else(|| {
+                ctx.corrupt(
+                    pos.clone(),
+                    format!("key {} is not a number (obj-id-is-num=true)", show(&key_f)),
+                )
+            })?;
+            let time = match need(self.o.time_col, "time", self)? {
+                None => None,
+                Some(t) => Some(parse_num_trunc(&t).ok_or_else(|| {
+                    ctx.corrupt(
+                        pos.clone(),
+                        format!("time {} is not a non-negative number", show(&t)),
+                    )
+                })?),
+            };
+            let size = match need(self.o.size_col, "size", self)? {
+                None => 1,
+                Some(s) => parse_u64(&s).filter(|&v| v <= u32::MAX as u64).ok_or_else(|| {
+                    ctx.corrupt(
+                        pos.clone(),
+                        format!("size {} is not an integer up to 4 GiB", show(&s)),
+                    )
+                })? as u32,
+            };
+            let op = match need(self.o.op_col, "op", self)? {
+                None => Op::Get,
+                Some(o) => Op::parse(&String::from_utf8_lossy(&o)),
+            };
+            let next = match need(self.o.next_col, "next-access", self)? {
+                None => NextAccess::Unknown,
+                Some(n) => match parse_key_num(&n) {
+                    Some(v) if v as i64 == -1 || v >= i64::MAX as u64 => NextAccess::Never,
+                    Some(v) if v >= 1 => NextAccess::At(v - 1),
+                    _ => {
+                        return Err(ctx.corrupt(
+                            pos,
+                            format!("next access {} is not a 1-based position or -1", show(&n)),
+                        ))
+                    }
+                },
+            };
+            return Ok(Some(Raw { time, key, size, op, next }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers() {
+        assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_u64(b"18446744073709551616"), None);
+        assert_eq!(parse_u64(b"0x1f"), Some(31));
+        assert_eq!(parse_key_num(b"-1"), Some(u64::MAX));
+        assert_eq!(parse_key_num(b"-9223372036854775808"), Some(1 << 63));
+        assert_eq!(parse_num_trunc(b"12.75"), Some(12));
+        assert_eq!(parse_num_trunc(b"1x"), None);
+        assert_eq!(parse_hex(b"d05fdfe4022d6da89116ccbd91a8df8b", 16), Some(0xd05fdfe4022d6da8));
+    }
+}
