@@ -160,7 +160,7 @@ pub static REGISTRY: &[Entry] = &[
             },
             Param {
                 name: "warmup-to-main",
-                default: "true",
+                default: "false",
                 doc:
                     "before the first eviction, insert into main while small is full (libCacheSim)",
             },

@@ -715,10 +715,11 @@ impl Source for CsvSource {
             }
             if self.o.delimiter.is_none() {
                 let body = if line.starts_with(b"#") { &line[1..] } else { &line[..] };
-                let d = [b',', b'\t', b';', b'|', b' ']
+                // The first of these present wins (a space often follows a comma).
+                let d = [b',', b'\t', b';', b'|']
                     .into_iter()
-                    .max_by_key(|d| body.iter().filter(|b| *b == d).count())
-                    .unwrap_or(b',');
+                    .find(|d| body.contains(d))
+                    .unwrap_or(b' ');
                 self.o.delimiter = Some(d);
             }
             self.split(&line);
