@@ -1,1 +1,49 @@
-fn main() {}
+//! `sifter`: the command-line front end of the sifter toolkit.
+//!
+//! Subcommands: `sim` (miss-ratio simulation), `trace` (stats, gen, convert), `policies` (list
+//! the simulator's policies) and `lab` (the default experiment suite and its report).
+
+mod lab;
+mod output;
+mod progress;
+mod sim;
+mod trace_cmd;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(name = "sifter", version, about = "Throughput-optimized caching: simulator, traces, lab")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Simulate eviction policies over traces or synthetic workloads.
+    Sim(sim::SimArgs),
+    /// Inspect, generate and convert traces.
+    #[command(subcommand)]
+    Trace(trace_cmd::TraceCmd),
+    /// List the simulator's policies and their parameters.
+    Policies,
+    /// Run the default experiment suite and write a report.
+    Lab(lab::LabArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let res = match cli.cmd {
+        Cmd::Sim(a) => sim::run(a),
+        Cmd::Trace(t) => trace_cmd::run(t),
+        Cmd::Policies => {
+            sim::print_policies();
+            Ok(())
+        }
+        Cmd::Lab(a) => lab::run(a),
+    };
+    if let Err(e) = res {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}

@@ -58,6 +58,10 @@ pub trait Simulate: Send {
     ) -> Counts;
     /// The policy's invariant check.
     fn check(&self) -> Result<(), String>;
+    /// One request (for tests that check invariants after every step).
+    fn step(&mut self, req: &Req) -> bool;
+    /// Whether requests need next-access positions.
+    fn wants_next_access(&self) -> bool;
 }
 
 const CHUNK: usize = 1 << 16;
@@ -131,6 +135,14 @@ impl<P: Policy> Simulate for P {
 
     fn check(&self) -> Result<(), String> {
         self.validate()
+    }
+
+    fn step(&mut self, req: &Req) -> bool {
+        self.access(req)
+    }
+
+    fn wants_next_access(&self) -> bool {
+        self.needs_next_access()
     }
 }
 

@@ -82,17 +82,6 @@ impl TraceSource {
         }
     }
 
-    /// Whether requests carry real object sizes.
-    pub fn has_sizes(&self) -> Result<bool> {
-        Ok(match self {
-            TraceSource::File { path, format } => match format {
-                Some(f) => f.has_sizes(),
-                None => TraceReader::open(path, None)?.format().has_sizes(),
-            },
-            TraceSource::Synthetic(s) => s.size != 1,
-        })
-    }
-
     /// Streams the requests.
     pub fn requests(&self) -> Result<Box<dyn Iterator<Item = Result<Request>> + Send>> {
         Ok(match self {

@@ -10,7 +10,9 @@
 //! | `scan` | Zipf(alpha) over `n` objects mixed with sequential scans of `scan-len` keys over a separate cold region of `scan-space` keys; `scan-frac` of all requests are scan requests | `alpha=1.0`, `n=1000000`, `scan-frac=0.2`, `scan-len=1000`, `scan-space=n` |
 //! | `twophase` | two disjoint Zipf(alpha) populations of `n` objects back to back, the switch after `split` of the requests (SIEVE paper, Fig. 10) | `alpha=1.0`, `n=1000000`, `split=0.5` |
 //!
-//! All kinds take `requests=1000000`, `seed=1` and `size=1` (a constant object size in bytes).
+//! All kinds take `requests=1000000`, `seed=1` and `size=1`: a constant object size in bytes,
+//! or `size=LO..HI` for sizes drawn uniformly per object (fixed for each object, derived from
+//! its key and the seed).
 //! Keys are object ranks passed through a seeded bijection of `u64`, so popularity is not
 //! correlated with key order and different populations never share a key. Request `i` has
 //! time `i`.
@@ -37,7 +39,7 @@ pub enum Kind {
 }
 
 /// A parsed synthetic workload spec.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SynthSpec {
     /// Which generator.
     pub kind: Kind,
@@ -49,8 +51,10 @@ pub struct SynthSpec {
     pub requests: u64,
     /// RNG seed.
     pub seed: u64,
-    /// Constant object size.
+    /// Object size, or the low end of the per-object size range.
     pub size: u32,
+    /// High end of the per-object size range (equal to `size` for constant sizes).
+    pub size_max: u32,
     /// `latest`: fraction of requests that insert a new key.
     pub insert: f64,
     /// `scan`: fraction of requests that belong to scans.
@@ -90,6 +94,7 @@ impl SynthSpec {
             requests: 1_000_000,
             seed: 1,
             size: 1,
+            size_max: 1,
             insert: 0.05,
             scan_frac: 0.2,
             scan_len: 1000,
@@ -119,8 +124,15 @@ impl SynthSpec {
                 "requests" | "m" => s.requests = u()?,
                 "seed" => s.seed = u()?,
                 "size" => {
-                    s.size = u32::try_from(u()?)
-                        .map_err(|_| TraceError::Spec("size above 4 GiB".into()))?
+                    let one = |x: &str| -> Result<u32> {
+                        parse_count(x).and_then(|v| u32::try_from(v).ok()).ok_or_else(|| {
+                            TraceError::Spec(format!("parameter 'size': '{x}' is not a size below 4 GiB"))
+                        })
+                    };
+                    (s.size, s.size_max) = match v.split_once("..") {
+                        Some((lo, hi)) => (one(lo)?, one(hi)?),
+                        None => (one(v)?, one(v)?),
+                    };
                 }
                 "insert" if kind == Kind::Latest => s.insert = f()?,
                 "scan-frac" if kind == Kind::Scan => s.scan_frac = f()?,
@@ -147,8 +159,8 @@ impl SynthSpec {
         if s.requests > 1 << 36 {
             return bad("requests must be at most 2^36");
         }
-        if s.size == 0 {
-            return bad("size must be at least 1");
+        if s.size == 0 || s.size_max < s.size {
+            return bad("size must be at least 1 (and LO <= HI in LO..HI)");
         }
         if !(0.0..1.0).contains(&s.insert) || !(0.0..1.0).contains(&s.scan_frac) {
             return bad("insert and scan-frac must be in [0, 1)");
@@ -233,11 +245,11 @@ impl Iterator for Generator {
     type Item = Request;
 
     fn next(&mut self) -> Option<Request> {
-        let s = &self.spec;
+        let s = self.spec;
         if self.i >= s.requests {
             return None;
         }
-        let (size, n) = (s.size, s.n);
+        let n = s.n;
         let mut op = Op::Get;
         let rank = match s.kind {
             Kind::Zipf => self.zipf_rank(),
@@ -275,7 +287,14 @@ impl Iterator for Generator {
         };
         let time = self.i;
         self.i += 1;
-        Some(Request { time, key: self.key(rank), size, op, next_access: NextAccess::Unknown })
+        let key = self.key(rank);
+        let size = if s.size_max == s.size {
+            s.size
+        } else {
+            let span = (s.size_max - s.size) as u64 + 1;
+            s.size + (mix(key ^ self.salt.rotate_left(17)) % span) as u32
+        };
+        Some(Request { time, key, size, op, next_access: NextAccess::Unknown })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -361,6 +380,16 @@ mod tests {
             .collect();
         let sets = reqs.iter().filter(|r| r.op == Op::Set).count();
         assert!((1600..2400).contains(&sets), "{sets}");
+    }
+
+    #[test]
+    fn per_object_sizes_are_fixed_and_in_range() {
+        let mut seen = std::collections::HashMap::new();
+        for r in SynthSpec::parse("zipf:n=100,requests=5000,size=10..20").unwrap().generate() {
+            assert!((10..=20).contains(&r.size));
+            assert_eq!(*seen.entry(r.key).or_insert(r.size), r.size);
+        }
+        assert!(seen.values().collect::<std::collections::HashSet<_>>().len() > 5);
     }
 
     #[test]

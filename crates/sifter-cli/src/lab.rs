@@ -1,0 +1,162 @@
+//! `sifter lab`: the default experiment suite.
+//!
+//! For now: miss ratios of every simulator policy on built-in synthetic workloads (and on real
+//! traces given with `--trace`), at three cache sizes, written as a table, CSV, JSON and a
+//! self-contained HTML page. Later suites (throughput, the queueing model) add sections.
+
+use crate::output::table;
+use crate::sim::{load, machine, run_sweep, to_csv};
+use anyhow::{Context, Result};
+use sifter_sim::registry::{names, PolicySpec};
+use sifter_sim::runner::{CacheSize, SimResult};
+use sifter_trace::TraceSource;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Arguments of `sifter lab`.
+#[derive(clap::Args, Debug)]
+pub struct LabArgs {
+    /// Output directory.
+    #[arg(short, long, default_value = "lab-report")]
+    pub out: PathBuf,
+    /// A smaller, faster suite (a few seconds).
+    #[arg(long)]
+    pub quick: bool,
+    /// Also simulate these real traces (format detected; use `sifter sim` for explicit formats).
+    #[arg(long)]
+    pub trace: Vec<String>,
+    /// No progress bars.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The built-in workloads: (spec, what it shows).
+fn workloads(quick: bool) -> Vec<(String, &'static str)> {
+    let (n, m) = if quick { (20_000, 200_000) } else { (100_000, 2_000_000) };
+    vec![
+        (format!("zipf:alpha=0.8,n={n},requests={m},seed=1"), "mildly skewed popularity"),
+        (format!("zipf:alpha=1.0,n={n},requests={m},seed=1"), "the classic web/KV skew"),
+        (format!("zipf:alpha=1.2,n={n},requests={m},seed=1"), "highly skewed popularity"),
+        (format!("scan:alpha=1.0,n={n},requests={m},scan-frac=0.3,scan-len=2000,seed=1"), "Zipf with 30 % one-pass scans: punishes LRU, rewards scan resistance"),
+        (format!("twophase:alpha=1.0,n={n},requests={m},seed=1"), "popularity changes abruptly half-way (SIEVE paper, Fig. 10)"),
+        (format!("latest:alpha=0.99,n={n},requests={m},insert=0.05,seed=1"), "YCSB latest: new keys are hot"),
+    ]
+}
+
+/// `sifter lab`.
+pub fn run(a: LabArgs) -> Result<()> {
+    let t0 = Instant::now();
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let specs: Vec<PolicySpec> = names().into_iter().map(PolicySpec::parse).collect::<Result<_, _>>()?;
+    let sizes = [CacheSize::Fraction(0.001), CacheSize::Fraction(0.01), CacheSize::Fraction(0.1)];
+    let mut sources: Vec<(TraceSource, String)> = Vec::new();
+    for (spec, about) in workloads(a.quick) {
+        sources.push((TraceSource::parse(&spec, None)?, about.to_string()));
+    }
+    for t in &a.trace {
+        sources.push((TraceSource::parse(t, None)?, "real trace".to_string()));
+    }
+    let mut all: Vec<SimResult> = Vec::new();
+    let mut sections = Vec::new();
+    for (i, (src, about)) in sources.iter().enumerate() {
+        eprintln!("[{}/{}] {}", i + 1, sources.len(), src.name());
+        let trace = load(src, a.quiet)?;
+        let sizes: Vec<CacheSize> =
+            sizes.iter().copied().filter(|s| s.resolve(&trace, false) > 0).collect();
+        let (res, _) = run_sweep(&trace, &specs, &sizes, false, 0, a.quiet)?;
+        let pivot = pivot(&res, &sizes);
+        println!("\n{} — {about} ({} requests, {} objects)", trace.name, trace.len(), trace.n_objects);
+        print!("{}", table(&pivot.0.iter().map(String::as_str).collect::<Vec<_>>(), &pivot.1));
+        sections.push((trace.name.clone(), about.clone(), trace.len(), trace.n_objects, pivot));
+        all.extend(res);
+    }
+    std::fs::write(a.out.join("sim.csv"), to_csv(&all))?;
+    let json = serde_json::json!({
+        "command": std::env::args().collect::<Vec<_>>().join(" "),
+        "machine": machine(),
+        "seconds": t0.elapsed().as_secs_f64(),
+        "simulation": all,
+    });
+    std::fs::write(a.out.join("results.json"), serde_json::to_string_pretty(&json)? + "\n")?;
+    std::fs::write(a.out.join("index.html"), html(&sections))?;
+    eprintln!(
+        "\nwrote {0}/index.html, {0}/results.json and {0}/sim.csv in {1:.1} s",
+        a.out.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+type Pivot = (Vec<String>, Vec<Vec<String>>);
+
+/// Rows: policies; columns: miss ratio at each size.
+fn pivot(res: &[SimResult], sizes: &[CacheSize]) -> Pivot {
+    let mut header = vec!["policy".to_string()];
+    header.extend(sizes.iter().map(|s| format!("miss @ {}", s.label())));
+    let mut policies: Vec<&str> = Vec::new();
+    for r in res {
+        if !policies.contains(&r.policy.as_str()) {
+            policies.push(&r.policy);
+        }
+    }
+    let rows = policies
+        .iter()
+        .map(|p| {
+            let mut row = vec![p.to_string()];
+            for s in sizes {
+                let v = res.iter().find(|r| r.policy == *p && r.size == *s).map(|r| format!("{:.4}", r.miss_ratio));
+                row.push(v.unwrap_or_else(|| "-".into()));
+            }
+            row
+        })
+        .collect();
+    (header, rows)
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+fn html(sections: &[(String, String, usize, u32, Pivot)]) -> String {
+    let mut h = String::from(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>sifter lab report</title>\
+         <style>body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.4}\
+         table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right}\
+         td:first-child,th:first-child{text-align:left}.best{font-weight:bold;background:#e6f4e6}</style></head><body>\
+         <h1>sifter lab report</h1>",
+    );
+    h.push_str(
+        "<h2 id=\"miss-ratios\">Miss ratios</h2><p>A cache's <em>miss ratio</em> is the share of requests it \
+         could not serve; lower is better. Each table simulates every eviction policy on one workload at three \
+         cache sizes (0.1 %, 1 % and 10 % of the distinct objects). The best real policy per column is \
+         highlighted; <em>Belady</em> is the offline optimum, shown as a bound no real policy can beat.</p>",
+    );
+    for (name, about, reqs, objs, (header, rows)) in sections {
+        let _ = write!(h, "<h3>{}</h3><p>{} — {reqs} requests, {objs} objects.</p><table><tr>", esc(name), esc(about));
+        for c in header {
+            let _ = write!(h, "<th>{}</th>", esc(c));
+        }
+        h.push_str("</tr>");
+        let best: Vec<Option<String>> = (1..header.len())
+            .map(|c| {
+                rows.iter()
+                    .filter(|r| r[0] != "Belady")
+                    .filter_map(|r| r[c].parse::<f64>().ok().map(|v| (v, r[c].clone())))
+                    .min_by(|a, b| a.0.total_cmp(&b.0))
+                    .map(|x| x.1)
+            })
+            .collect();
+        for r in rows {
+            h.push_str("<tr>");
+            for (i, c) in r.iter().enumerate() {
+                let cls = if i > 0 && r[0] != "Belady" && best[i - 1].as_deref() == Some(c.as_str()) { " class=\"best\"" } else { "" };
+                let _ = write!(h, "<td{cls}>{}</td>", esc(c));
+            }
+            h.push_str("</tr>");
+        }
+        h.push_str("</table>");
+    }
+    h.push_str("<p>Raw results: <code>results.json</code>, <code>sim.csv</code>.</p></body></html>\n");
+    h
+}

@@ -1,0 +1,271 @@
+//! `sifter sim`: policy × size sweeps over traces, and `--bench` for simulation speed.
+
+use crate::output::{table, write_to};
+use crate::progress::bar;
+use anyhow::{bail, Context, Result};
+use sifter_sim::registry::{parse_policy_list, PolicySpec, REGISTRY};
+use sifter_sim::runner::{simulate, sweep, CacheSize, SimResult};
+use sifter_sim::trace::LoadedTrace;
+use sifter_trace::TraceSource;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Arguments of `sifter sim`.
+#[derive(clap::Args, Debug)]
+pub struct SimArgs {
+    /// Trace files, or synthetic workloads such as `zipf:alpha=1.0,n=1000000,requests=10000000,seed=1`
+    /// (kinds: zipf, uniform, latest, scan, twophase).
+    #[arg(required = true)]
+    pub traces: Vec<String>,
+    /// Policies, comma-separated, with parameters in parentheses: `sieve,lru,gclock(bits=3)`.
+    /// See `sifter policies`.
+    #[arg(short, long, default_value = "fifo,lru,clock,sieve,s3fifo")]
+    pub policy: Vec<String>,
+    /// Cache sizes, comma-separated: fractions of the footprint (`0.01`), counts (`1000`, `10k`)
+    /// or bytes (`64MiB`).
+    #[arg(short, long, default_value = "0.001,0.01,0.1")]
+    pub size: String,
+    /// Byte mode: capacity in bytes and object sizes from the trace (default: every object
+    /// costs one slot).
+    #[arg(long)]
+    pub bytes: bool,
+    /// Trace format spec (default: detected). E.g. `i32be`, `csv:obj-id-col=2,obj-size-col=3`.
+    #[arg(short, long)]
+    pub format: Option<String>,
+    /// Also write the results as CSV (`-` for stdout).
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Also write the results as JSON (`-` for stdout).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Seed for randomized policies.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Worker threads (default: all cores).
+    #[arg(short = 'j', long)]
+    pub threads: Option<usize>,
+    /// Measure simulation speed instead: each policy × size alone on one thread, `--repeat`
+    /// times, reporting millions of requests per second (trace decoded beforehand).
+    #[arg(long)]
+    pub bench: bool,
+    /// Repetitions per measurement in `--bench` mode (median and min–max are reported).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// No progress bars.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Prints the registry.
+pub fn print_policies() {
+    for e in REGISTRY {
+        let alias = if e.names.len() > 1 { format!(" (also {})", e.names[1..].join(", ")) } else { String::new() };
+        println!("{}{alias}: {}", e.names[0], e.about);
+        for p in e.params {
+            println!("    {}={}  {}", p.name, p.default, p.doc);
+        }
+    }
+}
+
+/// Decodes a trace into memory with a progress spinner.
+pub fn load(src: &TraceSource, quiet: bool) -> Result<LoadedTrace> {
+    let name = src.name();
+    let pb = bar(0, &format!("reading {name}"), quiet);
+    let t = LoadedTrace::load(name.clone(), src.requests()?, &|n| pb.set_position(n))
+        .with_context(|| format!("reading {name}"))?;
+    pb.finish_and_clear();
+    if t.is_empty() {
+        bail!("{name}: the trace has no requests");
+    }
+    if t.skipped_zero_size > 0 {
+        eprintln!("note: {name}: {} zero-size requests left out (as libCacheSim does)", t.skipped_zero_size);
+    }
+    Ok(t)
+}
+
+/// Parses a comma-separated size list.
+pub fn parse_sizes(s: &str) -> Result<Vec<CacheSize>> {
+    let v: Vec<CacheSize> = s.split(',').filter(|x| !x.trim().is_empty()).map(CacheSize::parse).collect::<Result<_, _>>()?;
+    if v.is_empty() {
+        bail!("no cache size given");
+    }
+    Ok(v)
+}
+
+/// Runs a sweep with a progress bar; FIFO is added as the baseline when missing.
+/// Returns the results (baseline rows included, flagged by `baseline_added`).
+pub fn run_sweep(
+    trace: &LoadedTrace,
+    specs: &[PolicySpec],
+    sizes: &[CacheSize],
+    bytes: bool,
+    seed: u64,
+    quiet: bool,
+) -> Result<(Vec<SimResult>, bool)> {
+    let mut specs = specs.to_vec();
+    let added = !specs.iter().any(|s| s.name == "fifo" && s.params.is_empty());
+    if added {
+        specs.push(PolicySpec::parse("fifo")?);
+    }
+    let total = trace.len() as u64 * (specs.len() * sizes.len()) as u64;
+    let pb = bar(total, &trace.name, quiet);
+    let res = sweep(trace, &specs, sizes, bytes, seed, &|n| pb.inc(n));
+    pb.finish_and_clear();
+    let res: Vec<SimResult> = res.into_iter().collect::<Result<_, _>>()?;
+    Ok((res, added))
+}
+
+/// Table rows with the miss-ratio reduction against FIFO at the same size.
+pub fn result_rows(res: &[SimResult], skip_baseline: bool) -> Vec<Vec<String>> {
+    let fifo = |r: &SimResult| {
+        res.iter().find(|b| b.spec == "fifo" && b.trace == r.trace && b.capacity == r.capacity).map(|b| b.miss_ratio)
+    };
+    res.iter()
+        .filter(|r| !(skip_baseline && r.spec == "fifo"))
+        .map(|r| {
+            let red = match fifo(r) {
+                Some(f) if f > 0.0 => format!("{:.4}", (f - r.miss_ratio) / f),
+                _ => "-".into(),
+            };
+            vec![
+                r.trace.clone(),
+                r.policy.clone(),
+                r.size.label(),
+                r.capacity.to_string(),
+                format!("{:.4}", r.miss_ratio),
+                format!("{:.4}", r.byte_miss_ratio),
+                red,
+            ]
+        })
+        .collect()
+}
+
+/// Header of [`result_rows`].
+pub const RESULT_HEADER: [&str; 7] =
+    ["trace", "policy", "size", "capacity", "miss ratio", "byte miss ratio", "reduction vs FIFO"];
+
+/// Results as CSV.
+pub fn to_csv(res: &[SimResult]) -> String {
+    let mut s = String::from("trace,policy,spec,size,capacity,bytes,requests,misses,miss_ratio,byte_miss_ratio,seconds\n");
+    for r in res {
+        s.push_str(&format!(
+            "{},{},\"{}\",{},{},{},{},{},{:.6},{:.6},{:.4}\n",
+            r.trace,
+            r.policy,
+            r.spec,
+            r.size.label(),
+            r.capacity,
+            r.bytes,
+            r.counts.requests,
+            r.counts.misses,
+            r.miss_ratio,
+            r.byte_miss_ratio,
+            r.seconds
+        ));
+    }
+    s
+}
+
+/// The machine, for result files.
+pub fn machine() -> serde_json::Value {
+    serde_json::json!({
+        "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "os": std::env::consts::OS,
+        "arch": std::env::consts::ARCH,
+        "sifter": env!("CARGO_PKG_VERSION"),
+    })
+}
+
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+/// `sifter sim`.
+pub fn run(a: SimArgs) -> Result<()> {
+    if let Some(t) = a.threads {
+        rayon::ThreadPoolBuilder::new().num_threads(t.max(1)).build_global().ok();
+    }
+    let specs = parse_policy_list(&a.policy.join(","))?;
+    let sizes = parse_sizes(&a.size)?;
+    let mut all = Vec::new();
+    let mut bench_rows = Vec::new();
+    for arg in &a.traces {
+        let src = TraceSource::parse(arg, a.format.as_deref())?;
+        let t0 = Instant::now();
+        let trace = load(&src, a.quiet)?;
+        if a.bytes && trace.sizes.iter().all(|&s| s == 1) {
+            bail!("{}: every request has size 1 (the trace carries no object sizes), so --bytes would equal object mode; drop --bytes", trace.name);
+        }
+        eprintln!(
+            "{}: {} requests, {} objects, decoded in {:.2} s",
+            trace.name,
+            trace.len(),
+            trace.n_objects,
+            t0.elapsed().as_secs_f64()
+        );
+        if a.bench {
+            bench_rows.extend(bench(&trace, &specs, &sizes, &a)?);
+        } else {
+            let (res, _) = run_sweep(&trace, &specs, &sizes, a.bytes, a.seed, a.quiet)?;
+            all.extend(res);
+        }
+    }
+    if a.bench {
+        let header = ["trace", "policy", "size", "capacity", "miss ratio", "Mreq/s median", "min", "max"];
+        print!("{}", table(&header, &bench_rows));
+        if let Some(p) = &a.csv {
+            let mut s = header.join(",") + "\n";
+            for r in &bench_rows {
+                s += &(r.join(",") + "\n");
+            }
+            write_to(p, &s)?;
+        }
+        return Ok(());
+    }
+    let user_has_fifo = specs.iter().any(|s| s.name == "fifo" && s.params.is_empty());
+    let shown: Vec<SimResult> = all.iter().filter(|r| user_has_fifo || r.spec != "fifo").cloned().collect();
+    let stdout_taken = a.csv.as_deref().is_some_and(|p| p.as_os_str() == "-")
+        || a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    if !stdout_taken {
+        print!("{}", table(&RESULT_HEADER, &result_rows(&all, !user_has_fifo)));
+    }
+    if let Some(p) = &a.csv {
+        write_to(p, &to_csv(&shown))?;
+    }
+    if let Some(p) = &a.json {
+        let v = serde_json::json!({ "command": command_line(), "machine": machine(), "results": shown });
+        write_to(p, &(serde_json::to_string_pretty(&v)? + "\n"))?;
+    }
+    Ok(())
+}
+
+fn bench(trace: &LoadedTrace, specs: &[PolicySpec], sizes: &[CacheSize], a: &SimArgs) -> Result<Vec<Vec<String>>> {
+    let mut rows = Vec::new();
+    let repeat = a.repeat.max(1);
+    let pb = bar((specs.len() * sizes.len() * repeat) as u64 * trace.len() as u64, "bench", a.quiet);
+    for spec in specs {
+        for &size in sizes {
+            let mut speeds = Vec::new();
+            let mut last = None;
+            for _ in 0..repeat {
+                let r = simulate(trace, spec, size, a.bytes, a.seed, &|n| pb.inc(n))?;
+                speeds.push(r.mreqs_per_sec());
+                last = Some(r);
+            }
+            speeds.sort_by(f64::total_cmp);
+            let r = last.context("no run")?;
+            rows.push(vec![
+                trace.name.clone(),
+                r.policy.clone(),
+                size.label(),
+                r.capacity.to_string(),
+                format!("{:.4}", r.miss_ratio),
+                format!("{:.2}", speeds[speeds.len() / 2]),
+                format!("{:.2}", speeds[0]),
+                format!("{:.2}", speeds[speeds.len() - 1]),
+            ]);
+        }
+    }
+    pb.finish_and_clear();
+    Ok(rows)
+}
