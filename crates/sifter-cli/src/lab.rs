@@ -33,14 +33,23 @@ pub struct LabArgs {
 
 /// The built-in workloads: (spec, what it shows).
 fn workloads(quick: bool) -> Vec<(String, &'static str)> {
-    let (n, m) = if quick { (20_000, 200_000) } else { (100_000, 2_000_000) };
+    let (n, m) = if quick { (20_000, 200_000) } else { (1_000_000, 5_000_000) };
     vec![
         (format!("zipf:alpha=0.8,n={n},requests={m},seed=1"), "mildly skewed popularity"),
         (format!("zipf:alpha=1.0,n={n},requests={m},seed=1"), "the classic web/KV skew"),
         (format!("zipf:alpha=1.2,n={n},requests={m},seed=1"), "highly skewed popularity"),
-        (format!("scan:alpha=1.0,n={n},requests={m},scan-frac=0.3,scan-len=2000,seed=1"), "Zipf with 30 % one-pass scans: punishes LRU, rewards scan resistance"),
-        (format!("twophase:alpha=1.0,n={n},requests={m},seed=1"), "popularity changes abruptly half-way (SIEVE paper, Fig. 10)"),
-        (format!("latest:alpha=0.99,n={n},requests={m},insert=0.05,seed=1"), "YCSB latest: new keys are hot"),
+        (
+            format!("scan:alpha=1.0,n={n},requests={m},scan-frac=0.3,scan-len=2000,seed=1"),
+            "Zipf with 30 % one-pass scans: punishes LRU, rewards scan resistance",
+        ),
+        (
+            format!("twophase:alpha=1.0,n={n},requests={m},seed=1"),
+            "popularity changes abruptly half-way (SIEVE paper, Fig. 10)",
+        ),
+        (
+            format!("latest:alpha=0.99,n={n},requests={m},insert=0.05,seed=1"),
+            "YCSB latest: new keys are hot",
+        ),
     ]
 }
 
@@ -48,7 +57,8 @@ fn workloads(quick: bool) -> Vec<(String, &'static str)> {
 pub fn run(a: LabArgs) -> Result<()> {
     let t0 = Instant::now();
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let specs: Vec<PolicySpec> = names().into_iter().map(PolicySpec::parse).collect::<Result<_, _>>()?;
+    let specs: Vec<PolicySpec> =
+        names().into_iter().map(PolicySpec::parse).collect::<Result<_, _>>()?;
     let sizes = [CacheSize::Fraction(0.001), CacheSize::Fraction(0.01), CacheSize::Fraction(0.1)];
     let mut sources: Vec<(TraceSource, String)> = Vec::new();
     for (spec, about) in workloads(a.quick) {
@@ -66,7 +76,12 @@ pub fn run(a: LabArgs) -> Result<()> {
             sizes.iter().copied().filter(|s| s.resolve(&trace, false) > 0).collect();
         let (res, _) = run_sweep(&trace, &specs, &sizes, false, 0, a.quiet)?;
         let pivot = pivot(&res, &sizes);
-        println!("\n{} — {about} ({} requests, {} objects)", trace.name, trace.len(), trace.n_objects);
+        println!(
+            "\n{} — {about} ({} requests, {} objects)",
+            trace.name,
+            trace.len(),
+            trace.n_objects
+        );
         print!("{}", table(&pivot.0.iter().map(String::as_str).collect::<Vec<_>>(), &pivot.1));
         sections.push((trace.name.clone(), about.clone(), trace.len(), trace.n_objects, pivot));
         all.extend(res);
@@ -105,7 +120,10 @@ fn pivot(res: &[SimResult], sizes: &[CacheSize]) -> Pivot {
         .map(|p| {
             let mut row = vec![p.to_string()];
             for s in sizes {
-                let v = res.iter().find(|r| r.policy == *p && r.size == *s).map(|r| format!("{:.4}", r.miss_ratio));
+                let v = res
+                    .iter()
+                    .find(|r| r.policy == *p && r.size == *s)
+                    .map(|r| format!("{:.4}", r.miss_ratio));
                 row.push(v.unwrap_or_else(|| "-".into()));
             }
             row
@@ -133,7 +151,12 @@ fn html(sections: &[(String, String, usize, u32, Pivot)]) -> String {
          highlighted; <em>Belady</em> is the offline optimum, shown as a bound no real policy can beat.</p>",
     );
     for (name, about, reqs, objs, (header, rows)) in sections {
-        let _ = write!(h, "<h3>{}</h3><p>{} — {reqs} requests, {objs} objects.</p><table><tr>", esc(name), esc(about));
+        let _ = write!(
+            h,
+            "<h3>{}</h3><p>{} — {reqs} requests, {objs} objects.</p><table><tr>",
+            esc(name),
+            esc(about)
+        );
         for c in header {
             let _ = write!(h, "<th>{}</th>", esc(c));
         }
@@ -150,13 +173,20 @@ fn html(sections: &[(String, String, usize, u32, Pivot)]) -> String {
         for r in rows {
             h.push_str("<tr>");
             for (i, c) in r.iter().enumerate() {
-                let cls = if i > 0 && r[0] != "Belady" && best[i - 1].as_deref() == Some(c.as_str()) { " class=\"best\"" } else { "" };
+                let cls = if i > 0 && r[0] != "Belady" && best[i - 1].as_deref() == Some(c.as_str())
+                {
+                    " class=\"best\""
+                } else {
+                    ""
+                };
                 let _ = write!(h, "<td{cls}>{}</td>", esc(c));
             }
             h.push_str("</tr>");
         }
         h.push_str("</table>");
     }
-    h.push_str("<p>Raw results: <code>results.json</code>, <code>sim.csv</code>.</p></body></html>\n");
+    h.push_str(
+        "<p>Raw results: <code>results.json</code>, <code>sim.csv</code>.</p></body></html>\n",
+    );
     h
 }

@@ -9,13 +9,20 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
             w[i] = w[i].max(c.chars().count());
         }
     }
-    let numeric = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || ".-+%e".contains(c));
+    let numeric =
+        |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || ".-+%e".contains(c));
     let mut out = String::new();
     let line = |cells: Vec<&str>, out: &mut String| {
         let parts: Vec<String> = cells
             .iter()
             .enumerate()
-            .map(|(i, c)| if numeric(c) { format!("{c:>w$}", w = w[i]) } else { format!("{c:<w$}", w = w[i]) })
+            .map(|(i, c)| {
+                if numeric(c) {
+                    format!("{c:>w$}", w = w[i])
+                } else {
+                    format!("{c:<w$}", w = w[i])
+                }
+            })
             .collect();
         out.push_str(parts.join("  ").trim_end());
         out.push('\n');

@@ -11,7 +11,9 @@ pub fn bar(total: u64, msg: &str, quiet: bool) -> ProgressBar {
     let style = if total == 0 {
         ProgressStyle::with_template("{spinner} {msg}: {human_pos} requests ({per_sec})")
     } else {
-        ProgressStyle::with_template("{msg} [{bar:40}] {percent}% {human_pos}/{human_len} ({per_sec}, eta {eta})")
+        ProgressStyle::with_template(
+            "{msg} [{bar:40}] {percent}% {human_pos}/{human_len} ({per_sec}, eta {eta})",
+        )
     };
     if let Ok(s) = style {
         pb.set_style(s.progress_chars("=> "));

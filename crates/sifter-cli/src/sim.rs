@@ -59,7 +59,11 @@ pub struct SimArgs {
 /// Prints the registry.
 pub fn print_policies() {
     for e in REGISTRY {
-        let alias = if e.names.len() > 1 { format!(" (also {})", e.names[1..].join(", ")) } else { String::new() };
+        let alias = if e.names.len() > 1 {
+            format!(" (also {})", e.names[1..].join(", "))
+        } else {
+            String::new()
+        };
         println!("{}{alias}: {}", e.names[0], e.about);
         for p in e.params {
             println!("    {}={}  {}", p.name, p.default, p.doc);
@@ -71,25 +75,40 @@ pub fn print_policies() {
 pub fn load(src: &TraceSource, quiet: bool) -> Result<LoadedTrace> {
     let name = src.name();
     let pb = bar(0, &format!("reading {name}"), quiet);
-    let t = LoadedTrace::load(name.clone(), src.requests()?, &|n| pb.set_position(n))
-        .with_context(|| format!("reading {name}"))?;
+    // Trace errors already name the file and the place in it.
+    let t = LoadedTrace::load(name.clone(), src.requests()?, &|n| pb.set_position(n))?;
     pb.finish_and_clear();
     if t.is_empty() {
         bail!("{name}: the trace has no requests");
     }
     if t.skipped_zero_size > 0 {
-        eprintln!("note: {name}: {} zero-size requests left out (as libCacheSim does)", t.skipped_zero_size);
+        eprintln!(
+            "note: {name}: {} zero-size requests left out (as libCacheSim does)",
+            t.skipped_zero_size
+        );
     }
     Ok(t)
 }
 
 /// Parses a comma-separated size list.
 pub fn parse_sizes(s: &str) -> Result<Vec<CacheSize>> {
-    let v: Vec<CacheSize> = s.split(',').filter(|x| !x.trim().is_empty()).map(CacheSize::parse).collect::<Result<_, _>>()?;
+    let v: Vec<CacheSize> = s
+        .split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(CacheSize::parse)
+        .collect::<Result<_, _>>()?;
     if v.is_empty() {
         bail!("no cache size given");
     }
     Ok(v)
+}
+
+/// Builds each policy once on a toy cache, so bad parameters fail before any trace is read.
+pub fn check_specs(specs: &[PolicySpec]) -> Result<()> {
+    for s in specs {
+        s.build(&sifter_sim::policy::PolicyCtx { capacity: 1000, n_objects: 1, seed: 0 })?;
+    }
+    Ok(())
 }
 
 /// Runs a sweep with a progress bar; FIFO is added as the baseline when missing.
@@ -102,6 +121,26 @@ pub fn run_sweep(
     seed: u64,
     quiet: bool,
 ) -> Result<(Vec<SimResult>, bool)> {
+    let sizes: Vec<CacheSize> = sizes
+        .iter()
+        .copied()
+        .filter(|s| {
+            let keep = s.resolve(trace, bytes) > 0;
+            if !keep {
+                eprintln!(
+                    "warning: {}: size {} gives a cache of 0 {}; skipped",
+                    trace.name,
+                    s.label(),
+                    if bytes { "bytes" } else { "objects" }
+                );
+            }
+            keep
+        })
+        .collect();
+    if sizes.is_empty() {
+        bail!("{}: every requested size gives an empty cache; use larger sizes", trace.name);
+    }
+    let sizes = &sizes[..];
     let mut specs = specs.to_vec();
     let added = !specs.iter().any(|s| s.name == "fifo" && s.params.is_empty());
     if added {
@@ -118,7 +157,9 @@ pub fn run_sweep(
 /// Table rows with the miss-ratio reduction against FIFO at the same size.
 pub fn result_rows(res: &[SimResult], skip_baseline: bool) -> Vec<Vec<String>> {
     let fifo = |r: &SimResult| {
-        res.iter().find(|b| b.spec == "fifo" && b.trace == r.trace && b.capacity == r.capacity).map(|b| b.miss_ratio)
+        res.iter()
+            .find(|b| b.spec == "fifo" && b.trace == r.trace && b.capacity == r.capacity)
+            .map(|b| b.miss_ratio)
     };
     res.iter()
         .filter(|r| !(skip_baseline && r.spec == "fifo"))
@@ -149,10 +190,10 @@ pub fn to_csv(res: &[SimResult]) -> String {
     let mut s = String::from("trace,policy,spec,size,capacity,bytes,requests,misses,miss_ratio,byte_miss_ratio,seconds\n");
     for r in res {
         s.push_str(&format!(
-            "{},{},\"{}\",{},{},{},{},{},{:.6},{:.6},{:.4}\n",
-            r.trace,
-            r.policy,
-            r.spec,
+            "{},{},{},{},{},{},{},{},{:.6},{:.6},{:.4}\n",
+            csv_field(&r.trace),
+            csv_field(&r.policy),
+            csv_field(&r.spec),
             r.size.label(),
             r.capacity,
             r.bytes,
@@ -164,6 +205,15 @@ pub fn to_csv(res: &[SimResult]) -> String {
         ));
     }
     s
+}
+
+/// Quotes a CSV field when it holds a comma or a quote.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
 /// The machine, for result files.
@@ -186,6 +236,7 @@ pub fn run(a: SimArgs) -> Result<()> {
         rayon::ThreadPoolBuilder::new().num_threads(t.max(1)).build_global().ok();
     }
     let specs = parse_policy_list(&a.policy.join(","))?;
+    check_specs(&specs)?;
     let sizes = parse_sizes(&a.size)?;
     let mut all = Vec::new();
     let mut bench_rows = Vec::new();
@@ -211,19 +262,21 @@ pub fn run(a: SimArgs) -> Result<()> {
         }
     }
     if a.bench {
-        let header = ["trace", "policy", "size", "capacity", "miss ratio", "Mreq/s median", "min", "max"];
+        let header =
+            ["trace", "policy", "size", "capacity", "miss ratio", "Mreq/s median", "min", "max"];
         print!("{}", table(&header, &bench_rows));
         if let Some(p) = &a.csv {
             let mut s = header.join(",") + "\n";
             for r in &bench_rows {
-                s += &(r.join(",") + "\n");
+                s += &(r.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(",") + "\n");
             }
             write_to(p, &s)?;
         }
         return Ok(());
     }
     let user_has_fifo = specs.iter().any(|s| s.name == "fifo" && s.params.is_empty());
-    let shown: Vec<SimResult> = all.iter().filter(|r| user_has_fifo || r.spec != "fifo").cloned().collect();
+    let shown: Vec<SimResult> =
+        all.iter().filter(|r| user_has_fifo || r.spec != "fifo").cloned().collect();
     let stdout_taken = a.csv.as_deref().is_some_and(|p| p.as_os_str() == "-")
         || a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     if !stdout_taken {
@@ -239,10 +292,16 @@ pub fn run(a: SimArgs) -> Result<()> {
     Ok(())
 }
 
-fn bench(trace: &LoadedTrace, specs: &[PolicySpec], sizes: &[CacheSize], a: &SimArgs) -> Result<Vec<Vec<String>>> {
+fn bench(
+    trace: &LoadedTrace,
+    specs: &[PolicySpec],
+    sizes: &[CacheSize],
+    a: &SimArgs,
+) -> Result<Vec<Vec<String>>> {
     let mut rows = Vec::new();
     let repeat = a.repeat.max(1);
-    let pb = bar((specs.len() * sizes.len() * repeat) as u64 * trace.len() as u64, "bench", a.quiet);
+    let pb =
+        bar((specs.len() * sizes.len() * repeat) as u64 * trace.len() as u64, "bench", a.quiet);
     for spec in specs {
         for &size in sizes {
             let mut speeds = Vec::new();

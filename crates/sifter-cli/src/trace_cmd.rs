@@ -59,7 +59,8 @@ fn write(mut reqs: Vec<Request>, out: &std::path::Path) -> Result<()> {
     if reqs.is_empty() {
         bail!("no requests to write");
     }
-    let n = write_oracle_general(out, &mut reqs).with_context(|| format!("writing {}", out.display()))?;
+    let n = write_oracle_general(out, &mut reqs)
+        .with_context(|| format!("writing {}", out.display()))?;
     eprintln!("wrote {n} requests to {}", out.display());
     Ok(())
 }
@@ -78,10 +79,14 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
                 }
             }))?;
             pb.finish_and_clear();
-            let rows: Vec<Vec<String>> = s.rows().into_iter().map(|(k, v)| vec![k.to_string(), v]).collect();
+            let rows: Vec<Vec<String>> =
+                s.rows().into_iter().map(|(k, v)| vec![k.to_string(), v]).collect();
             if json {
-                let m: serde_json::Map<String, serde_json::Value> =
-                    s.rows().into_iter().map(|(k, v)| (k.replace(' ', "_"), serde_json::Value::String(v))).collect();
+                let m: serde_json::Map<String, serde_json::Value> = s
+                    .rows()
+                    .into_iter()
+                    .map(|(k, v)| (k.replace(' ', "_"), serde_json::Value::String(v)))
+                    .collect();
                 println!("{}", serde_json::to_string_pretty(&m)?);
             } else {
                 println!("{}", src.name());

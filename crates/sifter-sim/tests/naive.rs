@@ -10,14 +10,18 @@ use sifter_trace::Request;
 use std::collections::VecDeque;
 
 fn load(reqs: &[(u64, u32)]) -> LoadedTrace {
-    let it = reqs.iter().enumerate().map(|(i, &(k, s))| Ok(Request { size: s, ..Request::get(i as u64, k) }));
+    let it = reqs
+        .iter()
+        .enumerate()
+        .map(|(i, &(k, s))| Ok(Request { size: s, ..Request::get(i as u64, k) }));
     LoadedTrace::load("t", it, &|_| {}).expect("load")
 }
 
 /// Misses of the real policy, validating its invariants after every request.
 fn run_real(name: &str, t: &LoadedTrace, cap: u64, bytes: bool) -> u64 {
     let spec = PolicySpec::parse(name).expect("spec");
-    let mut p = spec.build(&PolicyCtx { capacity: cap, n_objects: t.n_objects, seed: 0 }).expect("build");
+    let mut p =
+        spec.build(&PolicyCtx { capacity: cap, n_objects: t.n_objects, seed: 0 }).expect("build");
     let next = t.next_access();
     let mut misses = 0;
     for i in 0..t.len() {
@@ -94,7 +98,8 @@ fn naive(name: &str, t: &LoadedTrace, cap: u64, bytes: bool) -> u64 {
                     let nu = |o: &Obj| {
                         (i + 1..t.len()).find(|&j| t.ids[j] == o.id).map_or(u64::MAX, |j| j as u64)
                     };
-                    let (k, _) = q.iter().enumerate().max_by_key(|(_, o)| nu(o)).expect("non-empty");
+                    let (k, _) =
+                        q.iter().enumerate().max_by_key(|(_, o)| nu(o)).expect("non-empty");
                     // ties (never used again) do not change hits in object mode
                     q.remove(k);
                 }
@@ -172,9 +177,8 @@ fn naive_s3fifo(t: &LoadedTrace, cap: u64, bytes: bool) -> u64 {
 
 fn trace_strategy() -> impl Strategy<Value = Vec<(u64, u32)>> {
     // Few keys (so hits happen), small sizes (so byte mode evicts several objects at once).
-    (1u64..40, 1usize..400).prop_flat_map(|(keys, len)| {
-        prop::collection::vec((0..keys, 1u32..9), len)
-    })
+    (1u64..40, 1usize..400)
+        .prop_flat_map(|(keys, len)| prop::collection::vec((0..keys, 1u32..9), len))
 }
 
 proptest! {
@@ -201,7 +205,8 @@ proptest! {
 
 #[test]
 fn belady_is_optimal_among_policies() {
-    let src = sifter_trace::SynthSpec::parse("zipf:alpha=0.8,n=500,requests=20000,seed=3").expect("spec");
+    let src =
+        sifter_trace::SynthSpec::parse("zipf:alpha=0.8,n=500,requests=20000,seed=3").expect("spec");
     let t = LoadedTrace::load("z", src.generate().map(Ok), &|_| {}).expect("load");
     let opt = run_real("belady", &t, 50, false);
     for p in ["fifo", "lru", "clock", "sieve", "s3fifo", "random"] {

@@ -126,7 +126,9 @@ impl SynthSpec {
                 "size" => {
                     let one = |x: &str| -> Result<u32> {
                         parse_count(x).and_then(|v| u32::try_from(v).ok()).ok_or_else(|| {
-                            TraceError::Spec(format!("parameter 'size': '{x}' is not a size below 4 GiB"))
+                            TraceError::Spec(format!(
+                                "parameter 'size': '{x}' is not a size below 4 GiB"
+                            ))
                         })
                     };
                     (s.size, s.size_max) = match v.split_once("..") {
@@ -181,7 +183,7 @@ impl SynthSpec {
         let salt = rng.random::<u64>();
         let scan_pos = rng.random_range(0..self.scan_space);
         Generator {
-            spec: self.clone(),
+            spec: *self,
             rng,
             salt,
             zipf: zipf(self.n),
@@ -384,7 +386,7 @@ mod tests {
 
     #[test]
     fn per_object_sizes_are_fixed_and_in_range() {
-        let mut seen = std::collections::HashMap::new();
+        let mut seen = HashMap::new();
         for r in SynthSpec::parse("zipf:n=100,requests=5000,size=10..20").unwrap().generate() {
             assert!((10..=20).contains(&r.size));
             assert_eq!(*seen.entry(r.key).or_insert(r.size), r.size);

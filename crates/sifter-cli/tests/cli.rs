@@ -1,0 +1,155 @@
+//! End-to-end tests of the `sifter` binary.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn sifter(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sifter"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run sifter")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn fails_with(o: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "should fail");
+    assert!(err.contains(needle), "stderr lacks '{needle}': {err}");
+    assert!(!err.contains("panicked"), "must not panic: {err}");
+}
+
+#[test]
+fn gen_stats_sim_round_trip() {
+    let d = tempfile::tempdir().expect("tmp");
+    let p = d.path();
+    ok(&sifter(
+        &[
+            "trace",
+            "gen",
+            "zipf:alpha=1.0,n=1000,requests=20000,seed=1",
+            "-o",
+            "z.oracleGeneral.bin",
+        ],
+        p,
+    ));
+    assert_eq!(std::fs::metadata(p.join("z.oracleGeneral.bin")).expect("file").len(), 20000 * 24);
+    let stats = ok(&sifter(&["trace", "stats", "z.oracleGeneral.bin"], p));
+    assert!(stats.contains("20000"), "{stats}");
+    // the generated file and the generator spec give the same miss ratios
+    let a = ok(&sifter(
+        &["sim", "z.oracleGeneral.bin", "-p", "sieve,lru", "-s", "0.1", "-q", "--csv", "-"],
+        p,
+    ));
+    let b = ok(&sifter(
+        &[
+            "sim",
+            "zipf:alpha=1.0,n=1000,requests=20000,seed=1",
+            "-p",
+            "sieve,lru",
+            "-s",
+            "0.1",
+            "-q",
+            "--csv",
+            "-",
+        ],
+        p,
+    ));
+    let col = |s: &str| {
+        s.lines()
+            .skip(1)
+            .map(|l| l.rsplit(',').nth(2).unwrap_or("").to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(col(&a), col(&b));
+    assert_eq!(col(&a).len(), 2);
+    // convert: text in, oracleGeneral out, same keys
+    std::fs::write(p.join("k.trace"), "1\n2\n1\n3\n").expect("write");
+    ok(&sifter(&["trace", "convert", "k.trace", "-o", "k.oracleGeneral.bin"], p));
+    let json = ok(&sifter(&["trace", "stats", "k.oracleGeneral.bin", "--json"], p));
+    assert!(json.contains("\"distinct_keys\": \"3\""), "{json}");
+}
+
+#[test]
+fn sim_table_json_and_bench() {
+    let d = tempfile::tempdir().expect("tmp");
+    let p = d.path();
+    let out = ok(&sifter(
+        &[
+            "sim",
+            "scan:n=2000,requests=30000",
+            "-p",
+            "sieve,s3fifo(threshold=1),belady",
+            "-s",
+            "0.01,100",
+            "-q",
+            "--json",
+            "r.json",
+        ],
+        p,
+    ));
+    assert!(out.contains("reduction vs FIFO") && out.contains("Belady"), "{out}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("r.json")).expect("json"))
+            .expect("valid json");
+    assert_eq!(j["results"].as_array().expect("array").len(), 6);
+    let bench = ok(&sifter(
+        &[
+            "sim",
+            "--bench",
+            "zipf:n=1000,requests=10000",
+            "-p",
+            "fifo",
+            "-s",
+            "0.1",
+            "-q",
+            "--repeat",
+            "1",
+        ],
+        p,
+    ));
+    assert!(bench.contains("Mreq/s"), "{bench}");
+}
+
+#[test]
+fn bad_input_gives_clear_errors() {
+    let d = tempfile::tempdir().expect("tmp");
+    let p = d.path();
+    fails_with(&sifter(&["sim", "nope.bin"], p), "no such file");
+    fails_with(&sifter(&["sim", "zipf:alpha=9"], p), "alpha");
+    fails_with(&sifter(&["sim", "zipf:n=100,requests=100", "-p", "lfu2"], p), "unknown policy");
+    fails_with(&sifter(&["sim", "zipf:n=100,requests=100", "-p", "gclock(bits=99)"], p), "bits");
+    fails_with(&sifter(&["sim", "zipf:n=100,requests=100", "-s", "0.001"], p), "empty cache");
+    let o = sifter(&["sim", "zipf:n=100,requests=100", "-s", "0.001,0.1", "-q"], p);
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("size 0.001 gives a cache of 0 objects; skipped"));
+    ok(&o);
+    fails_with(&sifter(&["sim", "zipf:n=100,requests=100", "-s", "abc"], p), "cache size");
+    fails_with(&sifter(&["sim", "zipf:n=100,requests=100", "--bytes"], p), "no object sizes");
+    let mut rec = vec![0u8; 30];
+    rec[12] = 1; // size 1
+    rec[16..24].copy_from_slice(&(-1i64).to_le_bytes());
+    std::fs::write(p.join("t.oracleGeneral.bin"), rec).expect("write");
+    fails_with(&sifter(&["sim", "t.oracleGeneral.bin"], p), "byte offset 24");
+    fails_with(&sifter(&["sim", "t.oracleGeneral.bin", "-f", "bogus"], p), "unknown trace format");
+}
+
+#[test]
+fn lab_quick_writes_a_report() {
+    let d = tempfile::tempdir().expect("tmp");
+    ok(&sifter(&["lab", "--quick", "-q", "--out", "rep"], d.path()));
+    let html = std::fs::read_to_string(d.path().join("rep/index.html")).expect("html");
+    for w in ["zipf", "scan", "twophase", "latest", "SIEVE", "Belady", "miss-ratios"] {
+        assert!(html.contains(w), "report lacks {w}");
+    }
+    assert!(d.path().join("rep/results.json").exists() && d.path().join("rep/sim.csv").exists());
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The project's test command (README, CI): formatting, lints, every test.
+# Needs only Rust stable (rustfmt and clippy components, installed here if missing).
+# Tests that read ../shared (real traces, libCacheSim's figures) skip with a message when it is
+# absent; set SIFTER_SHARED=/path/to/shared to point elsewhere.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+for c in rustfmt clippy; do
+  if ! rustup component list --installed 2>/dev/null | grep -q "^$c"; then
+    rustup component add "$c"
+  fi
+done
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== cargo test"
+cargo test --workspace --locked
+echo "== all checks passed"
