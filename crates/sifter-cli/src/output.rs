@@ -1,9 +1,10 @@
 //! Plain-text tables.
 
-/// Renders rows as an aligned table; numeric-looking cells are right-aligned.
+/// Renders rows as an aligned table; numeric-looking cells are right-aligned. Rows longer than
+/// the header get unnamed columns; shorter rows are padded.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let n = header.len();
-    let mut w: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    let n = rows.iter().map(Vec::len).chain([header.len()]).max().unwrap_or(0);
+    let mut w: Vec<usize> = (0..n).map(|i| header.get(i).map_or(0, |h| h.len())).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate().take(n) {
             w[i] = w[i].max(c.chars().count());
@@ -43,5 +44,14 @@ pub fn write_to(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
         Ok(())
     } else {
         std::fs::write(path, text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ragged_rows_do_not_panic() {
+        let t = super::table(&["a"], &[vec!["1".into(), "xyz".into()], vec![]]);
+        assert!(t.contains("xyz"));
     }
 }

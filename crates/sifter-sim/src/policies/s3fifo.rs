@@ -179,7 +179,8 @@ impl S3Fifo {
 
 impl Policy for S3Fifo {
     fn name(&self) -> String {
-        format!("S3-FIFO({:.2},{})", self.small_ratio, self.threshold)
+        let w2m = if self.warmup_to_main { ",w2m" } else { "" };
+        format!("S3-FIFO({:.2},{}{w2m})", self.small_ratio, self.threshold)
     }
     fn capacity(&self) -> u64 {
         self.cap
