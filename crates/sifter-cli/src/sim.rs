@@ -74,6 +74,14 @@ pub fn print_policies() {
 /// Decodes a trace into memory with a progress spinner.
 pub fn load(src: &TraceSource, quiet: bool) -> Result<LoadedTrace> {
     let name = src.name();
+    if let TraceSource::File { format: None, .. } = src {
+        if let Some(f) = src.resolved_format()? {
+            eprintln!(
+                "{name}: format {} (detected from the name and content; --format overrides)",
+                f.name()
+            );
+        }
+    }
     let pb = bar(0, &format!("reading {name}"), quiet);
     // Trace errors already name the file and the place in it.
     let t = LoadedTrace::load(name.clone(), src.requests()?, &|n| pb.set_position(n))?;
@@ -243,7 +251,8 @@ pub fn run(a: SimArgs) -> Result<()> {
     for arg in &a.traces {
         let src = TraceSource::parse(arg, a.format.as_deref())?;
         let t0 = Instant::now();
-        let (trace, map_secs) = if a.bench { load_timed(&src)? } else { (load(&src, a.quiet)?, 0.0) };
+        let (trace, map_secs) =
+            if a.bench { load_timed(&src)? } else { (load(&src, a.quiet)?, 0.0) };
         if a.bytes && trace.sizes.iter().all(|&s| s == 1) {
             bail!("{}: every request has size 1 (the trace carries no object sizes), so --bytes would equal object mode; drop --bytes", trace.name);
         }

@@ -82,6 +82,18 @@ impl TraceSource {
         }
     }
 
+    /// The format that will be read: the given one, or the one detected from the file's name and
+    /// first bytes (`None` for synthetic workloads).
+    pub fn resolved_format(&self) -> Result<Option<Format>> {
+        match self {
+            TraceSource::File { format: Some(f), .. } => Ok(Some(f.clone())),
+            TraceSource::File { path, format: None } => {
+                Ok(Some(format::detect(path, &reader::read_head(path, 1 << 16)?)?))
+            }
+            TraceSource::Synthetic(_) => Ok(None),
+        }
+    }
+
     /// Streams the requests.
     pub fn requests(&self) -> Result<Box<dyn Iterator<Item = Result<Request>> + Send>> {
         Ok(match self {
