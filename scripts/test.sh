@@ -18,4 +18,6 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
+echo "== loom model checks (crates/sifter/tests/loom.rs)"
+scripts/loom.sh --locked
 echo "== all checks passed"

@@ -1,0 +1,307 @@
+//! # sifter: concurrent caches whose hits scale
+//!
+//! A cache's eviction policy decides not only its hit ratio but how far its throughput scales
+//! with threads. LRU moves an entry on every hit, so every hit writes shared state under a lock;
+//! SIEVE-style policies only set a bit. `sifter::Cache` offers:
+//!
+//! | [`Policy`] | hit path | miss/eviction path | source |
+//! |---|---|---|---|
+//! | [`Policy::Mobius`] (default) | no lock, no RMW, at most one plain store | lock-free: two FIFO queues in rotation, consecutive detection | Mobius, POMACS 2025 |
+//! | [`Policy::Sieve`] | no lock, no RMW | one global lock (insert, evict) | SIEVE, NSDI'24 (CacheLib prototype) |
+//! | [`Policy::Clock`] | no lock, no RMW | lock-free single queue, reinsertion | FIFO-Reinsertion |
+//! | [`Policy::Fifo`] | no lock, no store at all | lock-free single queue | — |
+//! | [`Policy::Lru`] | one global lock (move to front) | one global lock | the classic baseline |
+//!
+//! ```
+//! use sifter::{Cache, Policy};
+//! let cache: Cache<u64, String> = Cache::builder().capacity(1000).policy(Policy::Mobius).build();
+//! cache.insert(1, "one".to_string());
+//! assert_eq!(cache.get(&1).as_deref(), Some("one"));
+//! assert_eq!(cache.remove(&1).as_deref(), Some("one"));
+//! assert!(cache.get(&1).is_none());
+//!
+//! // Weight-bounded: capacity in bytes, each entry weighs what the weigher says.
+//! let bytes: Cache<String, Vec<u8>> = Cache::builder()
+//!     .weight_capacity(1 << 20)
+//!     .weigher(|k: &String, v: &Vec<u8>| (k.len() + v.len()) as u64)
+//!     .build();
+//! bytes.insert("a".into(), vec![0; 100]);
+//! assert_eq!(bytes.weight(), 101);
+//! ```
+//!
+//! # Consistency model
+//!
+//! * **The index is linearizable.** `insert`, `remove` and `clear` take effect at one instant
+//!   (a pointer store under a short per-stripe lock); a `get` that overlaps them returns either
+//!   the value before or the value after, never a mix. A `get` that starts after `insert`
+//!   returns returns the new value (or a later one, or nothing if it was evicted since).
+//! * **The policy is eventually consistent.** The reference bit a hit sets may be cleared by a
+//!   concurrent eviction pass (costing that entry its second chance), and which entry is evicted
+//!   under concurrency is an approximation of the single-threaded order — for Mobius the paper
+//!   reports SIEVE's hit ratio within 0.5 points, which our tests check.
+//! * `get` returns a clone of the value (`V: Clone`); store `Arc<T>` for large values. A value
+//!   being read is never freed under the reader: entries are reclaimed through epochs
+//!   (crossbeam-epoch), and dropped once no thread that could hold them is pinned.
+//!
+//! # Capacity: how far `len` and `weight` may overshoot
+//!
+//! An insert links its entry first and then evicts until the weight the policy holds is within
+//! the capacity. So while inserts are in flight, `len`/`weight` may exceed the bound by at most
+//! the weight of one entry per concurrently inserting thread, for the duration of those calls;
+//! when no insert is in flight the bound holds exactly. With the lock-free queues (Mobius, CLOCK,
+//! FIFO), a removed entry keeps its place in the queue until the eviction scan reaches it and
+//! counts against the capacity until then (it no longer counts in `len`/`weight`); memory is
+//! therefore bounded by the capacity at all times. An entry whose weight exceeds the whole
+//! capacity is not stored. If an eviction cannot make progress within a bounded number of
+//! attempts (extreme preemption), the insert returns and the next insert evicts more.
+//!
+//! # Costs
+//!
+//! Per entry, beyond the key and value: [`Cache::overhead_per_entry`] bytes (a 56-byte header
+//! with the hash, weight, reference bit, state and links; a 16-byte queue node or list slot;
+//! and about one 8-byte index bucket). Hits: one hash, one bucket load, a chain walk (one
+//! entry at the default load factor), an optional bit store, and the value clone. Misses: an
+//! allocation, a stripe lock on the index, one tail swap, and on eviction one head CAS.
+//!
+//! # Safety
+//!
+//! The unsafe core (`raw/`: the lock-free queue, the entry, the index) is small, documents the
+//! invariant behind every `unsafe` block and the pairing of every atomic ordering, is model
+//! checked with loom, stress-tested with invariant checks ([`Cache::validate`]) under
+//! oversubscription, and run under Miri.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod policy;
+mod raw;
+mod sync;
+
+#[cfg(not(loom))]
+mod cache;
+#[cfg(not(loom))]
+pub use cache::Cache;
+
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod loom_api;
+
+/// Eviction policies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Policy {
+    /// Mobius: SIEVE semantics on two lock-free FIFO queues in rotation (default).
+    #[default]
+    Mobius,
+    /// SIEVE with a locked list and hand; hits are lock-free.
+    Sieve,
+    /// LRU with one global lock.
+    Lru,
+    /// FIFO on a lock-free queue.
+    Fifo,
+    /// CLOCK (FIFO-Reinsertion, 1 bit) on a lock-free queue.
+    Clock,
+}
+
+impl Policy {
+    /// Every policy.
+    pub const ALL: [Policy; 5] =
+        [Policy::Mobius, Policy::Sieve, Policy::Lru, Policy::Fifo, Policy::Clock];
+
+    /// Lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Mobius => "mobius",
+            Policy::Sieve => "sieve",
+            Policy::Lru => "lru",
+            Policy::Fifo => "fifo",
+            Policy::Clock => "clock",
+        }
+    }
+}
+
+impl std::str::FromStr for Policy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Policy::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown policy '{s}' (known: mobius, sieve, lru, fifo, clock)"))
+    }
+}
+
+/// A cache configuration error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildError {
+    /// Neither `capacity` nor `weight_capacity` was set.
+    NoCapacity,
+    /// Both were set.
+    BothCapacities,
+    /// A weigher without `weight_capacity`, or the reverse.
+    WeigherMismatch,
+    /// Capacity above what the structures can address.
+    TooLarge(u64),
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::NoCapacity => {
+                write!(f, "set a capacity: .capacity(entries) or .weight_capacity(units)")
+            }
+            BuildError::BothCapacities => {
+                write!(f, "set either .capacity(entries) or .weight_capacity(units), not both")
+            }
+            BuildError::WeigherMismatch => {
+                write!(f, ".weigher(..) and .weight_capacity(..) go together")
+            }
+            BuildError::TooLarge(c) => {
+                write!(f, "capacity {c} is too large (at most 2^32 entries)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+#[cfg(not(loom))]
+type WeigherFn<K, V> = Box<dyn Fn(&K, &V) -> u64 + Send + Sync>;
+
+/// Builds a [`Cache`].
+#[cfg(not(loom))]
+pub struct CacheBuilder<K, V, S = foldhash::fast::RandomState> {
+    capacity: Option<u64>,
+    weight_capacity: Option<u64>,
+    weigher: Option<WeigherFn<K, V>>,
+    policy: Policy,
+    consecutive: bool,
+    estimated_entries: Option<usize>,
+    hasher: S,
+}
+
+#[cfg(not(loom))]
+impl<K, V, S> std::fmt::Debug for CacheBuilder<K, V, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CacheBuilder")
+            .field("capacity", &self.capacity)
+            .field("weight_capacity", &self.weight_capacity)
+            .field("policy", &self.policy)
+            .field("consecutive_detection", &self.consecutive)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(not(loom))]
+impl<K, V> Cache<K, V> {
+    /// A builder with the defaults: Mobius with consecutive detection, foldhash hashing.
+    pub fn builder() -> CacheBuilder<K, V> {
+        CacheBuilder {
+            capacity: None,
+            weight_capacity: None,
+            weigher: None,
+            policy: Policy::Mobius,
+            consecutive: true,
+            estimated_entries: None,
+            hasher: foldhash::fast::RandomState::default(),
+        }
+    }
+}
+
+#[cfg(not(loom))]
+impl<K, V, S> CacheBuilder<K, V, S> {
+    /// Bound the cache to `entries` entries.
+    pub fn capacity(mut self, entries: u64) -> Self {
+        self.capacity = Some(entries);
+        self
+    }
+
+    /// Bound the total weight instead (use with [`CacheBuilder::weigher`]).
+    pub fn weight_capacity(mut self, units: u64) -> Self {
+        self.weight_capacity = Some(units);
+        self
+    }
+
+    /// How much each entry weighs (e.g. its size in bytes).
+    pub fn weigher(mut self, f: impl Fn(&K, &V) -> u64 + Send + Sync + 'static) -> Self {
+        self.weigher = Some(Box::new(f));
+        self
+    }
+
+    /// The eviction policy (default Mobius).
+    pub fn policy(mut self, p: Policy) -> Self {
+        self.policy = p;
+        self
+    }
+
+    /// Mobius's consecutive detection (default on); off is the paper's "Mobius-w/d" ablation.
+    pub fn consecutive_detection(mut self, on: bool) -> Self {
+        self.consecutive = on;
+        self
+    }
+
+    /// Expected number of entries, to size the index (default: the capacity, or for weighted
+    /// caches `weight_capacity / 64` clamped to 1,024..=4,194,304).
+    pub fn estimated_entries(mut self, n: usize) -> Self {
+        self.estimated_entries = Some(n);
+        self
+    }
+
+    /// The hasher for keys.
+    pub fn hasher<S2: std::hash::BuildHasher>(self, hasher: S2) -> CacheBuilder<K, V, S2> {
+        CacheBuilder {
+            capacity: self.capacity,
+            weight_capacity: self.weight_capacity,
+            weigher: self.weigher,
+            policy: self.policy,
+            consecutive: self.consecutive,
+            estimated_entries: self.estimated_entries,
+            hasher,
+        }
+    }
+
+    /// Builds the cache, or says what is wrong with the configuration.
+    pub fn try_build(self) -> Result<Cache<K, V, S>, BuildError>
+    where
+        K: std::hash::Hash + Eq + Send + Sync + 'static,
+        V: Send + Sync + 'static,
+        S: std::hash::BuildHasher,
+    {
+        let (capacity, estimate) =
+            match (self.capacity, self.weight_capacity, self.weigher.is_some()) {
+                (None, None, _) => return Err(BuildError::NoCapacity),
+                (Some(_), Some(_), _) => return Err(BuildError::BothCapacities),
+                (Some(_), None, true) | (None, Some(_), false) => {
+                    return Err(BuildError::WeigherMismatch)
+                }
+                (Some(c), None, false) => (c, c as usize),
+                (None, Some(w), true) => (w, (w / 64).clamp(1024, 1 << 22) as usize),
+            };
+        if self.capacity.is_some_and(|c| c > u32::MAX as u64) {
+            return Err(BuildError::TooLarge(capacity));
+        }
+        let estimate = self.estimated_entries.unwrap_or(estimate).min(1 << 30);
+        cache::Cache::from_parts(
+            self.policy,
+            self.consecutive,
+            capacity,
+            estimate,
+            self.weigher,
+            self.hasher,
+        )
+    }
+
+    /// Builds the cache.
+    ///
+    /// # Panics
+    /// If the configuration is invalid (see [`CacheBuilder::try_build`] for the non-panicking
+    /// form): no capacity, both capacities, or a weigher without a weight capacity.
+    pub fn build(self) -> Cache<K, V, S>
+    where
+        K: std::hash::Hash + Eq + Send + Sync + 'static,
+        V: Send + Sync + 'static,
+        S: std::hash::BuildHasher,
+    {
+        match self.try_build() {
+            Ok(c) => c,
+            Err(e) => panic!("invalid sifter::Cache configuration: {e}"),
+        }
+    }
+}

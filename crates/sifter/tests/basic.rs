@@ -1,0 +1,146 @@
+//! Single-threaded behaviour of every policy.
+
+use sifter::{BuildError, Cache, Policy};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+fn each_policy() -> Vec<(Policy, bool)> {
+    let mut v: Vec<(Policy, bool)> = Policy::ALL.iter().map(|&p| (p, true)).collect();
+    v.push((Policy::Mobius, false));
+    v
+}
+
+fn cache(p: Policy, cd: bool, cap: u64) -> Cache<u64, u64> {
+    Cache::builder().capacity(cap).policy(p).consecutive_detection(cd).build()
+}
+
+#[test]
+fn get_insert_remove_replace() {
+    for (p, cd) in each_policy() {
+        let c = cache(p, cd, 100);
+        assert!(c.get(&1).is_none());
+        c.insert(1, 10);
+        c.insert(2, 20);
+        assert_eq!(c.get(&1), Some(10), "{p:?}");
+        c.insert(1, 11);
+        assert_eq!(c.get(&1), Some(11), "{p:?} replace");
+        assert_eq!(c.len(), 2);
+        assert!(c.contains_key(&2));
+        assert_eq!(c.remove(&2), Some(20));
+        assert_eq!(c.remove(&2), None);
+        assert!(!c.contains_key(&2));
+        assert_eq!(c.len(), 1);
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        c.clear();
+        assert!(c.is_empty());
+        c.validate().unwrap_or_else(|e| panic!("{p:?} after clear: {e}"));
+    }
+}
+
+#[test]
+fn capacity_is_respected_at_every_size() {
+    for (p, cd) in each_policy() {
+        for cap in [0u64, 1, 2, 3, 8, 100] {
+            let c = cache(p, cd, cap);
+            for i in 0..1000u64 {
+                c.insert(i % 337, i);
+                if i % 3 == 0 {
+                    let _ = c.get(&(i % 17));
+                }
+                if i % 11 == 0 {
+                    let _ = c.remove(&(i % 13));
+                }
+                assert!(c.len() as u64 <= cap, "{p:?} cap {cap}: len {}", c.len());
+            }
+            c.validate().unwrap_or_else(|e| panic!("{p:?} cap {cap}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn sieve_semantics_keep_hot_entries() {
+    // A hot key touched between inserts survives a stream of one-hit wonders.
+    for (p, cd) in each_policy() {
+        if p == Policy::Fifo || p == Policy::Lru {
+            continue;
+        }
+        let c = cache(p, cd, 10);
+        c.insert(0, 0);
+        for i in 1..1000u64 {
+            assert_eq!(c.get(&0), Some(0), "{p:?} cd={cd}: hot key evicted at {i}");
+            c.insert(i, i);
+        }
+    }
+}
+
+#[test]
+fn weighted_caches() {
+    for (p, cd) in each_policy() {
+        let c: Cache<u64, Vec<u8>> = Cache::builder()
+            .weight_capacity(1000)
+            .weigher(|_, v: &Vec<u8>| v.len() as u64)
+            .policy(p)
+            .consecutive_detection(cd)
+            .build();
+        for i in 0..200u64 {
+            c.insert(i, vec![0; (i % 50 + 1) as usize]);
+            assert!(c.weight() <= 1000);
+        }
+        c.insert(7, vec![0; 2000]); // heavier than the cache: not stored, old value gone
+        assert!(c.get(&7).is_none());
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    }
+}
+
+#[test]
+fn builder_errors() {
+    let e = Cache::<u64, u64>::builder().try_build().unwrap_err();
+    assert_eq!(e, BuildError::NoCapacity);
+    let e = Cache::<u64, u64>::builder().capacity(1).weight_capacity(2).try_build().unwrap_err();
+    assert_eq!(e, BuildError::BothCapacities);
+    let e = Cache::<u64, u64>::builder().weight_capacity(2).try_build().unwrap_err();
+    assert_eq!(e, BuildError::WeigherMismatch);
+    assert!("mobius".parse::<Policy>().is_ok() && "nope".parse::<Policy>().is_err());
+}
+
+/// Counts drops, to check nothing leaks.
+#[derive(Debug)]
+struct Tracked(Arc<AtomicUsize>);
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn values_are_dropped_exactly_once() {
+    for (p, cd) in each_policy() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let c: Cache<u64, Arc<Tracked>> =
+            Cache::builder().capacity(50).policy(p).consecutive_detection(cd).build();
+        let n = 5000;
+        for i in 0..n {
+            c.insert(i % 300, Arc::new(Tracked(drops.clone())));
+            if i % 7 == 0 {
+                let _ = c.remove(&(i % 300));
+            }
+        }
+        c.clear();
+        drop(c);
+        // Deferred frees run as the epoch advances.
+        for _ in 0..10_000 {
+            if drops.load(Ordering::Relaxed) == n as usize {
+                break;
+            }
+            crossbeam_epoch_flush();
+        }
+        assert_eq!(drops.load(Ordering::Relaxed), n as usize, "{p:?}: leaked values");
+    }
+}
+
+fn crossbeam_epoch_flush() {
+    // Flushing this thread's bag and pinning repeatedly advances the global epoch and runs the
+    // deferred frees.
+    crossbeam_epoch::pin().flush();
+    std::thread::yield_now();
+}

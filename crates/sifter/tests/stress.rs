@@ -1,0 +1,134 @@
+//! Concurrent stress: many threads (oversubscribed on a small machine) run random mixes of
+//! get/insert/remove on caches from 8 to 10,000 entries; afterwards `validate()` checks every
+//! invariant, every value read must belong to its key, and after `clear` + drop every value
+//! created has been dropped exactly once.
+//!
+//! Short by default. Long run: `cargo test -p sifter --release --test stress -- --ignored`
+//! (or set `SIFTER_STRESS_SECS`).
+
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use sifter::{Cache, Policy};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+/// A value that knows its key and counts its drops.
+#[derive(Debug)]
+struct Val {
+    key: u64,
+    drops: Arc<AtomicUsize>,
+}
+impl Drop for Val {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn configs() -> Vec<(Policy, bool)> {
+    let mut v: Vec<(Policy, bool)> = Policy::ALL.iter().map(|&p| (p, true)).collect();
+    v.push((Policy::Mobius, false));
+    v
+}
+
+fn run(policy: Policy, cd: bool, cap: u64, keys: u64, threads: usize, dur: Duration, seed: u64) {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let created = Arc::new(AtomicUsize::new(0));
+    let cache: Arc<Cache<u64, Arc<Val>>> =
+        Arc::new(Cache::builder().capacity(cap).policy(policy).consecutive_detection(cd).build());
+    let barrier = Arc::new(Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (cache, drops, created, barrier) =
+                (cache.clone(), drops.clone(), created.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed * 1000 + t as u64);
+                barrier.wait();
+                let end = Instant::now() + dur;
+                let mut ops = 0u64;
+                while ops % 256 != 0 || Instant::now() < end {
+                    ops += 1;
+                    // skewed keys so hot keys are contended
+                    let k = (rng.random::<f64>().powi(3) * keys as f64) as u64;
+                    match rng.random_range(0..100) {
+                        0..60 => {
+                            if let Some(v) = cache.get(&k) {
+                                assert_eq!(v.key, k, "value of another key returned");
+                            } else {
+                                created.fetch_add(1, Ordering::Relaxed);
+                                cache.insert(k, Arc::new(Val { key: k, drops: drops.clone() }));
+                            }
+                        }
+                        60..85 => {
+                            created.fetch_add(1, Ordering::Relaxed);
+                            cache.insert(k, Arc::new(Val { key: k, drops: drops.clone() }));
+                        }
+                        85..95 => {
+                            if let Some(v) = cache.remove(&k) {
+                                assert_eq!(v.key, k);
+                            }
+                        }
+                        _ => assert!(
+                            cache.len() as u64 <= cap + threads as u64,
+                            "len overshoot beyond one entry per thread"
+                        ),
+                    }
+                }
+                ops
+            })
+        })
+        .collect();
+    let ops: u64 = handles.into_iter().map(|h| h.join().expect("worker panicked")).sum();
+    let tag = format!("{policy:?} cd={cd} cap={cap} keys={keys} threads={threads}");
+    cache.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
+    assert!(cache.len() as u64 <= cap, "{tag}: len {} over capacity at rest", cache.len());
+    cache.clear();
+    cache.validate().unwrap_or_else(|e| panic!("{tag} after clear: {e}"));
+    assert_eq!(cache.len(), 0);
+    drop(cache);
+    let want = created.load(Ordering::Relaxed);
+    for _ in 0..100_000 {
+        if drops.load(Ordering::Relaxed) == want {
+            break;
+        }
+        crossbeam_epoch::pin().flush();
+        std::thread::yield_now();
+    }
+    assert_eq!(
+        drops.load(Ordering::Relaxed),
+        want,
+        "{tag}: {ops} ops, values leaked or double-dropped"
+    );
+}
+
+fn secs(default: f64) -> Duration {
+    let s =
+        std::env::var("SIFTER_STRESS_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(default);
+    Duration::from_secs_f64(s)
+}
+
+#[test]
+fn stress_small_caches_oversubscribed() {
+    for (i, (p, cd)) in configs().into_iter().enumerate() {
+        for cap in [8u64, 64] {
+            run(p, cd, cap, cap * 4, 16, secs(0.15), i as u64 + cap);
+        }
+    }
+}
+
+#[test]
+fn stress_larger_caches() {
+    for (i, (p, cd)) in configs().into_iter().enumerate() {
+        run(p, cd, 10_000, 40_000, 8, secs(0.3), i as u64);
+    }
+}
+
+#[test]
+#[ignore = "long soak: cargo test -p sifter --release --test stress -- --ignored"]
+fn stress_long() {
+    for (i, (p, cd)) in configs().into_iter().enumerate() {
+        for cap in [8u64, 100, 10_000] {
+            run(p, cd, cap, cap * 4, 16, secs(5.0), 100 + i as u64 + cap);
+        }
+    }
+}
