@@ -14,6 +14,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 type Weigher<K, V> = Box<dyn Fn(&K, &V) -> u64 + Send + Sync>;
 
+// The queue variant is large because its heads and tails are cache-padded, on purpose; a
+// cache has exactly one of these, so boxing would only add an indirection on every operation.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Structure<K, V> {
     Queues(Queues<Entry<K, V>>),
     Locked(Locked<K, V>),
@@ -62,9 +65,9 @@ impl<K, V, S> std::fmt::Debug for Cache<K, V, S> {
 /// Both links of `e` are gone (it is unreachable from the index and the policy) and it is
 /// retired exactly once.
 unsafe fn retire<K, V>(guard: &Guard, e: *const Entry<K, V>) {
-    let addr = e as usize;
+    let e = e as *mut Entry<K, V>;
     // SAFETY: per the contract; the deferred drop runs after every guard that could hold `e`.
-    unsafe { guard.defer_unchecked(move || drop(Box::from_raw(addr as *mut Entry<K, V>))) };
+    unsafe { guard.defer_unchecked(move || drop(Box::from_raw(e))) };
 }
 
 impl<K, V, S> Cache<K, V, S>
@@ -186,7 +189,7 @@ where
             // SAFETY: `p` stays allocated while the policy holds its link; pinned.
             Structure::Queues(q) => unsafe { q.insert(p) },
             // SAFETY: as above.
-            Structure::Locked(l) => l.insert(unsafe { &*p }),
+            Structure::Locked(l) => unsafe { l.insert(p) },
         }
     }
 
@@ -345,7 +348,7 @@ where
             Structure::Queues(q) => unsafe { q.items(self.len() * 4 + 1_000_000)? },
             Structure::Locked(l) => l.items()?,
         };
-        let held_set: HashSet<usize> = held.iter().map(|&p| p as usize).collect();
+        let held_set: HashSet<*const Entry<K, V>> = held.iter().copied().collect();
         if held_set.len() != held.len() {
             return Err(format!(
                 "the policy holds {} entries, {} distinct: a duplicate",
@@ -365,7 +368,7 @@ where
             {
                 return Err("an entry's stored hash does not match its key".into());
             }
-            if !held_set.contains(&(p as usize)) {
+            if !held_set.contains(&p) {
                 return Err(
                     "an indexed entry is not held by the policy (it could never be evicted)".into(),
                 );
@@ -378,7 +381,7 @@ where
             }
             live_w += e.weight;
         }
-        let indexed_set: HashSet<usize> = indexed.iter().map(|&p| p as usize).collect();
+        let indexed_set: HashSet<*const Entry<K, V>> = indexed.iter().copied().collect();
         if indexed_set.len() != indexed.len() {
             return Err("an entry is linked twice in the index".into());
         }
@@ -404,7 +407,7 @@ where
             // SAFETY: held entries are allocated (policy link).
             let e = unsafe { &*p };
             held_w += e.weight;
-            if !indexed_set.contains(&(p as usize)) {
+            if !indexed_set.contains(&p) {
                 if e.state.load(Ordering::Relaxed) == crate::raw::entry::LIVE {
                     return Err("a LIVE entry is held by the policy but not indexed".into());
                 }
@@ -433,20 +436,20 @@ impl<K, V, S> Drop for Cache<K, V, S> {
     fn drop(&mut self) {
         // Exclusive access: free every entry still linked from the index or the policy, each
         // once. Entries already retired are freed by the epoch collector.
-        let mut all: HashSet<usize> = HashSet::new();
+        let mut all: HashSet<*const Entry<K, V>> = HashSet::new();
         let held = match &mut self.structure {
             Structure::Queues(q) => q.drain(),
             Structure::Locked(l) => l.drain(),
         };
-        all.extend(held.iter().map(|&p| p as usize));
+        all.extend(held);
         // SAFETY: exclusive access.
         for p in unsafe { self.index.entries_exclusive() } {
-            all.insert(p as usize);
+            all.insert(p);
         }
         for p in all {
             // SAFETY: each entry was allocated by Box::into_raw, is linked from the index or the
             // policy (so not retired), and appears once in the set.
-            drop(unsafe { Box::from_raw(p as *mut Entry<K, V>) });
+            drop(unsafe { Box::from_raw(p.cast_mut()) });
         }
     }
 }

@@ -130,12 +130,17 @@ impl<K, V> Locked<K, V> {
         }
     }
 
-    /// Links a new entry at the head.
-    pub fn insert(&self, e: &Entry<K, V>) {
+    /// Links a new entry at the head. `e` keeps the provenance of the original allocation
+    /// (the list may be where it is eventually freed from).
+    ///
+    /// # Safety
+    /// `e` is a live entry whose policy link this list now holds.
+    pub unsafe fn insert(&self, e: *const Entry<K, V>) {
         let mut l = self.list.lock();
         let i = l.push_head(e);
         // Relaxed: `slot` is only accessed under this lock.
-        e.slot.store(i, Ordering::Relaxed);
+        // SAFETY: live entry per the contract.
+        unsafe { (*e).slot.store(i, Ordering::Relaxed) };
     }
 
     /// A hit: LRU moves the entry to the head under the lock; SIEVE only sets the bit.

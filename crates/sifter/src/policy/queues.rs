@@ -199,6 +199,7 @@ impl<T: QueueItem> Queues<T> {
                             }
                         }
                         // The hand wraps: clear in place, the next pass finds a victim.
+                        // SAFETY: as above.
                         _ => unsafe { clear_bits(start, cur) },
                     }
                     return Step::Retry;
@@ -373,6 +374,7 @@ unsafe fn clear_bits<T: QueueItem>(first: *mut QNode<T>, last: *mut QNode<T>) {
     while !cur.is_null() {
         // SAFETY: reachable nodes are allocated while we are pinned; items outlive nodes.
         let node = unsafe { &*cur };
+        // SAFETY: items outlive their queue nodes. Relaxed: a hint bit.
         unsafe { (*node.item).visited().store(false, Ordering::Relaxed) };
         if cur == last {
             break;

@@ -100,6 +100,21 @@ impl<K: Eq, V> Index<K, V> {
         K: Borrow<Q>,
         Q: Eq + ?Sized,
     {
+        // SAFETY: forwarded; the pointer is valid while the caller is pinned.
+        unsafe { self.find_ptr(hash, key).map(|p| &*p) }
+    }
+
+    /// As [`Index::find`], returning the raw pointer as loaded (with the allocation's full
+    /// provenance, so it may later be used to free the entry).
+    ///
+    /// # Safety
+    /// As [`Index::find`].
+    #[inline]
+    pub unsafe fn find_ptr<Q>(&self, hash: u64, key: &Q) -> Option<*const Entry<K, V>>
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
         // Acquire: pairs with the Release stores in insert/unlink, so the entry's fields
         // (key, value, hash) are visible before we read them.
         let mut p = self.buckets[self.bucket(hash)].load(Ordering::Acquire);
@@ -108,7 +123,7 @@ impl<K: Eq, V> Index<K, V> {
             // the caller is pinned.
             let e = unsafe { &*p };
             if e.hash == hash && e.key.borrow() == key {
-                return Some(e);
+                return Some(p);
             }
             // Acquire: as above.
             p = e.chain.load(Ordering::Acquire);
@@ -175,7 +190,7 @@ impl<K: Eq, V> Index<K, V> {
     {
         let _g = self.lock(hash);
         // SAFETY: pinned; and under the lock nothing in this chain is unlinked concurrently.
-        let e = unsafe { self.find(hash, key) }? as *const Entry<K, V>;
+        let e = unsafe { self.find_ptr(hash, key) }?;
         // SAFETY: we hold the stripe lock.
         unsafe { self.unlink_locked(e, REMOVED) }.then_some(e)
     }

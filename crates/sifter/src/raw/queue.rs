@@ -69,11 +69,10 @@ pub(crate) trait Reclaim {
 #[cfg(not(loom))]
 impl Reclaim for crossbeam_epoch::Guard {
     unsafe fn retire_node<T>(&self, node: *mut QNode<T>) {
-        let addr = node as usize;
         // SAFETY: the caller guarantees `node` is an unreachable, once-retired Box allocation;
         // the epoch scheme runs the closure only after all guards that could see it are gone.
         unsafe {
-            self.defer_unchecked(move || drop(Box::from_raw(addr as *mut QNode<T>)));
+            self.defer_unchecked(move || drop(Box::from_raw(node)));
         }
     }
 }

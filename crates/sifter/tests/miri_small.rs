@@ -1,0 +1,59 @@
+//! Small single- and multi-threaded runs sized for Miri (`scripts/miri.sh`), which checks the
+//! unsafe core for undefined behaviour: use-after-free, data races, invalid pointers, leaks.
+//! (They also run as ordinary tests.)
+
+use sifter::{Cache, Policy};
+use std::sync::Arc;
+
+fn configs() -> Vec<(Policy, bool)> {
+    let mut v: Vec<(Policy, bool)> = Policy::ALL.iter().map(|&p| (p, true)).collect();
+    v.push((Policy::Mobius, false));
+    v
+}
+
+#[test]
+fn single_thread_all_operations() {
+    for (p, cd) in configs() {
+        let c: Cache<u32, String> =
+            Cache::builder().capacity(4).policy(p).consecutive_detection(cd).build();
+        for i in 0..40u32 {
+            c.insert(i % 9, format!("v{i}"));
+            if let Some(v) = c.get(&(i % 5)) {
+                assert!(v.starts_with('v'));
+            }
+            if i % 4 == 0 {
+                let _ = c.remove(&(i % 7));
+            }
+        }
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        c.clear();
+    }
+}
+
+#[test]
+fn two_threads_contend() {
+    for (p, cd) in configs() {
+        let c: Arc<Cache<u32, Arc<String>>> =
+            Arc::new(Cache::builder().capacity(3).policy(p).consecutive_detection(cd).build());
+        let hs: Vec<_> = (0..2u32)
+            .map(|t| {
+                let c = c.clone();
+                std::thread::spawn(move || {
+                    for i in 0..30u32 {
+                        let k = (i * (t + 1)) % 6;
+                        if c.get(&k).is_none() {
+                            c.insert(k, Arc::new(format!("{k}")));
+                        }
+                        if i % 5 == 0 {
+                            let _ = c.remove(&k);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().expect("thread");
+        }
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    }
+}
