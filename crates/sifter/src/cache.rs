@@ -177,7 +177,7 @@ where
                 }
             }
         }
-        let p = Box::into_raw(Box::new(Entry::new(key, value, hash, weight)));
+        let p = Entry::boxed(key, value, hash, weight);
         self.len.fetch_add(1, Ordering::Relaxed);
         self.live_weight.fetch_add(weight, Ordering::Relaxed);
         // SAFETY: fresh valid entry; pinned.
@@ -330,7 +330,8 @@ where
     /// Bytes of memory per entry beyond the key and value (the entry header, one queue node or
     /// list slot, and the index bucket share at the default sizing).
     pub fn overhead_per_entry() -> usize {
-        std::mem::size_of::<Entry<(), ()>>() + 16 + 8 + std::mem::size_of::<usize>()
+        // The header (with its embedded queue node), allocator rounding aside, plus one bucket.
+        std::mem::size_of::<Entry<(), ()>>() + std::mem::size_of::<usize>()
     }
 
     /// Checks every invariant; call only when no other thread is using the cache (tests).

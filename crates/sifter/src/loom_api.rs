@@ -9,6 +9,7 @@ use crate::sync::{AtomicBool, Ordering};
 /// A queue item: an id and a reference bit.
 #[derive(Debug)]
 pub struct Item {
+    node: QNode<Item>,
     /// Identity.
     pub id: usize,
     visited: AtomicBool,
@@ -17,7 +18,12 @@ pub struct Item {
 impl Item {
     /// A leaked item (lives for the whole model run).
     pub fn new(id: usize, visited: bool) -> &'static Item {
-        Box::leak(Box::new(Item { id, visited: AtomicBool::new(visited) }))
+        let p = Box::into_raw(Box::new(Item { node: QNode::embedded(), id, visited: AtomicBool::new(visited) }));
+        // SAFETY: fresh, unshared.
+        unsafe {
+            (*p).node.item = p;
+            &*p
+        }
     }
     /// A hit.
     pub fn touch(&self) {
@@ -26,6 +32,10 @@ impl Item {
 }
 
 impl QueueItem for Item {
+    unsafe fn embedded_node(this: *const Self) -> *mut QNode<Self> {
+        // SAFETY: valid item; no reference created.
+        unsafe { std::ptr::addr_of!((*this).node).cast_mut() }
+    }
     fn visited(&self) -> &AtomicBool {
         &self.visited
     }
@@ -53,7 +63,7 @@ impl Core {
             _ => Mode::Fifo,
         }))
     }
-    /// Enqueues an item.
+    /// Enqueues an item (each item at most once: use a new `Item` to re-insert an id).
     pub fn insert(&self, item: &'static Item) {
         // SAFETY: items are leaked ('static); no reclamation under loom.
         unsafe { self.0.insert(item) }

@@ -45,7 +45,13 @@ use crossbeam_utils::{Backoff, CachePadded};
 use std::ptr;
 
 /// What the queues need from an item.
-pub(crate) trait QueueItem {
+pub(crate) trait QueueItem: Sized {
+    /// The item's embedded node (its first queue position), whose `item` field points back to
+    /// the item.
+    ///
+    /// # Safety
+    /// `this` is a valid item.
+    unsafe fn embedded_node(this: *const Self) -> *mut QNode<Self>;
     /// The SIEVE/CLOCK reference bit.
     fn visited(&self) -> &AtomicBool;
     /// False once the item was removed or replaced (it is then evicted without a second chance).
@@ -106,11 +112,13 @@ impl<T: QueueItem> Queues<T> {
     /// Enqueues a new item (the policy now holds a link to it).
     ///
     /// # Safety
-    /// `item` stays allocated until `evict` hands it back; the caller is pinned.
+    /// `item` was never inserted before (its embedded node is enqueued at most once) and stays
+    /// allocated until `evict` hands it back; the caller is pinned.
     pub unsafe fn insert(&self, item: *const T) {
         // Relaxed: any queue is a correct place for a new item; `active` only steers it.
         let w = self.active.load(Ordering::Relaxed);
-        let n = QNode::alloc(item);
+        // SAFETY: valid item; its embedded node has never been enqueued (one insert per item).
+        let n = unsafe { T::embedded_node(item) };
         // SAFETY: `n` is fresh and private, its `next` is null.
         unsafe { self.q[w].enqueue_chain(n, n) };
     }
@@ -225,8 +233,8 @@ impl<T: QueueItem> Queues<T> {
                     // SAFETY: we own start..=cur now.
                     unsafe { self.relink(start, run_end, d, r) };
                 }
-                // SAFETY: `cur` is detached and ours; retired once.
-                unsafe { r.retire_node(cur) };
+                // SAFETY: `cur` is detached and ours; released once.
+                unsafe { r.release_node(cur) };
                 return Step::Victim(node.item);
             }
             // `cur` is the last node of the active queue.
@@ -239,7 +247,7 @@ impl<T: QueueItem> Queues<T> {
             }
             if a.take_last(cur) {
                 // SAFETY: take_last made `cur` ours.
-                unsafe { r.retire_node(cur) };
+                unsafe { r.release_node(cur) };
                 return Step::Victim(node.item);
             }
             return Step::Retry;
@@ -282,8 +290,8 @@ impl<T: QueueItem> Queues<T> {
             }
             new_last = n;
             let next = node.next.load(Ordering::Acquire);
-            // SAFETY: detached, owned, retired once; readers are protected by the epoch.
-            unsafe { r.retire_node(cur) };
+            // SAFETY: detached, owned, released once; readers are protected by the epoch.
+            unsafe { r.release_node(cur) };
             if cur == last {
                 break;
             }
@@ -355,10 +363,13 @@ impl<T: QueueItem> Queues<T> {
         let mut out = Vec::new();
         for q in &mut self.q {
             for n in q.take_all() {
-                // SAFETY: exclusive access; every node came from QNode::alloc and is now
-                // unreachable.
-                let b = unsafe { Box::from_raw(n) };
-                out.push(b.item);
+                // SAFETY: exclusive access; the node is allocated and now unreachable.
+                let (item, heap) = unsafe { ((*n).item, (*n).heap) };
+                if heap {
+                    // SAFETY: a heap node from QNode::alloc, freed once.
+                    drop(unsafe { Box::from_raw(n) });
+                }
+                out.push(item);
             }
         }
         out

@@ -9,6 +9,7 @@
 //! epoch collector, which frees it once no thread that might still read it is pinned.
 
 use crate::policy::queues::QueueItem;
+use crate::raw::queue::QNode;
 use crate::sync::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::atomic::{AtomicU32, AtomicU8};
 
@@ -23,6 +24,8 @@ pub(crate) const NO_SLOT: u32 = u32::MAX;
 
 #[derive(Debug)]
 pub(crate) struct Entry<K, V> {
+    /// The entry's first queue position (queue policies), so inserting allocates nothing more.
+    pub node: QNode<Entry<K, V>>,
     pub key: K,
     pub value: V,
     pub hash: u64,
@@ -44,8 +47,10 @@ pub(crate) struct Entry<K, V> {
 }
 
 impl<K, V> Entry<K, V> {
-    pub fn new(key: K, value: V, hash: u64, weight: u64) -> Self {
-        Entry {
+    /// A boxed entry whose embedded node points back at it.
+    pub fn boxed(key: K, value: V, hash: u64, weight: u64) -> *mut Self {
+        let p = Box::into_raw(Box::new(Entry {
+            node: QNode::embedded(),
             key,
             value,
             hash,
@@ -55,7 +60,10 @@ impl<K, V> Entry<K, V> {
             links: AtomicU8::new(2),
             chain: AtomicPtr::new(std::ptr::null_mut()),
             slot: AtomicU32::new(NO_SLOT),
-        }
+        }));
+        // SAFETY: `p` is fresh and not shared yet.
+        unsafe { (*p).node.item = p };
+        p
     }
 
     /// Marks a hit: sets the reference bit if it is clear.
@@ -77,6 +85,10 @@ impl<K, V> Entry<K, V> {
 }
 
 impl<K, V> QueueItem for Entry<K, V> {
+    unsafe fn embedded_node(this: *const Self) -> *mut QNode<Self> {
+        // SAFETY: valid entry per the contract; no reference is created.
+        unsafe { std::ptr::addr_of!((*this).node).cast_mut() }
+    }
     fn visited(&self) -> &AtomicBool {
         &self.visited
     }

@@ -40,19 +40,31 @@ use crossbeam_utils::CachePadded;
 use std::ptr;
 
 /// One queue position of an item.
+///
+/// An item's *first* position is a node embedded in the item itself (no allocation on insert);
+/// when the item is relinked (a second chance), it gets a heap node. Either way a node is
+/// enqueued at most once.
 #[derive(Debug)]
 pub(crate) struct QNode<T> {
-    /// The item; set at allocation, never changed.
+    /// The item; set before the node is first enqueued, never changed after.
     pub item: *const T,
     /// The next (newer) node, or null for the last node. Written once by the enqueuer that
     /// links after this node (Release), read by scanners (Acquire); never changed afterwards.
     pub next: AtomicPtr<QNode<T>>,
+    /// Heap-allocated by [`QNode::alloc`] (retire it when detached), or embedded in its item
+    /// (it lives and dies with the item).
+    pub heap: bool,
 }
 
 impl<T> QNode<T> {
     /// Allocates an unlinked node for `item`.
     pub fn alloc(item: *const T) -> *mut QNode<T> {
-        Box::into_raw(Box::new(QNode { item, next: AtomicPtr::new(ptr::null_mut()) }))
+        Box::into_raw(Box::new(QNode { item, next: AtomicPtr::new(ptr::null_mut()), heap: true }))
+    }
+
+    /// A node to embed in an item; its `item` is set when the item's address is known.
+    pub fn embedded() -> QNode<T> {
+        QNode { item: ptr::null(), next: AtomicPtr::new(ptr::null_mut()), heap: false }
     }
 }
 
@@ -64,6 +76,18 @@ pub(crate) trait Reclaim {
     /// `node` came from [`QNode::alloc`], is no longer reachable from any queue, and is retired
     /// exactly once.
     unsafe fn retire_node<T>(&self, node: *mut QNode<T>);
+
+    /// Retires `node` if it is a heap node; an embedded node is freed with its item.
+    ///
+    /// # Safety
+    /// `node` is detached and owned by the caller, and released exactly once.
+    unsafe fn release_node<T>(&self, node: *mut QNode<T>) {
+        // SAFETY: owned, allocated node.
+        if unsafe { (*node).heap } {
+            // SAFETY: a heap node from QNode::alloc, detached, released once.
+            unsafe { self.retire_node(node) };
+        }
+    }
 }
 
 #[cfg(not(loom))]
