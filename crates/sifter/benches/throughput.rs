@@ -187,8 +187,15 @@ fn main() {
                     // per-thread key spaces: the same sequence, a per-thread key prefix
                     _ => ((KEYS as f64 * size) as u64 * t as u64, vec![seqs[0].clone(); t], (0..t as u64).map(|i| i << 56).collect()),
                 };
-                for c in &caches {
-                    let mut runs: Vec<Run> = (0..repeat).map(|_| run(&*make(c, cap), &tseqs, &offsets, warm, secs)).collect();
+                // Round-robin over the caches in each repetition, so that the machine's noise
+                // (shared host) hits every cache alike.
+                let mut runs: Vec<Vec<Run>> = caches.iter().map(|_| Vec::new()).collect();
+                for _ in 0..repeat {
+                    for (i, c) in caches.iter().enumerate() {
+                        runs[i].push(run(&*make(c, cap), &tseqs, &offsets, warm, secs));
+                    }
+                }
+                for (c, mut runs) in caches.iter().zip(runs) {
                     runs.sort_by(|a, b| a.mops.total_cmp(&b.mops));
                     let med = &runs[runs.len() / 2];
                     println!(
