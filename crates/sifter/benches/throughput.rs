@@ -104,7 +104,13 @@ struct Run {
     hit_ratio: f64,
 }
 
-fn run(cache: &dyn Bench, seqs: &[Arc<Vec<u64>>], offsets: &[u64], warm: Duration, secs: Duration) -> Run {
+fn run(
+    cache: &dyn Bench,
+    seqs: &[Arc<Vec<u64>>],
+    offsets: &[u64],
+    warm: Duration,
+    secs: Duration,
+) -> Run {
     let threads = seqs.len();
     let barrier = Barrier::new(threads + 1);
     let stop = AtomicBool::new(false);
@@ -112,7 +118,8 @@ fn run(cache: &dyn Bench, seqs: &[Arc<Vec<u64>>], offsets: &[u64], warm: Duratio
     let results: Vec<(u64, u64)> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
             .map(|t| {
-                let (seq, off, barrier, stop, warming) = (&seqs[t], offsets[t], &barrier, &stop, &warming);
+                let (seq, off, barrier, stop, warming) =
+                    (&seqs[t], offsets[t], &barrier, &stop, &warming);
                 s.spawn(move || {
                     let (mut reqs, mut hits) = (0u64, 0u64);
                     let mut i = t * 7919 % seq.len();
@@ -161,31 +168,54 @@ fn run(cache: &dyn Bench, seqs: &[Arc<Vec<u64>>], offsets: &[u64], warm: Duratio
 }
 
 fn env_list(name: &str, default: &str) -> Vec<String> {
-    std::env::var(name).unwrap_or_else(|_| default.into()).split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+    std::env::var(name)
+        .unwrap_or_else(|_| default.into())
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 fn main() {
-    let threads: Vec<usize> = env_list("SIFTER_BENCH_THREADS", "1,2,4,8").iter().map(|s| s.parse().expect("threads")).collect();
-    let sizes: Vec<f64> = env_list("SIFTER_BENCH_SIZES", "0.01,0.1").iter().map(|s| s.parse().expect("size")).collect();
+    let threads: Vec<usize> = env_list("SIFTER_BENCH_THREADS", "1,2,4,8")
+        .iter()
+        .map(|s| s.parse().expect("threads"))
+        .collect();
+    let sizes: Vec<f64> = env_list("SIFTER_BENCH_SIZES", "0.01,0.1")
+        .iter()
+        .map(|s| s.parse().expect("size"))
+        .collect();
     let modes = env_list("SIFTER_BENCH_MODES", "shared,per-thread");
     let caches = env_list("SIFTER_BENCH_CACHES", "mobius,sieve,lru,clock,fifo,quick_cache,moka");
-    let secs = Duration::from_secs_f64(std::env::var("SIFTER_BENCH_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(0.5));
+    let secs = Duration::from_secs_f64(
+        std::env::var("SIFTER_BENCH_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(0.5),
+    );
     let warm = secs / 2;
-    let repeat: usize = std::env::var("SIFTER_BENCH_REPEAT").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
-    let out = std::env::var("SIFTER_BENCH_OUT").unwrap_or_else(|_| "target/bench-throughput.csv".into());
+    let repeat: usize =
+        std::env::var("SIFTER_BENCH_REPEAT").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
+    let out =
+        std::env::var("SIFTER_BENCH_OUT").unwrap_or_else(|_| "target/bench-throughput.csv".into());
     let max_t = *threads.iter().max().unwrap_or(&1);
     eprintln!("generating {max_t} Zipf(1.0) sequences of {SEQ} requests over {KEYS} keys...");
     let seqs: Vec<Arc<Vec<u64>>> = (0..max_t as u64).map(|t| Arc::new(sequence(t + 1))).collect();
     let mut csv = String::from("mode,size,threads,cache,mops_median,mops_min,mops_max,hit_ratio\n");
-    println!("{:<11} {:>5} {:>3} {:<12} {:>9} {:>9} {:>9} {:>7}", "mode", "size", "thr", "cache", "Mops/s", "min", "max", "hit");
+    println!(
+        "{:<11} {:>5} {:>3} {:<12} {:>9} {:>9} {:>9} {:>7}",
+        "mode", "size", "thr", "cache", "Mops/s", "min", "max", "hit"
+    );
     for mode in &modes {
         for &size in &sizes {
             for &t in &threads {
-                let (cap, tseqs, offsets): (u64, Vec<Arc<Vec<u64>>>, Vec<u64>) = match mode.as_str() {
+                let (cap, tseqs, offsets): (u64, Vec<Arc<Vec<u64>>>, Vec<u64>) = match mode.as_str()
+                {
                     // shared keys: every thread its own random draw from the same distribution
                     "shared" => ((KEYS as f64 * size) as u64, seqs[..t].to_vec(), vec![0; t]),
                     // per-thread key spaces: the same sequence, a per-thread key prefix
-                    _ => ((KEYS as f64 * size) as u64 * t as u64, vec![seqs[0].clone(); t], (0..t as u64).map(|i| i << 56).collect()),
+                    _ => (
+                        (KEYS as f64 * size) as u64 * t as u64,
+                        vec![seqs[0].clone(); t],
+                        (0..t as u64).map(|i| i << 56).collect(),
+                    ),
                 };
                 // Round-robin over the caches in each repetition, so that the machine's noise
                 // (shared host) hits every cache alike.
@@ -200,11 +230,21 @@ fn main() {
                     let med = &runs[runs.len() / 2];
                     println!(
                         "{:<11} {:>5} {:>3} {:<12} {:>9.2} {:>9.2} {:>9.2} {:>7.4}",
-                        mode, size, t, c, med.mops, runs[0].mops, runs[runs.len() - 1].mops, med.hit_ratio
+                        mode,
+                        size,
+                        t,
+                        c,
+                        med.mops,
+                        runs[0].mops,
+                        runs[runs.len() - 1].mops,
+                        med.hit_ratio
                     );
                     csv.push_str(&format!(
                         "{mode},{size},{t},{c},{:.3},{:.3},{:.3},{:.4}\n",
-                        med.mops, runs[0].mops, runs[runs.len() - 1].mops, med.hit_ratio
+                        med.mops,
+                        runs[0].mops,
+                        runs[runs.len() - 1].mops,
+                        med.hit_ratio
                     ));
                 }
             }

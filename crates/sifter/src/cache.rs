@@ -1,5 +1,6 @@
 //! `Cache<K, V>`: the index, a policy, and exact accounting.
 
+use crate::counter::Striped;
 use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::{Mode, Queues};
 use crate::raw::entry::{Entry, EVICTED};
@@ -10,7 +11,7 @@ use crossbeam_utils::CachePadded;
 use std::borrow::Borrow;
 use std::collections::HashSet;
 use std::hash::{BuildHasher, Hash};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 type Weigher<K, V> = Box<dyn Fn(&K, &V) -> u64 + Send + Sync>;
 
@@ -36,9 +37,9 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     /// reached yet). Eviction keeps it at or below `capacity`.
     held: CachePadded<AtomicU64>,
     /// Entries reachable from the index.
-    len: CachePadded<AtomicUsize>,
+    len: Striped,
     /// Weight of the entries reachable from the index.
-    live_weight: CachePadded<AtomicU64>,
+    live_weight: Striped,
 }
 
 // SAFETY: entries are shared between threads (values are cloned from any thread: V: Sync,
@@ -53,8 +54,8 @@ impl<K, V, S> std::fmt::Debug for Cache<K, V, S> {
         f.debug_struct("Cache")
             .field("policy", &self.policy)
             .field("capacity", &self.capacity)
-            .field("len", &self.len.load(Ordering::Relaxed))
-            .field("weight", &self.live_weight.load(Ordering::Relaxed))
+            .field("len", &self.len.sum())
+            .field("weight", &self.live_weight.sum())
             .finish_non_exhaustive()
     }
 }
@@ -100,8 +101,8 @@ where
             weigher,
             capacity,
             held: CachePadded::new(AtomicU64::new(0)),
-            len: CachePadded::new(AtomicUsize::new(0)),
-            live_weight: CachePadded::new(AtomicU64::new(0)),
+            len: Striped::new(),
+            live_weight: Striped::new(),
         })
     }
 
@@ -178,8 +179,8 @@ where
             }
         }
         let p = Entry::boxed(key, value, hash, weight);
-        self.len.fetch_add(1, Ordering::Relaxed);
-        self.live_weight.fetch_add(weight, Ordering::Relaxed);
+        self.len.add(1);
+        self.live_weight.add(weight as i64);
         // SAFETY: fresh valid entry; pinned.
         if let Inserted::Replaced(old) = unsafe { self.index.insert(p) } {
             // SAFETY: we own old's index link; pinned. This subtracts old's len and weight.
@@ -233,8 +234,8 @@ where
     unsafe fn drop_removed(&self, e: *const Entry<K, V>, guard: &Guard) {
         // SAFETY: allocated while we hold a link.
         let r = unsafe { &*e };
-        self.len.fetch_sub(1, Ordering::Relaxed);
-        self.live_weight.fetch_sub(r.weight, Ordering::Relaxed);
+        self.len.add(-1);
+        self.live_weight.add(-(r.weight as i64));
         if let Structure::Locked(l) = &self.structure {
             if l.on_remove(r) {
                 self.held.fetch_sub(r.weight, Ordering::Relaxed);
@@ -263,8 +264,8 @@ where
         self.held.fetch_sub(r.weight, Ordering::Relaxed);
         // SAFETY: allocated (we hold a link).
         if unsafe { self.index.unlink(e, EVICTED) } {
-            self.len.fetch_sub(1, Ordering::Relaxed);
-            self.live_weight.fetch_sub(r.weight, Ordering::Relaxed);
+            self.len.add(-1);
+            self.live_weight.add(-(r.weight as i64));
             if r.unlink_one() {
                 // SAFETY: both links gone.
                 unsafe { retire(guard, e) };
@@ -299,7 +300,7 @@ where
     /// Exact when no operation is in flight; during concurrent inserts it may briefly exceed the
     /// capacity by the number of inserting threads (each insert links its entry, then evicts).
     pub fn len(&self) -> usize {
-        self.len.load(Ordering::Relaxed)
+        self.len.sum() as usize
     }
 
     /// Whether the cache holds no entries.
@@ -309,7 +310,7 @@ where
 
     /// Total weight of the entries in the cache (equals `len` without a weigher).
     pub fn weight(&self) -> u64 {
-        self.live_weight.load(Ordering::Relaxed)
+        self.live_weight.sum()
     }
 
     /// The capacity, in entries (or in weight units with a weigher).

@@ -79,6 +79,8 @@ mod sync;
 #[cfg(not(loom))]
 mod cache;
 #[cfg(not(loom))]
+mod counter;
+#[cfg(not(loom))]
 pub use cache::Cache;
 
 #[cfg(loom)]

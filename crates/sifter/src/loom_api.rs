@@ -18,7 +18,11 @@ pub struct Item {
 impl Item {
     /// A leaked item (lives for the whole model run).
     pub fn new(id: usize, visited: bool) -> &'static Item {
-        let p = Box::into_raw(Box::new(Item { node: QNode::embedded(), id, visited: AtomicBool::new(visited) }));
+        let p = Box::into_raw(Box::new(Item {
+            node: QNode::embedded(),
+            id,
+            visited: AtomicBool::new(visited),
+        }));
         // SAFETY: fresh, unshared.
         unsafe {
             (*p).node.item = p;
