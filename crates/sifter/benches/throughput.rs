@@ -6,6 +6,7 @@
 //!   (hot keys are contended);
 //! * `per-thread`: each thread replays the same sequence in its own key space and the capacity
 //!   is `size` × 1M × threads (the Mobius/CacheLib papers' method).
+//!
 //! Each run: warm-up (not timed), then a fixed-duration measured phase; throughput = requests of
 //! all threads / wall time. Medians over `--repeat` runs, with min and max.
 //!
