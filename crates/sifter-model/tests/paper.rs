@@ -1,0 +1,131 @@
+//! Validation against "Can increasing the hit ratio hurt cache throughput?" (Qiu, Yang,
+//! Harchol-Balter): its closed-form bounds, equations (1)–(6); the LRU bottleneck switch at
+//! p = 0.84; the published simulator's numbers (design note §2.2); and agreement of the three
+//! solvers with each other.
+
+use sifter_model::policies::{build, Params};
+use sifter_model::sim::{simulate, SimOptions};
+use sifter_model::solve::{bound, mva, pstar};
+
+fn params(hit: f64, disk: f64, tail_zero: bool) -> Params {
+    let overrides = if tail_zero { vec![("tail".to_string(), 0.0)] } else { vec![] };
+    Params { hit, disk_us: disk, overrides, ..Params::default() }
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * b.abs().max(1e-12)
+}
+
+#[test]
+fn lru_bounds_are_equations_1_to_3() {
+    for (disk, a, b) in [(100.0, 101.1, 99.3), (5.0, 6.1, 4.3), (500.0, 501.1, 499.3)] {
+        for i in 0..=100 {
+            let p = i as f64 / 100.0;
+            let net = build("lru", &params(p, disk, true)).unwrap();
+            let want = (72.0 / (a - b * p)).min(1.0 / 0.59f64.max(0.7 * p));
+            let got = bound(&net, 72).x;
+            assert!(close(got, want, 1e-9), "disk {disk} p {p}: {got} vs {want}");
+        }
+    }
+}
+
+#[test]
+fn fifo_bounds_are_equations_4_to_6() {
+    for (disk, a, b) in [(100.0, 101.24, 100.73), (5.0, 6.24, 5.73), (500.0, 501.24, 500.73)] {
+        for i in 0..100 {
+            let p = i as f64 / 100.0;
+            let net = build("fifo", &params(p, disk, true)).unwrap();
+            let want = (72.0 / (a - b * p)).min(1.0 / (0.73 - 0.73 * p));
+            assert!(close(bound(&net, 72).x, want, 1e-9), "disk {disk} p {p}");
+        }
+    }
+}
+
+#[test]
+fn lru_bottleneck_switches_at_0_84() {
+    let (p, x) = pstar(|p| bound(&build("lru", &params(p, 5.0, true)).unwrap(), 72).x, 1000);
+    assert!((p - 0.59 / 0.7).abs() < 1e-6, "p* = {p}");
+    assert!(close(x, 1.0 / 0.59, 1e-6));
+    assert_eq!(bound(&build("lru", &params(0.83, 5.0, true)).unwrap(), 72).bottleneck, "head");
+    assert_eq!(bound(&build("lru", &params(0.85, 5.0, true)).unwrap(), 72).bottleneck, "delink");
+    // FIFO-like policies never peak before p = 1.
+    for pol in ["fifo", "clock", "mobius"] {
+        let (p, _) =
+            pstar(|p| bound(&build(pol, &params(p.min(0.999), 5.0, false)).unwrap(), 72).x, 1000);
+        assert!(p >= 0.99, "{pol}: p* = {p}");
+    }
+}
+
+#[test]
+fn faster_disks_and_more_cores_move_pstar_earlier() {
+    // Fig. 12's trend, from the bound as the paper computes it: p* is where the population term
+    // meets the falling bottleneck term, never below 0.84 for LRU.
+    let ps = |disk: f64, n: u32| {
+        pstar(|p| bound(&build("lru", &params(p, disk, true)).unwrap(), n).x, 2000).0
+    };
+    let (d500, d100, d5) = (ps(500.0, 72), ps(100.0, 72), ps(5.0, 72));
+    assert!(d500 > d100 && d100 >= d5, "p* by disk latency: {d500} {d100} {d5}");
+    assert!((d500 - 501.1 / 549.7).abs() < 1e-4, "closed form 501.1 / (50.4 + 499.3): {d500}");
+    let (c16, c72, c144) = (ps(100.0, 16), ps(100.0, 72), ps(100.0, 144));
+    assert!(c16 > c72 && c72 >= c144, "p* by cores: {c16} {c72} {c144}");
+    assert!((c144 - 0.59 / 0.7).abs() < 1e-4);
+}
+
+#[test]
+fn published_simulator_points() {
+    // LRU, 5 µs disk, MPL 72: ≈1.43 Mops/s at p = 0.997 and ≈1.70 at p = 0.588 (KIOPS 1428 / 1699);
+    // FIFO at p = 0.9866: ≈99.4 Mops/s.
+    let o = SimOptions { warmup: 20_000, requests: 300_000, batches: 20, seed: 7 };
+    for (pol, p, want) in [("lru", 0.997, 1.428), ("lru", 0.588, 1.699), ("fifo", 0.9866, 99.4)] {
+        let net = build(pol, &params(p, 5.0, false)).unwrap();
+        let s = simulate(&net, 72, &o).unwrap();
+        assert!(
+            close(s.x, want, 0.04),
+            "{pol} p {p}: simulated {:.3} ± {:.3}, published {want}",
+            s.x,
+            s.ci95
+        );
+    }
+}
+
+#[test]
+fn solvers_agree() {
+    let o = SimOptions { warmup: 10_000, requests: 200_000, batches: 20, seed: 3 };
+    for pol in
+        ["lru", "problru", "fifo", "clock", "slru", "s3fifo", "sieve", "mobius", "lru-global"]
+    {
+        for (p, disk) in [(0.5, 5.0), (0.9, 100.0), (0.99, 5.0)] {
+            let net = build(pol, &params(p, disk, false)).unwrap();
+            let (b, m, s) = (bound(&net, 72).x, mva(&net, 72).x, simulate(&net, 72, &o).unwrap());
+            assert!(m <= b * (1.0 + 1e-9), "{pol} p {p}: MVA {m} above the bound {b}");
+            // Exponential FCFS stations and delay stations: product form, MVA is exact.
+            assert!(
+                close(s.x, m, 0.03) || (s.x - m).abs() <= 2.0 * s.ci95,
+                "{pol} p {p} disk {disk}: sim {:.4} ± {:.4} vs MVA {m:.4}",
+                s.x,
+                s.ci95
+            );
+        }
+    }
+}
+
+#[test]
+fn multi_server_cpu_station() {
+    // Two cores as a 2-server station: throughput can never exceed 2 / (CPU demand).
+    let p = Params { hit: 0.9, disk_us: 5.0, cpu_servers: Some(2), ..Params::default() };
+    let net = build("mobius", &p).unwrap();
+    let d_cpu = net.demands()[net.stations.iter().position(|s| s.name == "cpu").unwrap()];
+    let m = mva(&net, 16).x;
+    assert!(m <= 2.0 / d_cpu + 1e-9);
+    let s = simulate(&net, 16, &SimOptions::default()).unwrap();
+    assert!(close(s.x, m, 0.05), "sim {} vs MVA {m}", s.x);
+}
+
+#[test]
+fn bad_parameters_are_errors() {
+    assert!(build("lru", &Params { hit: 1.5, ..Params::default() }).is_err());
+    assert!(build("nope", &Params::default()).is_err());
+    assert!(build("lru", &Params { overrides: vec![("bogus".into(), 1.0)], ..Params::default() })
+        .is_err());
+    assert!(build("problru", &Params { q: 2.0, ..Params::default() }).is_err());
+}
