@@ -1,10 +1,13 @@
 //! `sifter`: the command-line front end of the sifter toolkit.
 //!
 //! Subcommands: `sim` (miss-ratio simulation), `trace` (stats, gen, convert), `policies` (list
-//! the simulator's policies) and `lab` (the default experiment suite and its report).
+//! the simulator's policies), `model` (queueing-model throughput predictions) and `lab` (the
+//! default experiment suite and its report).
 
 mod lab;
+mod model_cmd;
 mod output;
+mod plot;
 mod progress;
 mod sim;
 mod trace_cmd;
@@ -27,6 +30,9 @@ enum Cmd {
     Trace(trace_cmd::TraceCmd),
     /// List the simulator's policies and their parameters.
     Policies,
+    /// Queueing-model predictions of throughput from the hit ratio.
+    #[command(subcommand)]
+    Model(model_cmd::ModelCmd),
     /// Run the default experiment suite and write a report.
     Lab(lab::LabArgs),
 }
@@ -40,6 +46,7 @@ fn main() {
             sim::print_policies();
             Ok(())
         }
+        Cmd::Model(m) => model_cmd::run(m),
         Cmd::Lab(a) => lab::run(a),
     };
     if let Err(e) = res {

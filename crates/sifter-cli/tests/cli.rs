@@ -148,8 +148,57 @@ fn lab_quick_writes_a_report() {
     let d = tempfile::tempdir().expect("tmp");
     ok(&sifter(&["lab", "--quick", "-q", "--out", "rep"], d.path()));
     let html = std::fs::read_to_string(d.path().join("rep/index.html")).expect("html");
-    for w in ["zipf", "scan", "twophase", "latest", "SIEVE", "Belady", "miss-ratios"] {
+    for w in [
+        "zipf",
+        "scan",
+        "twophase",
+        "latest",
+        "SIEVE",
+        "Belady",
+        "miss-ratios",
+        "throughput-model",
+        "<svg",
+    ] {
         assert!(html.contains(w), "report lacks {w}");
     }
     assert!(d.path().join("rep/results.json").exists() && d.path().join("rep/sim.csv").exists());
+}
+
+#[test]
+fn model_commands() {
+    let d = tempfile::tempdir().expect("tmp");
+    let p = d.path();
+    let out = ok(&sifter(
+        &["model", "pstar", "--policy", "lru,fifo", "--mpl", "72", "--disk-us", "100"],
+        p,
+    ));
+    assert!(out.contains("0.8429") && out.contains("never falls"), "{out}");
+    let out = ok(&sifter(
+        &[
+            "model",
+            "solve",
+            "--policy",
+            "lru",
+            "--hit",
+            "0.95",
+            "--disk-us",
+            "5",
+            "--sim-requests",
+            "20000",
+        ],
+        p,
+    ));
+    assert!(out.contains("delink"), "{out}");
+    ok(&sifter(
+        &[
+            "model", "sweep", "--policy", "lru", "--hit", "0:1:0.1", "--csv", "s.csv", "--svg",
+            "s.svg",
+        ],
+        p,
+    ));
+    assert_eq!(std::fs::read_to_string(p.join("s.csv")).expect("csv").lines().count(), 1 + 11 * 2);
+    assert!(std::fs::read_to_string(p.join("s.svg")).expect("svg").contains("<svg"));
+    fails_with(&sifter(&["model", "pstar", "--policy", "nope"], p), "unknown policy");
+    fails_with(&sifter(&["model", "solve", "--hit", "2"], p), "hit ratio");
+    fails_with(&sifter(&["model", "solve", "--hit", "0.5", "--set", "bogus=1"], p), "no station");
 }

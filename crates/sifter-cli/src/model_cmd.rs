@@ -1,0 +1,312 @@
+//! `sifter model`: queueing-model predictions of throughput from the hit ratio.
+
+use crate::output::{table, write_to};
+use anyhow::{bail, Context, Result};
+use sifter_model::network::Network;
+use sifter_model::policies::{build, Params, POLICIES};
+use sifter_model::sim::{simulate, SimOptions};
+use sifter_model::solve::{bound, mva, pstar};
+use std::path::PathBuf;
+
+/// Parameters shared by every `model` subcommand.
+#[derive(clap::Args, Debug, Clone)]
+pub struct NetArgs {
+    /// Policies (comma-separated): lru, lru-global, problru, fifo, clock, slru, s3fifo, sieve, mobius.
+    #[arg(short, long, default_value = "lru")]
+    pub policy: String,
+    /// Multiprogramming level: concurrent requests (threads).
+    #[arg(long, default_value_t = 72)]
+    pub mpl: u32,
+    /// Mean backend (disk) latency of a miss, µs (comma-separated in `sweep`).
+    #[arg(long, default_value = "100")]
+    pub disk_us: String,
+    /// Lookup (hash) time, µs.
+    #[arg(long, default_value_t = 0.51)]
+    pub lookup_us: f64,
+    /// Probabilistic LRU: probability a hit skips the list update.
+    #[arg(long, default_value_t = 0.5)]
+    pub q: f64,
+    /// S3-FIFO: ghost-hit probability among misses.
+    #[arg(long, default_value_t = 0.1)]
+    pub p1: f64,
+    /// S3-FIFO: probability of a re-access while in the small queue.
+    #[arg(long, default_value_t = 0.3)]
+    pub p2: f64,
+    /// Override a station's mean service time: `--set delink=0.8` (repeatable).
+    #[arg(long = "set")]
+    pub set: Vec<String>,
+    /// Model CPU work as a station with this many servers (cores) instead of unlimited.
+    #[arg(long)]
+    pub cpu_servers: Option<u32>,
+}
+
+impl NetArgs {
+    fn params(&self, hit: f64, disk: f64) -> Result<Params> {
+        let mut overrides = Vec::new();
+        for s in &self.set {
+            let (k, v) =
+                s.split_once('=').with_context(|| format!("--set {s}: expected station=µs"))?;
+            let v: f64 = v.parse().with_context(|| format!("--set {s}: '{v}' is not a number"))?;
+            if !(v >= 0.0 && v.is_finite()) {
+                bail!("--set {s}: service time must be a non-negative number");
+            }
+            overrides.push((k.trim().to_string(), v));
+        }
+        Ok(Params {
+            hit,
+            disk_us: disk,
+            lookup_us: self.lookup_us,
+            q: self.q,
+            p1: self.p1,
+            p2: self.p2,
+            overrides,
+            cpu_servers: self.cpu_servers,
+            ..Params::default()
+        })
+    }
+
+    fn policies(&self) -> Result<Vec<String>> {
+        let v: Vec<String> = self
+            .policy
+            .split(',')
+            .map(|s| s.trim().to_lowercase())
+            .filter(|s| !s.is_empty())
+            .collect();
+        for p in &v {
+            if !POLICIES.contains(&p.as_str()) {
+                bail!("unknown policy '{p}' (known: {})", POLICIES.join(", "));
+            }
+        }
+        if v.is_empty() {
+            bail!("no policy given");
+        }
+        Ok(v)
+    }
+
+    fn disks(&self) -> Result<Vec<f64>> {
+        self.disk_us
+            .split(',')
+            .map(|s| {
+                s.trim()
+                    .trim_end_matches("us")
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| *v >= 0.0)
+                    .with_context(|| format!("--disk-us: '{s}' is not a latency in µs"))
+            })
+            .collect()
+    }
+}
+
+/// `sifter model ...`
+#[derive(clap::Subcommand, Debug)]
+pub enum ModelCmd {
+    /// Throughput at one hit ratio by every solver, with the bottleneck and utilisations.
+    Solve {
+        #[command(flatten)]
+        net: NetArgs,
+        /// Hit ratio.
+        #[arg(long)]
+        hit: f64,
+        /// Requests simulated (0 skips the simulation).
+        #[arg(long, default_value_t = 200_000)]
+        sim_requests: u64,
+    },
+    /// The critical hit ratio p*, beyond which throughput falls.
+    Pstar {
+        #[command(flatten)]
+        net: NetArgs,
+        /// `bound` (the paper's analysis) or `mva`.
+        #[arg(long, default_value = "bound")]
+        solver: String,
+    },
+    /// Throughput over a range of hit ratios, for each policy and disk latency.
+    Sweep {
+        #[command(flatten)]
+        net: NetArgs,
+        /// Hit ratios as `from:to:step`.
+        #[arg(long, default_value = "0:0.99:0.01")]
+        hit: String,
+        /// Solvers (comma-separated): bound, mva, sim.
+        #[arg(long, default_value = "bound,mva")]
+        solver: String,
+        /// Write CSV here (`-` for stdout).
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// Write an SVG plot here.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
+}
+
+fn describe(net: &Network) -> String {
+    net.stations
+        .iter()
+        .map(|s| format!("{} {:.3}µs", s.name, s.service))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Runs a `model` subcommand.
+pub fn run(cmd: ModelCmd) -> Result<()> {
+    match cmd {
+        ModelCmd::Solve { net, hit, sim_requests } => {
+            let mut rows = Vec::new();
+            for pol in net.policies()? {
+                for disk in net.disks()? {
+                    let n = build(&pol, &net.params(hit, disk)?).map_err(anyhow::Error::msg)?;
+                    let b = bound(&n, net.mpl);
+                    let m = mva(&n, net.mpl);
+                    let s = if sim_requests > 0 {
+                        let r = simulate(
+                            &n,
+                            net.mpl,
+                            &SimOptions { requests: sim_requests, ..SimOptions::default() },
+                        )
+                        .map_err(anyhow::Error::msg)?;
+                        format!("{:.4} ± {:.4}", r.x, r.ci95)
+                    } else {
+                        "-".into()
+                    };
+                    let util: Vec<String> = n
+                        .stations
+                        .iter()
+                        .zip(&m.u)
+                        .map(|(st, u)| format!("{} {:.0}%", st.name, u * 100.0))
+                        .collect();
+                    rows.push(vec![
+                        pol.clone(),
+                        format!("{disk}"),
+                        format!("{:.4}", b.x),
+                        b.bottleneck.clone(),
+                        format!("{:.4}", m.x),
+                        s,
+                        util.join(" "),
+                    ]);
+                    eprintln!("{pol}: {}", describe(&n));
+                }
+            }
+            println!("hit ratio {hit}, MPL {}; throughput in Mops/s (requests per µs)", net.mpl);
+            print!(
+                "{}",
+                table(
+                    &[
+                        "policy",
+                        "disk µs",
+                        "bound",
+                        "bottleneck",
+                        "MVA",
+                        "simulation (95% CI)",
+                        "utilisation (MVA)"
+                    ],
+                    &rows
+                )
+            );
+        }
+        ModelCmd::Pstar { net, solver } => {
+            let mut rows = Vec::new();
+            for pol in net.policies()? {
+                for disk in net.disks()? {
+                    let x_of = |p: f64| -> f64 {
+                        match net.params(p, disk).ok().and_then(|pp| build(&pol, &pp).ok()) {
+                            Some(n) if solver == "mva" => mva(&n, net.mpl).x,
+                            Some(n) => bound(&n, net.mpl).x,
+                            None => 0.0,
+                        }
+                    };
+                    if solver != "bound" && solver != "mva" {
+                        bail!("--solver must be bound or mva");
+                    }
+                    build(&pol, &net.params(0.5, disk)?).map_err(anyhow::Error::msg)?;
+                    let (p, x) = pstar(x_of, 2000);
+                    let verdict =
+                        if p >= 1.0 { "never falls".to_string() } else { format!("{p:.4}") };
+                    rows.push(vec![
+                        pol.clone(),
+                        format!("{disk}"),
+                        format!("{}", net.mpl),
+                        verdict,
+                        format!("{x:.4}"),
+                    ]);
+                }
+            }
+            print!("{}", table(&["policy", "disk µs", "MPL", "p*", "peak Mops/s"], &rows));
+        }
+        ModelCmd::Sweep { net, hit, solver, csv, svg } => {
+            let parts: Vec<f64> = hit
+                .split(':')
+                .map(|s| s.parse::<f64>())
+                .collect::<Result<_, _>>()
+                .context("--hit: expected from:to:step")?;
+            let [from, to, step] = parts[..] else { bail!("--hit: expected from:to:step") };
+            if !(0.0..=1.0).contains(&from)
+                || !(0.0..=1.0).contains(&to)
+                || step <= 0.0
+                || from > to
+            {
+                bail!("--hit: need 0 <= from <= to <= 1 and step > 0");
+            }
+            let solvers: Vec<&str> = solver.split(',').map(str::trim).collect();
+            for s in &solvers {
+                if !["bound", "mva", "sim"].contains(s) {
+                    bail!("unknown solver '{s}' (bound, mva, sim)");
+                }
+            }
+            let mut out = String::from("policy,disk_us,mpl,hit,solver,mops,ci95\n");
+            let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+            let n_steps = ((to - from) / step).round() as usize;
+            for pol in net.policies()? {
+                for disk in net.disks()? {
+                    for s in &solvers {
+                        let mut pts = Vec::new();
+                        for i in 0..=n_steps {
+                            let h = (from + i as f64 * step).min(to);
+                            let n =
+                                build(&pol, &net.params(h, disk)?).map_err(anyhow::Error::msg)?;
+                            let (x, ci) = match *s {
+                                "bound" => (bound(&n, net.mpl).x, 0.0),
+                                "mva" => (mva(&n, net.mpl).x, 0.0),
+                                _ => {
+                                    let r = simulate(
+                                        &n,
+                                        net.mpl,
+                                        &SimOptions {
+                                            warmup: 5_000,
+                                            requests: 50_000,
+                                            batches: 10,
+                                            seed: 1,
+                                        },
+                                    )
+                                    .map_err(anyhow::Error::msg)?;
+                                    (r.x, r.ci95)
+                                }
+                            };
+                            out.push_str(&format!(
+                                "{pol},{disk},{},{h:.4},{s},{x:.6},{ci:.6}\n",
+                                net.mpl
+                            ));
+                            pts.push((h, x));
+                        }
+                        series.push((format!("{pol} {disk}µs {s}"), pts));
+                    }
+                }
+            }
+            match &csv {
+                Some(p) => write_to(p, &out)?,
+                None if svg.is_none() => print!("{out}"),
+                None => {}
+            }
+            if let Some(p) = &svg {
+                crate::plot::lines(
+                    p,
+                    &format!("Throughput vs hit ratio (MPL {})", net.mpl),
+                    "hit ratio",
+                    "Mops/s",
+                    &series,
+                )?;
+                eprintln!("wrote {}", p.display());
+            }
+        }
+    }
+    Ok(())
+}
