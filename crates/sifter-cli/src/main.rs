@@ -4,6 +4,7 @@
 //! the simulator's policies), `model` (queueing-model throughput predictions) and `lab` (the
 //! default experiment suite and its report).
 
+mod closed_loop;
 mod lab;
 mod model_cmd;
 mod output;
@@ -30,11 +31,21 @@ enum Cmd {
     Trace(trace_cmd::TraceCmd),
     /// List the simulator's policies and their parameters.
     Policies,
+    /// Throughput benchmarks of the concurrent caches.
+    #[command(subcommand)]
+    Bench(BenchCmd),
     /// Queueing-model predictions of throughput from the hit ratio.
     #[command(subcommand)]
     Model(model_cmd::ModelCmd),
     /// Run the default experiment suite and write a report.
     Lab(lab::LabArgs),
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCmd {
+    /// N workers against a cache whose misses wait an emulated backend; measured vs the
+    /// calibrated queueing model over a sweep of cache sizes (hit ratios).
+    ClosedLoop(closed_loop::ClosedLoopArgs),
 }
 
 fn main() {
@@ -47,6 +58,7 @@ fn main() {
             Ok(())
         }
         Cmd::Model(m) => model_cmd::run(m),
+        Cmd::Bench(BenchCmd::ClosedLoop(a)) => closed_loop::closed_loop(a),
         Cmd::Lab(a) => lab::run(a),
     };
     if let Err(e) = res {

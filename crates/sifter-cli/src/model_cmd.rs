@@ -120,6 +120,18 @@ pub enum ModelCmd {
         #[arg(long, default_value = "bound")]
         solver: String,
     },
+    /// Measure the mean cost of a hit and of a miss of sifter's own caches on this machine.
+    Calibrate {
+        /// Policies (comma-separated): mobius, sieve, lru, fifo, clock.
+        #[arg(short, long, default_value = "mobius,sieve,lru,fifo,clock")]
+        policy: String,
+        /// Cache capacity used for the measurement.
+        #[arg(long, default_value_t = 10_000)]
+        capacity: u64,
+        /// Write JSON here (`-` for stdout).
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Throughput over a range of hit ratios, for each policy and disk latency.
     Sweep {
         #[command(flatten)]
@@ -202,6 +214,30 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
                     &rows
                 )
             );
+        }
+        ModelCmd::Calibrate { policy, capacity, json } => {
+            if capacity < 10 {
+                bail!("--capacity must be at least 10");
+            }
+            let mut rows = Vec::new();
+            let mut out = serde_json::Map::new();
+            for name in policy.split(',').map(str::trim) {
+                let p: sifter::Policy = name.parse().map_err(anyhow::Error::msg)?;
+                let c = crate::closed_loop::calibrate(p, capacity, 3);
+                rows.push(vec![
+                    name.to_string(),
+                    format!("{:.4}", c.hit_us),
+                    format!("{:.4}", c.miss_us),
+                ]);
+                out.insert(name.to_string(), serde_json::to_value(c)?);
+            }
+            println!(
+                "single-threaded mean cost per operation on this machine (min of 3 rounds), µs"
+            );
+            print!("{}", table(&["policy", "hit (get)", "miss (get + insert + eviction)"], &rows));
+            if let Some(p) = &json {
+                write_to(p, &(serde_json::to_string_pretty(&out)? + "\n"))?;
+            }
         }
         ModelCmd::Pstar { net, solver } => {
             let mut rows = Vec::new();

@@ -1,0 +1,341 @@
+//! The experiment that closes the loop between the queueing model and the real caches:
+//! `sifter model calibrate` measures what sifter's own operations cost on this machine, and
+//! `sifter bench closed-loop` runs N worker threads against a cache whose misses wait an emulated
+//! backend latency, sweeping the hit ratio through the cache size, and puts the calibrated
+//! model's prediction beside each measurement.
+//!
+//! The backend wait **sleeps** (`std::thread::sleep`) by default, so that the multiprogramming
+//! level can exceed the core count and a waiting request uses no CPU — what the model's delay
+//! station assumes. Linux sleeps overshoot short requests (timer slack, wake-up latency), so the
+//! mean wait is *measured* and that measured mean is what the model is given. `--spin` busy-waits
+//! instead (exact latency, but a waiting request then occupies a core, so the model counts the
+//! wait as CPU work).
+
+use crate::output::{table, write_to};
+use anyhow::{bail, Context, Result};
+use rand::SeedableRng;
+use rand_distr::{Distribution, Zipf};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use sifter::{Cache, Policy};
+use sifter_model::network::{Dist, Network, Path, Station, Step};
+use sifter_model::solve::mva;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Mean CPU cost of one hit and one miss (get + insert with its eviction) of a policy, µs.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Costs {
+    /// A hit.
+    pub hit_us: f64,
+    /// A miss, excluding any backend wait.
+    pub miss_us: f64,
+}
+
+fn policy_of(name: &str) -> Result<Policy> {
+    name.parse::<Policy>().map_err(anyhow::Error::msg)
+}
+
+fn zipf_seq(keys: u64, n: usize, seed: u64) -> Vec<u64> {
+    let z = Zipf::new(keys as f64, 1.0).expect("valid zipf");
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    (0..n).map(|_| z.sample(&mut rng) as u64).collect()
+}
+
+/// Measures hit and miss costs of `policy` single-threaded: a warm cache of `cap` entries,
+/// hits on resident keys, misses on keys never seen (each evicts one entry).
+pub fn calibrate(policy: Policy, cap: u64, rounds: usize) -> Costs {
+    let c: Cache<u64, u64> = Cache::builder().capacity(cap).policy(policy).build();
+    for k in 0..cap {
+        c.insert(k, k);
+    }
+    let seq = zipf_seq(cap, 1 << 20, 9);
+    let mut hit = f64::MAX;
+    let mut miss = f64::MAX;
+    let mut fresh = cap;
+    for _ in 0..rounds.max(1) {
+        let t = Instant::now();
+        let mut found = 0u64;
+        for &k in &seq {
+            found += c.get(&(k - 1)).is_some() as u64;
+        }
+        std::hint::black_box(found);
+        hit = hit.min(t.elapsed().as_secs_f64() * 1e6 / seq.len() as f64);
+        let n = 200_000u64;
+        let t = Instant::now();
+        for k in fresh..fresh + n {
+            if c.get(&k).is_none() {
+                c.insert(k, k);
+            }
+        }
+        fresh += n;
+        miss = miss.min(t.elapsed().as_secs_f64() * 1e6 / n as f64);
+        // put the popular keys back so the next hit round hits
+        for k in 0..cap {
+            c.insert(k, k);
+        }
+    }
+    Costs { hit_us: hit, miss_us: miss }
+}
+
+/// The calibrated model: CPU work as a `cores`-server station, the backend as a delay, and for
+/// LRU the per-hit list update as a single-server lock station (its cost is the hit cost above
+/// the lock-free policies'); SIEVE's lock holds its misses' list work likewise.
+/// With `spin`, the backend wait busy-waits on a core, so it is CPU work rather than a delay.
+pub fn calibrated_network(
+    name: &str,
+    costs: &Costs,
+    base: &Costs,
+    hit: f64,
+    backend_us: f64,
+    spin: bool,
+    cores: u32,
+) -> Network {
+    let mut stations =
+        vec![Station { name: "cpu".into(), service: 0.0, servers: cores, dist: Dist::Exp }];
+    let mut lock = |us: f64| -> Option<usize> {
+        (us > 0.0).then(|| {
+            stations.push(Station {
+                name: "lock".into(),
+                service: us,
+                servers: 1,
+                dist: Dist::Exp,
+            });
+            stations.len() - 1
+        })
+    };
+    let (hit_lock, miss_lock) = match name {
+        "lru" => ((costs.hit_us - base.hit_us).max(0.0), (costs.miss_us - base.miss_us).max(0.0)),
+        "sieve" => (0.0, (costs.miss_us - base.miss_us).max(0.0)),
+        _ => (0.0, 0.0),
+    };
+    let lk = lock(hit_lock.max(miss_lock));
+    let mut hit_steps = vec![Step::Work(0, costs.hit_us - hit_lock)];
+    let backend = if spin { Step::Work(0, backend_us) } else { Step::Think(backend_us) };
+    let mut miss_steps = vec![Step::Work(0, costs.miss_us - miss_lock), backend];
+    if let Some(l) = lk {
+        if hit_lock > 0.0 {
+            hit_steps.push(Step::Work(l, hit_lock));
+        }
+        if miss_lock > 0.0 {
+            miss_steps.push(Step::Work(l, miss_lock));
+        }
+    }
+    let mut n = Network {
+        name: format!("{name} (calibrated)"),
+        stations,
+        paths: vec![
+            Path { label: "hit".into(), prob: hit, steps: hit_steps },
+            Path { label: "miss".into(), prob: 1.0 - hit, steps: miss_steps },
+        ],
+    };
+    let (d, v) = (n.demands()[0], n.visits()[0]);
+    n.stations[0].service = if v > 0.0 { d / v } else { 0.0 };
+    n
+}
+
+/// One closed-loop measurement.
+pub struct Measured {
+    /// Requests per µs.
+    pub x: f64,
+    /// Hit ratio.
+    pub hit: f64,
+    /// Mean measured backend wait per miss, µs.
+    pub wait_us: f64,
+}
+
+/// Runs `mpl` workers for `secs` against `cache`; each miss waits `backend` (sleep or spin).
+pub fn run(
+    cache: &Cache<u64, u64>,
+    seqs: &[Vec<u64>],
+    backend: Duration,
+    spin: bool,
+    secs: f64,
+) -> Measured {
+    let stop = AtomicBool::new(false);
+    let warm = AtomicBool::new(true);
+    let res: Vec<(u64, u64, f64)> = std::thread::scope(|s| {
+        let hs: Vec<_> = seqs
+            .iter()
+            .map(|seq| {
+                let (stop, warm) = (&stop, &warm);
+                s.spawn(move || {
+                    let (mut reqs, mut hits, mut waited) = (0u64, 0u64, 0.0f64);
+                    let mut counting = false;
+                    let mut i = 0;
+                    // Relaxed: the flags only end phases.
+                    while !stop.load(Ordering::Relaxed) {
+                        if !counting && !warm.load(Ordering::Relaxed) {
+                            counting = true;
+                            (reqs, hits, waited) = (0, 0, 0.0);
+                        }
+                        let k = seq[i];
+                        i = if i + 1 == seq.len() { 0 } else { i + 1 };
+                        if cache.get(&k).is_some() {
+                            hits += 1;
+                        } else {
+                            let t = Instant::now();
+                            if spin {
+                                while t.elapsed() < backend {
+                                    std::hint::spin_loop();
+                                }
+                            } else {
+                                std::thread::sleep(backend);
+                            }
+                            waited += t.elapsed().as_secs_f64();
+                            cache.insert(k, k);
+                        }
+                        reqs += 1;
+                    }
+                    (reqs, hits, waited)
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs_f64(secs * 0.3));
+        warm.store(false, Ordering::Relaxed);
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_secs_f64(secs));
+        stop.store(true, Ordering::Relaxed);
+        let el = t0.elapsed().as_secs_f64();
+        let r: Vec<(u64, u64, f64)> = hs.into_iter().map(|h| h.join().expect("worker")).collect();
+        r.into_iter().map(|(reqs, hits, w)| (reqs, hits, w / el)).collect()
+    });
+    // Each worker's counts cover the measured window (it stops within one request of `stop`).
+    let reqs: u64 = res.iter().map(|r| r.0).sum();
+    let hits: u64 = res.iter().map(|r| r.1).sum();
+    let misses = reqs.saturating_sub(hits).max(1);
+    let waited_per_sec: f64 = res.iter().map(|r| r.2).sum();
+    Measured {
+        x: reqs as f64 / secs / 1e6,
+        hit: hits as f64 / reqs.max(1) as f64,
+        wait_us: waited_per_sec * secs * 1e6 / misses as f64,
+    }
+}
+
+/// Arguments of `sifter bench closed-loop`.
+#[derive(clap::Args, Debug)]
+pub struct ClosedLoopArgs {
+    /// Policies (comma-separated): mobius, sieve, lru, fifo, clock.
+    #[arg(short, long, default_value = "lru,fifo,clock,sieve,mobius")]
+    pub policy: String,
+    /// Worker threads (multiprogramming level).
+    #[arg(long, default_value_t = 8)]
+    pub mpl: usize,
+    /// Emulated backend latency per miss (e.g. 5us, 100us, 500us).
+    #[arg(long, default_value = "100us")]
+    pub backend_latency: String,
+    /// Cache sizes as fractions of the keys (sweeps the hit ratio).
+    #[arg(long, default_value = "0.001,0.01,0.05,0.2,0.5")]
+    pub sizes: String,
+    /// Distinct keys (Zipf 1.0).
+    #[arg(long, default_value_t = 100_000)]
+    pub keys: u64,
+    /// Seconds measured per point.
+    #[arg(long, default_value_t = 1.0)]
+    pub secs: f64,
+    /// Busy-wait the backend latency instead of sleeping.
+    #[arg(long)]
+    pub spin: bool,
+    /// Cores for the model's CPU station (default: this machine's).
+    #[arg(long)]
+    pub cores: Option<u32>,
+    /// Write CSV here (`-` for stdout).
+    #[arg(long)]
+    pub csv: Option<std::path::PathBuf>,
+}
+
+fn parse_latency(s: &str) -> Result<Duration> {
+    let t = s.trim();
+    let (num, mul) = if let Some(n) = t.strip_suffix("us") {
+        (n, 1e-6)
+    } else if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix("ns") {
+        (n, 1e-9)
+    } else {
+        (t, 1e-6)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .with_context(|| format!("latency '{s}': expected e.g. 5us, 100us, 1ms"))?;
+    if !(v >= 0.0 && v < 1e9) {
+        bail!("latency '{s}' out of range");
+    }
+    Ok(Duration::from_secs_f64(v * mul))
+}
+
+/// `sifter bench closed-loop`.
+pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
+    let backend = parse_latency(&a.backend_latency)?;
+    if a.mpl == 0 || a.keys < 10 || !(a.secs > 0.0) {
+        bail!("need --mpl >= 1, --keys >= 10 and --secs > 0");
+    }
+    let cores = a
+        .cores
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    let sizes: Vec<f64> = a
+        .sizes
+        .split(',')
+        .map(|s| s.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .context("--sizes")?;
+    if sizes.iter().any(|s| !(*s > 0.0 && *s <= 1.0)) {
+        bail!("--sizes are fractions in (0, 1]");
+    }
+    let names: Vec<String> = a.policy.split(',').map(|s| s.trim().to_lowercase()).collect();
+    let seqs: Vec<Vec<u64>> = (0..a.mpl).map(|t| zipf_seq(a.keys, 1 << 20, t as u64 + 1)).collect();
+    eprintln!("calibrating each point (single-threaded hit and miss costs at its capacity)...");
+    let mut rows = Vec::new();
+    let mut csv = String::from(
+        "policy,mpl,backend_us,size,hit_ratio,measured_mops,model_mops,error,wait_us\n",
+    );
+    for name in &names {
+        let policy = policy_of(name)?;
+        for &size in &sizes {
+            let cap = ((a.keys as f64 * size) as u64).max(10);
+            // Costs depend on the cache size (memory footprint), so calibrate at this size; the
+            // lock-free Mobius is the base that lock costs are measured against.
+            let base = calibrate(Policy::Mobius, cap, 3);
+            let costs = if policy == Policy::Mobius { base } else { calibrate(policy, cap, 3) };
+            let cache: Cache<u64, u64> = Cache::builder().capacity(cap).policy(policy).build();
+            let m = run(&cache, &seqs, backend, a.spin, a.secs);
+            let wait = if a.spin { backend.as_secs_f64() * 1e6 } else { m.wait_us };
+            let net = calibrated_network(name, &costs, &base, m.hit, wait, a.spin, cores);
+            let pred = mva(&net, a.mpl as u32).x;
+            let err = (pred - m.x) / m.x;
+            rows.push(vec![
+                name.clone(),
+                format!("{size}"),
+                format!("{:.4}", m.hit),
+                format!("{:.3}", m.x),
+                format!("{pred:.3}"),
+                format!("{:+.1}%", err * 100.0),
+                format!("{wait:.1}"),
+            ]);
+            csv.push_str(&format!(
+                "{name},{},{},{size},{:.4},{:.4},{pred:.4},{err:.4},{wait:.2}\n",
+                a.mpl,
+                backend.as_secs_f64() * 1e6,
+                m.hit,
+                m.x
+            ));
+        }
+    }
+    println!(
+        "closed loop: MPL {}, backend {:?} ({}), model CPU = {cores}-server station; Mops/s",
+        a.mpl,
+        backend,
+        if a.spin { "spin" } else { "sleep; model uses the measured mean wait" }
+    );
+    print!(
+        "{}",
+        table(
+            &["policy", "size", "hit ratio", "measured", "model", "error", "mean wait µs"],
+            &rows
+        )
+    );
+    if let Some(p) = &a.csv {
+        write_to(p, &csv)?;
+    }
+    Ok(())
+}
