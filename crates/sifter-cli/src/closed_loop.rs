@@ -258,7 +258,7 @@ fn parse_latency(s: &str) -> Result<Duration> {
         .trim()
         .parse()
         .with_context(|| format!("latency '{s}': expected e.g. 5us, 100us, 1ms"))?;
-    if !(v >= 0.0 && v < 1e9) {
+    if !(0.0..1e9).contains(&v) {
         bail!("latency '{s}' out of range");
     }
     Ok(Duration::from_secs_f64(v * mul))
@@ -267,7 +267,7 @@ fn parse_latency(s: &str) -> Result<Duration> {
 /// `sifter bench closed-loop`.
 pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
     let backend = parse_latency(&a.backend_latency)?;
-    if a.mpl == 0 || a.keys < 10 || !(a.secs > 0.0) {
+    if a.mpl == 0 || a.keys < 10 || a.secs.is_nan() || a.secs <= 0.0 {
         bail!("need --mpl >= 1, --keys >= 10 and --secs > 0");
     }
     let cores = a
