@@ -207,14 +207,35 @@ fn model_commands() {
 fn calibrate_and_closed_loop() {
     let d = tempfile::tempdir().expect("tmp");
     let p = d.path();
-    let out = ok(&sifter(&["model", "calibrate", "--policy", "mobius,lru", "--capacity", "1000"], p));
+    let out =
+        ok(&sifter(&["model", "calibrate", "--policy", "mobius,lru", "--capacity", "1000"], p));
     assert!(out.contains("mobius") && out.contains("lru"), "{out}");
     let out = ok(&sifter(
-        &["bench", "closed-loop", "--policy", "mobius", "--mpl", "4", "--backend-latency", "50us", "--sizes", "0.1", "--keys", "2000", "--secs", "0.2", "--csv", "c.csv"],
+        &[
+            "bench",
+            "closed-loop",
+            "--policy",
+            "mobius",
+            "--mpl",
+            "4",
+            "--backend-latency",
+            "50us",
+            "--sizes",
+            "0.1",
+            "--keys",
+            "2000",
+            "--secs",
+            "0.2",
+            "--csv",
+            "c.csv",
+        ],
         p,
     ));
     assert!(out.contains("model"), "{out}");
     assert_eq!(std::fs::read_to_string(p.join("c.csv")).expect("csv").lines().count(), 2);
     fails_with(&sifter(&["bench", "closed-loop", "--backend-latency", "fast"], p), "latency");
-    fails_with(&sifter(&["bench", "closed-loop", "--policy", "nope", "--secs", "0.1"], p), "unknown policy");
+    fails_with(
+        &sifter(&["bench", "closed-loop", "--policy", "nope", "--secs", "0.1"], p),
+        "unknown policy",
+    );
 }

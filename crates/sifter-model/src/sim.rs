@@ -70,8 +70,102 @@ impl Ord for Ev {
 struct Job {
     path: usize,
     step: usize,
-    /// Start of the current request's non-think time accounting.
+    /// Time spent at stations (waiting + service) by the current request so far.
     queued_time: f64,
+}
+
+/// The simulator's state.
+struct Sim<'a> {
+    net: &'a Network,
+    cum: Vec<f64>,
+    rng: Xoshiro256PlusPlus,
+    now: f64,
+    heap: BinaryHeap<Ev>,
+    seq: u64,
+    jobs: Vec<Job>,
+    busy: Vec<u32>,
+    waiting: Vec<VecDeque<(usize, f64)>>,
+    /// Station times of requests completed since the last `take_finished`.
+    finished: Vec<f64>,
+}
+
+impl Sim<'_> {
+    fn sample(&mut self, mean: f64, dist: Dist) -> f64 {
+        match dist {
+            Dist::Det => mean,
+            Dist::Exp => -mean * (1.0 - self.rng.random::<f64>()).ln(),
+            Dist::Uniform => 2.0 * mean * self.rng.random::<f64>(),
+        }
+    }
+
+    fn pick_path(&mut self) -> usize {
+        let u: f64 = self.rng.random();
+        self.cum.iter().position(|&c| u < c).unwrap_or(self.cum.len() - 1)
+    }
+
+    fn schedule(&mut self, t: f64, job: usize, station: Option<usize>) {
+        self.seq += 1;
+        self.heap.push(Ev { t, seq: self.seq, job, station });
+    }
+
+    fn start_service(&mut self, job: usize, s: usize, mean: f64) {
+        let d = self.sample(mean, self.net.stations[s].dist);
+        self.schedule(self.now + d, job, Some(s));
+    }
+
+    /// Runs `job` forward from its current step until it waits on a delay or a station;
+    /// finished requests are recorded and the job starts a new one (closed loop).
+    fn advance(&mut self, job: usize) {
+        let net = self.net;
+        loop {
+            let (path, step) = (self.jobs[job].path, self.jobs[job].step);
+            let steps = &net.paths[path].steps;
+            if step == steps.len() {
+                self.finished.push(self.jobs[job].queued_time);
+                let next = self.pick_path();
+                self.jobs[job] = Job { path: next, step: 0, queued_time: 0.0 };
+                continue;
+            }
+            match steps[step] {
+                Step::Think(t) => {
+                    self.schedule(self.now + t, job, None);
+                    return;
+                }
+                Step::Visit(s) | Step::Work(s, _) => {
+                    let mean = if let Step::Work(_, us) = steps[step] {
+                        us
+                    } else {
+                        net.stations[s].service
+                    };
+                    self.jobs[job].queued_time -= self.now;
+                    if self.busy[s] < net.stations[s].servers {
+                        self.busy[s] += 1;
+                        self.start_service(job, s, mean);
+                    } else {
+                        self.waiting[s].push_back((job, mean));
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Handles the next event; false if there is none.
+    fn step(&mut self) -> Option<f64> {
+        let ev = self.heap.pop()?;
+        let dt = ev.t - self.now;
+        self.now = ev.t;
+        if let Some(s) = ev.station {
+            self.jobs[ev.job].queued_time += self.now;
+            match self.waiting[s].pop_front() {
+                Some((next, mean)) => self.start_service(next, s, mean),
+                None => self.busy[s] -= 1,
+            }
+        }
+        self.jobs[ev.job].step += 1;
+        self.advance(ev.job);
+        Some(dt)
+    }
 }
 
 /// Simulates `net` with `n` requests in circulation.
@@ -97,160 +191,66 @@ pub fn simulate(net: &Network, n: u32, o: &SimOptions) -> Result<SimResult, Stri
             ));
         }
     }
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(o.seed);
-    let cum: Vec<f64> = net
-        .paths
-        .iter()
-        .scan(0.0, |a, p| {
-            *a += p.prob;
-            Some(*a)
-        })
-        .collect();
     let k = net.stations.len();
-    let mut busy = vec![0u32; k];
-    let mut waiting: Vec<VecDeque<(usize, f64)>> = vec![VecDeque::new(); k];
-    let mut busy_area = vec![0.0; k];
-    let mut heap = BinaryHeap::new();
-    let mut seq = 0u64;
-    let mut now = 0.0f64;
-    let mut jobs: Vec<Job> =
-        (0..n as usize).map(|_| Job { path: 0, step: 0, queued_time: 0.0 }).collect();
+    let mut sim = Sim {
+        net,
+        cum: net
+            .paths
+            .iter()
+            .scan(0.0, |a, p| {
+                *a += p.prob;
+                Some(*a)
+            })
+            .collect(),
+        rng: Xoshiro256PlusPlus::seed_from_u64(o.seed),
+        now: 0.0,
+        heap: BinaryHeap::new(),
+        seq: 0,
+        jobs: Vec::new(),
+        busy: vec![0; k],
+        waiting: vec![VecDeque::new(); k],
+        finished: Vec::new(),
+    };
+    for job in 0..n as usize {
+        let path = sim.pick_path();
+        sim.jobs.push(Job { path, step: 0, queued_time: 0.0 });
+        sim.advance(job);
+    }
     let total = o.warmup + o.requests;
     let batch = (o.requests / o.batches.max(1) as u64).max(1);
-    let mut done = 0u64;
-    let mut batch_start = 0.0;
+    let (mut done, mut batch_start, mut measure_start, mut resp_sum) = (0u64, 0.0, 0.0, 0.0);
     let mut batch_x = Vec::new();
-    let mut measure_start = 0.0;
-    let mut resp_sum = 0.0;
-    let sample = |rng: &mut Xoshiro256PlusPlus, mean: f64, dist: Dist| -> f64 {
-        match dist {
-            Dist::Det => mean,
-            Dist::Exp => -mean * (1.0 - rng.random::<f64>()).ln(),
-            Dist::Uniform => 2.0 * mean * rng.random::<f64>(),
-        }
-    };
-    let pick = |rng: &mut Xoshiro256PlusPlus| -> usize {
-        let u: f64 = rng.random();
-        cum.iter().position(|&c| u < c).unwrap_or(cum.len() - 1)
-    };
-    macro_rules! push {
-        ($t:expr, $job:expr, $st:expr) => {{
-            seq += 1;
-            heap.push(Ev { t: $t, seq, job: $job, station: $st });
-        }};
-    }
-    // Runs a job forward from its current step until it waits on something.
-    let advance = |job: usize,
-                   now: f64,
-                   jobs: &mut Vec<Job>,
-                   busy: &mut Vec<u32>,
-                   waiting: &mut Vec<VecDeque<(usize, f64)>>,
-                   rng: &mut Xoshiro256PlusPlus,
-                   heap_push: &mut dyn FnMut(f64, usize, Option<usize>),
-                   finished: &mut dyn FnMut(f64)| {
-        loop {
-            let j = &mut jobs[job];
-            let steps = &net.paths[j.path].steps;
-            if j.step == steps.len() {
-                finished(j.queued_time);
-                j.path = pick(rng);
-                j.step = 0;
-                j.queued_time = 0.0;
-                continue;
-            }
-            match steps[j.step] {
-                Step::Think(t) => {
-                    heap_push(now + t, job, None);
-                    return;
-                }
-                Step::Visit(s) | Step::Work(s, _) => {
-                    let mean = match steps[j.step] {
-                        Step::Work(_, us) => us,
-                        _ => net.stations[s].service,
-                    };
-                    j.queued_time -= now;
-                    if busy[s] < net.stations[s].servers {
-                        busy[s] += 1;
-                        heap_push(now + sample(rng, mean, net.stations[s].dist), job, Some(s));
-                    } else {
-                        waiting[s].push_back((job, mean));
-                    }
-                    return;
-                }
-            }
-        }
-    };
-    let mut pending: Vec<(f64, usize, Option<usize>)> = Vec::new();
-    let mut finished_times: Vec<f64> = Vec::new();
-    for job in 0..n as usize {
-        jobs[job].path = pick(&mut rng);
-        advance(
-            job,
-            0.0,
-            &mut jobs,
-            &mut busy,
-            &mut waiting,
-            &mut rng,
-            &mut |t, j, s| pending.push((t, j, s)),
-            &mut |r| finished_times.push(r),
-        );
-    }
-    for (t, j, s) in pending.drain(..) {
-        push!(t, j, s);
-    }
+    let mut busy_area = vec![0.0; k];
     let max_events = total.saturating_mul(64).saturating_add(1_000_000);
     let mut events = 0u64;
+    let mut busy_before = vec![0u32; k];
     while done < total {
         events += 1;
         if events > max_events {
             return Err("simulation did not converge (too many events per request)".into());
         }
-        let Some(ev) = heap.pop() else { return Err("simulation ran out of events".into()) };
+        busy_before.copy_from_slice(&sim.busy);
+        let Some(dt) = sim.step() else { return Err("simulation ran out of events".into()) };
         if done >= o.warmup {
             for s in 0..k {
-                busy_area[s] += busy[s] as f64 * (ev.t - now);
+                busy_area[s] += busy_before[s] as f64 * dt;
             }
         }
-        now = ev.t;
-        let job = ev.job;
-        if let Some(s) = ev.station {
-            jobs[job].queued_time += now;
-            if let Some((next, mean)) = waiting[s].pop_front() {
-                pending.push((now + sample(&mut rng, mean, net.stations[s].dist), next, Some(s)));
-            } else {
-                busy[s] -= 1;
-            }
-        }
-        jobs[job].step += 1;
-        advance(
-            job,
-            now,
-            &mut jobs,
-            &mut busy,
-            &mut waiting,
-            &mut rng,
-            &mut |t, j, s| pending.push((t, j, s)),
-            &mut |r| finished_times.push(r),
-        );
-        for (t, j, s) in pending.drain(..) {
-            push!(t, j, s);
-        }
-        for r in finished_times.drain(..) {
+        for r in std::mem::take(&mut sim.finished) {
             done += 1;
             if done == o.warmup {
-                measure_start = now;
-                batch_start = now;
+                measure_start = sim.now;
+                batch_start = sim.now;
             } else if done > o.warmup {
                 resp_sum += r;
-                let m = done - o.warmup;
-                if m % batch == 0 && batch_x.len() < o.batches as usize {
-                    batch_x.push(batch as f64 / (now - batch_start).max(1e-12));
-                    batch_start = now;
+                if (done - o.warmup) % batch == 0 && batch_x.len() < o.batches as usize {
+                    batch_x.push(batch as f64 / (sim.now - batch_start).max(1e-12));
+                    batch_start = sim.now;
                 }
             }
         }
     }
-    let span = (now - measure_start).max(1e-12);
+    let span = (sim.now - measure_start).max(1e-12);
     let x = o.requests as f64 / span;
     let b = batch_x.len() as f64;
     let ci95 = if b >= 2.0 {

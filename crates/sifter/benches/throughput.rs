@@ -36,40 +36,25 @@ trait Bench: Send + Sync {
 }
 
 struct Sifter(Cache<u64, u64>);
-impl Bench for Sifter {
-    #[inline]
-    fn get(&self, k: u64) -> bool {
-        self.0.get(&k).is_some()
-    }
-    #[inline]
-    fn insert(&self, k: u64) {
-        self.0.insert(k, k)
-    }
-}
-
 struct Quick(quick_cache::sync::Cache<u64, u64>);
-impl Bench for Quick {
-    #[inline]
-    fn get(&self, k: u64) -> bool {
-        self.0.get(&k).is_some()
-    }
-    #[inline]
-    fn insert(&self, k: u64) {
-        self.0.insert(k, k)
-    }
-}
-
 struct Moka(moka::sync::Cache<u64, u64>);
-impl Bench for Moka {
-    #[inline]
-    fn get(&self, k: u64) -> bool {
-        self.0.get(&k).is_some()
-    }
-    #[inline]
-    fn insert(&self, k: u64) {
-        self.0.insert(k, k)
-    }
+
+/// The three caches share the same `get(&k) -> Option` / `insert(k, v)` shape.
+macro_rules! adapter {
+    ($($t:ty),*) => {$(
+        impl Bench for $t {
+            #[inline]
+            fn get(&self, k: u64) -> bool {
+                self.0.get(&k).is_some()
+            }
+            #[inline]
+            fn insert(&self, k: u64) {
+                self.0.insert(k, k)
+            }
+        }
+    )*};
 }
+adapter!(Sifter, Quick, Moka);
 
 fn make(name: &str, cap: u64) -> Box<dyn Bench> {
     let sifter = |p: Policy, cd: bool| -> Box<dyn Bench> {
