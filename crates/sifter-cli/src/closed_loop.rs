@@ -211,6 +211,52 @@ pub fn run(
     }
 }
 
+/// One point of the sweep: the measurement and the calibrated model's prediction (Mops/s).
+pub struct Point {
+    /// What was measured.
+    pub measured: Measured,
+    /// Mean backend wait given to the model, µs.
+    pub wait_us: f64,
+    /// The model's throughput, requests per µs.
+    pub model: f64,
+}
+
+/// Measures one policy at one cache size and predicts it with the calibrated model.
+#[allow(clippy::too_many_arguments)]
+pub fn point(
+    name: &str,
+    keys: u64,
+    size: f64,
+    seqs: &[Vec<u64>],
+    backend: Duration,
+    spin: bool,
+    secs: f64,
+    cores: u32,
+) -> Result<Point> {
+    let policy = policy_of(name)?;
+    let cap = ((keys as f64 * size) as u64).max(10);
+    // Costs depend on the cache size (memory footprint), so calibrate at this size; the
+    // lock-free Mobius is the base that lock costs are measured against.
+    let base = calibrate(Policy::Mobius, cap, 3);
+    let costs = if policy == Policy::Mobius { base } else { calibrate(policy, cap, 3) };
+    let cache: Cache<u64, u64> = Cache::builder().capacity(cap).policy(policy).build();
+    let measured = run(&cache, seqs, backend, spin, secs);
+    let wait_us = if spin { backend.as_secs_f64() * 1e6 } else { measured.wait_us };
+    let net = calibrated_network(name, &costs, &base, measured.hit, wait_us, spin, cores);
+    let model = mva(&net, seqs.len() as u32).x;
+    Ok(Point { measured, wait_us, model })
+}
+
+/// Zipf(1.0) request sequences, one per worker.
+pub fn sequences(keys: u64, workers: usize) -> Vec<Vec<u64>> {
+    (0..workers).map(|t| zipf_seq(keys, 1 << 20, t as u64 + 1)).collect()
+}
+
+/// Parses `5us`, `100us`, `1ms`, `500ns` (a bare number is µs).
+pub fn parse_latency_arg(s: &str) -> Result<Duration> {
+    parse_latency(s)
+}
+
 /// Arguments of `sifter bench closed-loop`.
 #[derive(clap::Args, Debug)]
 pub struct ClosedLoopArgs {
@@ -283,25 +329,17 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
         bail!("--sizes are fractions in (0, 1]");
     }
     let names: Vec<String> = a.policy.split(',').map(|s| s.trim().to_lowercase()).collect();
-    let seqs: Vec<Vec<u64>> = (0..a.mpl).map(|t| zipf_seq(a.keys, 1 << 20, t as u64 + 1)).collect();
+    let seqs = sequences(a.keys, a.mpl);
     eprintln!("calibrating each point (single-threaded hit and miss costs at its capacity)...");
     let mut rows = Vec::new();
     let mut csv = String::from(
         "policy,mpl,backend_us,size,hit_ratio,measured_mops,model_mops,error,wait_us\n",
     );
     for name in &names {
-        let policy = policy_of(name)?;
+        policy_of(name)?;
         for &size in &sizes {
-            let cap = ((a.keys as f64 * size) as u64).max(10);
-            // Costs depend on the cache size (memory footprint), so calibrate at this size; the
-            // lock-free Mobius is the base that lock costs are measured against.
-            let base = calibrate(Policy::Mobius, cap, 3);
-            let costs = if policy == Policy::Mobius { base } else { calibrate(policy, cap, 3) };
-            let cache: Cache<u64, u64> = Cache::builder().capacity(cap).policy(policy).build();
-            let m = run(&cache, &seqs, backend, a.spin, a.secs);
-            let wait = if a.spin { backend.as_secs_f64() * 1e6 } else { m.wait_us };
-            let net = calibrated_network(name, &costs, &base, m.hit, wait, a.spin, cores);
-            let pred = mva(&net, a.mpl as u32).x;
+            let p = point(name, a.keys, size, &seqs, backend, a.spin, a.secs, cores)?;
+            let (m, pred, wait) = (&p.measured, p.model, p.wait_us);
             let err = (pred - m.x) / m.x;
             rows.push(vec![
                 name.clone(),

@@ -88,7 +88,7 @@ pub fn run(a: LabArgs) -> Result<()> {
     }
     std::fs::write(a.out.join("sim.csv"), to_csv(&all))?;
     eprintln!("queueing model: p* and extrapolation to 16/72/144 cores");
-    let model = model_section(&a.out)?;
+    let model = model_section(&a.out, a.quick)?;
     println!("\n{}", model.text);
     let json = serde_json::json!({
         "command": std::env::args().collect::<Vec<_>>().join(" "),
@@ -150,7 +150,7 @@ const MODEL_POLICIES: [&str; 6] = ["lru", "problru", "fifo", "clock", "sieve", "
 
 /// p* per policy and core count, the predicted throughput at 16/72/144 cores with a 5 µs SSD,
 /// and a plot of throughput against hit ratio (bound and MVA).
-fn model_section(out: &std::path::Path) -> Result<ModelSection> {
+fn model_section(out: &std::path::Path, quick: bool) -> Result<ModelSection> {
     use sifter_model::policies::{build, Params};
     use sifter_model::solve::{bound, mva, pstar};
     let net = |pol: &str, hit: f64| {
@@ -224,7 +224,75 @@ fn model_section(out: &std::path::Path) -> Result<ModelSection> {
     h.push_str("</table><figure>");
     h.push_str(svg.trim_start_matches(|c| c != '<'));
     h.push_str("<figcaption>Upper bound (the paper's analysis) and exact MVA for LRU, probabilistic LRU (q = 0.5), FIFO and Mobius.</figcaption></figure>");
-    Ok(ModelSection { text, html: h, json: serde_json::json!({"disk_us": 5.0, "rows": json_rows}) })
+    // Measured vs predicted on this machine: a closed loop with a sleeping 100 µs backend.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let (keys, secs, sizes) = if quick {
+        (20_000, 0.15, vec![0.01, 0.2])
+    } else {
+        (100_000, 0.4, vec![0.001, 0.01, 0.05, 0.2, 0.5])
+    };
+    let seqs = crate::closed_loop::sequences(keys, 8);
+    let backend = crate::closed_loop::parse_latency_arg("100us")?;
+    let mut closed_rows = Vec::new();
+    let mut closed_json = Vec::new();
+    let mut closed_series = Vec::new();
+    for pol in ["lru", "sieve", "mobius"] {
+        let (mut meas, mut pred) = (Vec::new(), Vec::new());
+        for &size in &sizes {
+            let p = crate::closed_loop::point(pol, keys, size, &seqs, backend, false, secs, cores)?;
+            let err = (p.model - p.measured.x) / p.measured.x;
+            closed_rows.push(vec![
+                pol.to_string(),
+                format!("{size}"),
+                format!("{:.4}", p.measured.hit),
+                format!("{:.3}", p.measured.x),
+                format!("{:.3}", p.model),
+                format!("{:+.1}%", err * 100.0),
+            ]);
+            closed_json.push(serde_json::json!({"policy": pol, "size": size, "hit": p.measured.hit, "measured_mops": p.measured.x, "model_mops": p.model, "wait_us": p.wait_us}));
+            meas.push((p.measured.hit, p.measured.x));
+            pred.push((p.measured.hit, p.model));
+        }
+        closed_series.push((format!("{pol} measured"), meas));
+        closed_series.push((format!("{pol} model"), pred));
+    }
+    let closed_header = ["policy", "size", "hit ratio", "measured Mops/s", "model Mops/s", "error"];
+    let closed_svg_path = out.join("model-vs-measured.svg");
+    crate::plot::lines(
+        &closed_svg_path,
+        "This machine: measured vs calibrated model (8 workers, 100 µs backend)",
+        "hit ratio",
+        "Mops/s",
+        &closed_series,
+    )?;
+    let closed_svg = std::fs::read_to_string(&closed_svg_path)?;
+    let text = format!("{text}\nMeasured vs calibrated model on this machine (8 workers, sleeping 100 µs backend)\n{}", table(&closed_header, &closed_rows));
+    h.push_str(
+        "<h3 id=\"model-vs-measured\">Measured vs predicted on this machine</h3><p>To check the model, 8 worker \
+         threads replay a Zipf workload against sifter's caches; every miss waits an emulated 100 µs backend \
+         (sleeping, so waiting requests use no CPU) before inserting. Growing the cache raises the hit ratio. \
+         The model is calibrated with each policy's measured cost of a hit and a miss at that cache size, the \
+         two cores as a 2-server station, and the measured mean backend wait.</p><table><tr>",
+    );
+    for c in closed_header {
+        let _ = write!(h, "<th>{}</th>", esc(c));
+    }
+    h.push_str("</tr>");
+    for r in &closed_rows {
+        h.push_str("<tr>");
+        for c in r {
+            let _ = write!(h, "<td>{}</td>", esc(c));
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table><figure>");
+    h.push_str(closed_svg.trim_start_matches(|c| c != '<'));
+    h.push_str("<figcaption>Throughput against hit ratio: measured, and predicted by the calibrated model.</figcaption></figure>");
+    Ok(ModelSection {
+        text,
+        html: h,
+        json: serde_json::json!({"disk_us": 5.0, "rows": json_rows, "closed_loop_100us_mpl8": closed_json}),
+    })
 }
 
 fn html(sections: &[(String, String, usize, u32, Pivot)], model_html: &str) -> String {

@@ -14,9 +14,9 @@ pub struct NetArgs {
     /// Policies (comma-separated): lru, lru-global, problru, fifo, clock, slru, s3fifo, sieve, mobius.
     #[arg(short, long, default_value = "lru")]
     pub policy: String,
-    /// Multiprogramming level: concurrent requests (threads).
-    #[arg(long, default_value_t = 72)]
-    pub mpl: u32,
+    /// Multiprogramming level: concurrent requests (threads); comma-separated for several.
+    #[arg(long, default_value = "72")]
+    pub mpl: String,
     /// Mean backend (disk) latency of a miss, µs (comma-separated in `sweep`).
     #[arg(long, default_value = "100")]
     pub disk_us: String,
@@ -81,6 +81,19 @@ impl NetArgs {
             bail!("no policy given");
         }
         Ok(v)
+    }
+
+    fn mpls(&self) -> Result<Vec<u32>> {
+        self.mpl
+            .split(',')
+            .map(|s| {
+                s.trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|v| *v >= 1)
+                    .with_context(|| format!("--mpl: '{s}' is not a positive integer"))
+            })
+            .collect()
     }
 
     fn disks(&self) -> Result<Vec<f64>> {
@@ -165,45 +178,49 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
         ModelCmd::Solve { net, hit, sim_requests } => {
             let mut rows = Vec::new();
             for pol in net.policies()? {
-                for disk in net.disks()? {
-                    let n = build(&pol, &net.params(hit, disk)?).map_err(anyhow::Error::msg)?;
-                    let b = bound(&n, net.mpl);
-                    let m = mva(&n, net.mpl);
-                    let s = if sim_requests > 0 {
-                        let r = simulate(
-                            &n,
-                            net.mpl,
-                            &SimOptions { requests: sim_requests, ..SimOptions::default() },
-                        )
-                        .map_err(anyhow::Error::msg)?;
-                        format!("{:.4} ± {:.4}", r.x, r.ci95)
-                    } else {
-                        "-".into()
-                    };
-                    let util: Vec<String> = n
-                        .stations
-                        .iter()
-                        .zip(&m.u)
-                        .map(|(st, u)| format!("{} {:.0}%", st.name, u * 100.0))
-                        .collect();
-                    rows.push(vec![
-                        pol.clone(),
-                        format!("{disk}"),
-                        format!("{:.4}", b.x),
-                        b.bottleneck.clone(),
-                        format!("{:.4}", m.x),
-                        s,
-                        util.join(" "),
-                    ]);
-                    eprintln!("{pol}: {}", describe(&n));
+                for mpl in net.mpls()? {
+                    for disk in net.disks()? {
+                        let n = build(&pol, &net.params(hit, disk)?).map_err(anyhow::Error::msg)?;
+                        let b = bound(&n, mpl);
+                        let m = mva(&n, mpl);
+                        let s = if sim_requests > 0 {
+                            let r = simulate(
+                                &n,
+                                mpl,
+                                &SimOptions { requests: sim_requests, ..SimOptions::default() },
+                            )
+                            .map_err(anyhow::Error::msg)?;
+                            format!("{:.4} ± {:.4}", r.x, r.ci95)
+                        } else {
+                            "-".into()
+                        };
+                        let util: Vec<String> = n
+                            .stations
+                            .iter()
+                            .zip(&m.u)
+                            .map(|(st, u)| format!("{} {:.0}%", st.name, u * 100.0))
+                            .collect();
+                        rows.push(vec![
+                            pol.clone(),
+                            format!("{mpl}"),
+                            format!("{disk}"),
+                            format!("{:.4}", b.x),
+                            b.bottleneck.clone(),
+                            format!("{:.4}", m.x),
+                            s,
+                            util.join(" "),
+                        ]);
+                        eprintln!("{pol}: {}", describe(&n));
+                    }
                 }
             }
-            println!("hit ratio {hit}, MPL {}; throughput in Mops/s (requests per µs)", net.mpl);
+            println!("hit ratio {hit}; throughput in Mops/s (requests per µs)");
             print!(
                 "{}",
                 table(
                     &[
                         "policy",
+                        "MPL",
                         "disk µs",
                         "bound",
                         "bottleneck",
@@ -242,28 +259,30 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
         ModelCmd::Pstar { net, solver } => {
             let mut rows = Vec::new();
             for pol in net.policies()? {
-                for disk in net.disks()? {
-                    let x_of = |p: f64| -> f64 {
-                        match net.params(p, disk).ok().and_then(|pp| build(&pol, &pp).ok()) {
-                            Some(n) if solver == "mva" => mva(&n, net.mpl).x,
-                            Some(n) => bound(&n, net.mpl).x,
-                            None => 0.0,
+                for mpl in net.mpls()? {
+                    for disk in net.disks()? {
+                        let x_of = |p: f64| -> f64 {
+                            match net.params(p, disk).ok().and_then(|pp| build(&pol, &pp).ok()) {
+                                Some(n) if solver == "mva" => mva(&n, mpl).x,
+                                Some(n) => bound(&n, mpl).x,
+                                None => 0.0,
+                            }
+                        };
+                        if solver != "bound" && solver != "mva" {
+                            bail!("--solver must be bound or mva");
                         }
-                    };
-                    if solver != "bound" && solver != "mva" {
-                        bail!("--solver must be bound or mva");
+                        build(&pol, &net.params(0.5, disk)?).map_err(anyhow::Error::msg)?;
+                        let (p, x) = pstar(x_of, 2000);
+                        let verdict =
+                            if p >= 1.0 { "never falls".to_string() } else { format!("{p:.4}") };
+                        rows.push(vec![
+                            pol.clone(),
+                            format!("{disk}"),
+                            format!("{mpl}"),
+                            verdict,
+                            format!("{x:.4}"),
+                        ]);
                     }
-                    build(&pol, &net.params(0.5, disk)?).map_err(anyhow::Error::msg)?;
-                    let (p, x) = pstar(x_of, 2000);
-                    let verdict =
-                        if p >= 1.0 { "never falls".to_string() } else { format!("{p:.4}") };
-                    rows.push(vec![
-                        pol.clone(),
-                        format!("{disk}"),
-                        format!("{}", net.mpl),
-                        verdict,
-                        format!("{x:.4}"),
-                    ]);
                 }
             }
             print!("{}", table(&["policy", "disk µs", "MPL", "p*", "peak Mops/s"], &rows));
@@ -292,38 +311,40 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
             let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
             let n_steps = ((to - from) / step).round() as usize;
             for pol in net.policies()? {
-                for disk in net.disks()? {
-                    for s in &solvers {
-                        let mut pts = Vec::new();
-                        for i in 0..=n_steps {
-                            let h = (from + i as f64 * step).min(to);
-                            let n =
-                                build(&pol, &net.params(h, disk)?).map_err(anyhow::Error::msg)?;
-                            let (x, ci) = match *s {
-                                "bound" => (bound(&n, net.mpl).x, 0.0),
-                                "mva" => (mva(&n, net.mpl).x, 0.0),
-                                _ => {
-                                    let r = simulate(
-                                        &n,
-                                        net.mpl,
-                                        &SimOptions {
-                                            warmup: 5_000,
-                                            requests: 50_000,
-                                            batches: 10,
-                                            seed: 1,
-                                        },
-                                    )
+                for mpl in net.mpls()? {
+                    for disk in net.disks()? {
+                        for s in &solvers {
+                            let mut pts = Vec::new();
+                            for i in 0..=n_steps {
+                                let h = (from + i as f64 * step).min(to);
+                                let n = build(&pol, &net.params(h, disk)?)
                                     .map_err(anyhow::Error::msg)?;
-                                    (r.x, r.ci95)
-                                }
-                            };
-                            out.push_str(&format!(
-                                "{pol},{disk},{},{h:.4},{s},{x:.6},{ci:.6}\n",
-                                net.mpl
-                            ));
-                            pts.push((h, x));
+                                let (x, ci) = match *s {
+                                    "bound" => (bound(&n, mpl).x, 0.0),
+                                    "mva" => (mva(&n, mpl).x, 0.0),
+                                    _ => {
+                                        let r = simulate(
+                                            &n,
+                                            mpl,
+                                            &SimOptions {
+                                                warmup: 5_000,
+                                                requests: 50_000,
+                                                batches: 10,
+                                                seed: 1,
+                                            },
+                                        )
+                                        .map_err(anyhow::Error::msg)?;
+                                        (r.x, r.ci95)
+                                    }
+                                };
+                                out.push_str(&format!(
+                                    "{pol},{disk},{},{h:.4},{s},{x:.6},{ci:.6}\n",
+                                    mpl
+                                ));
+                                pts.push((h, x));
+                            }
+                            series.push((format!("{pol} MPL {mpl} {disk}µs {s}"), pts));
                         }
-                        series.push((format!("{pol} {disk}µs {s}"), pts));
                     }
                 }
             }
@@ -333,13 +354,7 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
                 None => {}
             }
             if let Some(p) = &svg {
-                crate::plot::lines(
-                    p,
-                    &format!("Throughput vs hit ratio (MPL {})", net.mpl),
-                    "hit ratio",
-                    "Mops/s",
-                    &series,
-                )?;
+                crate::plot::lines(p, "Throughput vs hit ratio", "hit ratio", "Mops/s", &series)?;
                 eprintln!("wrote {}", p.display());
             }
         }
