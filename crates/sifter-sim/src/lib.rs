@@ -16,6 +16,7 @@
 //! ```
 
 pub mod list;
+pub mod lists;
 pub mod policies;
 pub mod policy;
 pub mod registry;

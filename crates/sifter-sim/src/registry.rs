@@ -5,7 +5,7 @@
 //! commas outside parentheses. Adding a policy takes one file in `policies/` and one entry in
 //! [`REGISTRY`].
 
-use crate::policies::{belady, clock, fifo, lru, random, s3fifo, sieve};
+use crate::policies::{belady, clock, fifo, lfu, lru, random, s3fifo, sieve, slru, twoq};
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
 use crate::SimError;
@@ -183,6 +183,33 @@ pub static REGISTRY: &[Entry] = &[
             let seed = p.u64("seed", 0..=u64::MAX)?;
             boxed(random::Random::new(&PolicyCtx { seed: c.seed.wrapping_add(seed), ..*c }))
         },
+    },
+    Entry {
+        names: &["lfu"],
+        about: "least frequently used (in-cache counts, FIFO among equals)",
+        params: &[],
+        ctor: |_, c| boxed(lfu::Lfu::new(c)),
+    },
+    Entry {
+        names: &["twoq", "2q"],
+        about: "2Q: FIFO for new objects, LRU for re-requested ones, ghost FIFO",
+        params: &[
+            Param { name: "kin", default: "0.25", doc: "A1in share of the cache" },
+            Param {
+                name: "kout",
+                default: "0.5",
+                doc: "A1out (ghost) size as a share of the cache",
+            },
+        ],
+        ctor: |p, c| {
+            boxed(twoq::TwoQ::new(c, p.f64("kin", 0.0..=1.0)?, p.f64("kout", 0.0..=10.0)?))
+        },
+    },
+    Entry {
+        names: &["slru"],
+        about: "segmented LRU (4 equal segments)",
+        params: &[Param { name: "segments", default: "4", doc: "number of segments (1..=16)" }],
+        ctor: |p, c| boxed(slru::Slru::new(c, p.u64("segments", 1..=16)? as usize)),
     },
     Entry {
         names: &["belady", "opt", "min"],

@@ -41,7 +41,7 @@ fn format_of(trace: &str) -> Option<&'static str> {
     }
 }
 
-const POLICIES: &[&str] = &["fifo", "lru", "clock", "sieve", "s3fifo", "belady"];
+const POLICIES: &[&str] = &["fifo", "lru", "clock", "sieve", "s3fifo", "belady", "lfu", "twoq", "slru"];
 
 struct Row {
     algo: String,

@@ -3,7 +3,10 @@
 pub mod belady;
 pub mod clock;
 pub mod fifo;
+pub mod lfu;
 pub mod lru;
 pub mod random;
 pub mod s3fifo;
 pub mod sieve;
+pub mod slru;
+pub mod twoq;

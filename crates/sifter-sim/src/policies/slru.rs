@@ -1,0 +1,150 @@
+//! Segmented LRU with `n` equal segments (default 4: libCacheSim's `S4LRU(25:25:25:25)`), as
+//! libCacheSim's `cache/eviction/SLRU.c`:
+//!
+//! ```text
+//! segments 0 (lowest) .. n-1 (highest), each an LRU of cache/n
+//! insert: at the MRU end of the lowest segment with room (else evict until the object fits
+//!         and insert into segment 0)
+//! hit in segment i < n-1: move to the MRU end of segment i+1; while it is over its size, move
+//!         its LRU object down to the MRU end of the segment below (cascading; an overflow of
+//!         segment 0 is an eviction)
+//! hit in segment n-1: move to its MRU end
+//! evict:  the LRU object of the lowest non-empty segment
+//! ```
+//!
+//! Objects larger than one segment are not admitted. Parameter `segments` (4).
+
+use crate::lists::{Ends, Links, NIL};
+use crate::policy::{Policy, PolicyCtx, Req};
+
+const NONE: u8 = u8::MAX;
+
+/// SLRU.
+#[derive(Debug)]
+pub struct Slru {
+    cap: u64,
+    seg_cap: u64,
+    used: u64,
+    links: Links,
+    /// MRU at the front, LRU at the back.
+    segs: Vec<Ends>,
+    seg: Vec<u8>,
+    size: Vec<u32>,
+}
+
+impl Slru {
+    /// An SLRU cache with `n` segments (1..=16).
+    pub fn new(ctx: &PolicyCtx, n: usize) -> Self {
+        Slru {
+            cap: ctx.capacity,
+            seg_cap: ctx.capacity / n as u64,
+            used: 0,
+            links: Links::new(ctx.n_objects),
+            segs: vec![Ends::default(); n],
+            seg: vec![NONE; ctx.n_objects as usize],
+            size: vec![0; ctx.n_objects as usize],
+        }
+    }
+
+    fn evict_from(&mut self, i: usize) {
+        let id = self.segs[i].back;
+        let s = self.size[id as usize] as u64;
+        self.links.unlink(&mut self.segs[i], id, s);
+        self.seg[id as usize] = NONE;
+        self.used -= s;
+    }
+
+    /// Moves segment `i`'s LRU object down, cascading; segment 0 evicts.
+    fn cool(&mut self, i: usize) {
+        if i == 0 {
+            self.evict_lowest();
+            return;
+        }
+        let id = self.segs[i].back;
+        let s = self.size[id as usize] as u64;
+        self.links.unlink(&mut self.segs[i], id, s);
+        self.links.push_front(&mut self.segs[i - 1], id, s);
+        self.seg[id as usize] = (i - 1) as u8;
+        while self.segs[i - 1].bytes > self.seg_cap {
+            self.cool(i - 1);
+        }
+    }
+
+    fn evict_lowest(&mut self) {
+        if let Some(i) = self.segs.iter().position(|e| e.bytes > 0) {
+            self.evict_from(i);
+        }
+    }
+}
+
+impl Policy for Slru {
+    fn name(&self) -> String {
+        format!("S{}LRU", self.segs.len())
+    }
+    fn capacity(&self) -> u64 {
+        self.cap
+    }
+    fn occupied(&self) -> u64 {
+        self.used
+    }
+    fn len(&self) -> usize {
+        self.segs.iter().map(|e| e.len).sum()
+    }
+    fn lookup(&mut self, req: &Req) -> bool {
+        let id = req.id;
+        let i = self.seg[id as usize];
+        if i == NONE {
+            return false;
+        }
+        let (i, s) = (i as usize, self.size[id as usize] as u64);
+        let top = self.segs.len() - 1;
+        self.links.unlink(&mut self.segs[i], id, s);
+        if i == top {
+            self.links.push_front(&mut self.segs[i], id, s);
+        } else {
+            self.links.push_front(&mut self.segs[i + 1], id, s);
+            self.seg[id as usize] = (i + 1) as u8;
+            while self.segs[i + 1].bytes > self.seg_cap {
+                self.cool(i + 1);
+            }
+        }
+        true
+    }
+    fn can_insert(&self, req: &Req) -> bool {
+        req.size as u64 <= self.cap && req.size as u64 <= self.seg_cap
+    }
+    fn evict(&mut self, _req: &Req) {
+        self.evict_lowest();
+    }
+    fn insert(&mut self, req: &Req) {
+        let s = req.size as u64;
+        let i = match self.segs.iter().position(|e| e.bytes + s <= self.seg_cap) {
+            Some(i) => i,
+            None => {
+                while self.used + s > self.cap && self.used > 0 {
+                    self.evict_lowest();
+                }
+                0
+            }
+        };
+        self.links.push_front(&mut self.segs[i], req.id, s);
+        self.seg[req.id as usize] = i as u8;
+        self.size[req.id as usize] = req.size;
+        self.used += s;
+    }
+    fn validate(&self) -> Result<(), String> {
+        let mut total = 0;
+        for (i, e) in self.segs.iter().enumerate() {
+            let ids = self.links.ids(e);
+            if ids.len() != e.len || ids.iter().any(|&id| self.seg[id as usize] as usize != i) {
+                return Err(format!("SLRU: segment {i} inconsistent"));
+            }
+            total += e.bytes;
+        }
+        if total != self.used || self.used > self.cap {
+            return Err(format!("SLRU: used {} vs segments {total}", self.used));
+        }
+        let _ = NIL;
+        Ok(())
+    }
+}
