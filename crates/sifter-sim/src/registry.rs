@@ -5,7 +5,7 @@
 //! commas outside parentheses. Adding a policy takes one file in `policies/` and one entry in
 //! [`REGISTRY`].
 
-use crate::policies::{belady, clock, fifo, lfu, lru, random, s3fifo, sieve, slru, twoq};
+use crate::policies::{arc, belady, clock, fifo, lfu, lru, random, s3fifo, sieve, slru, twoq};
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
 use crate::SimError;
@@ -183,6 +183,12 @@ pub static REGISTRY: &[Entry] = &[
             let seed = p.u64("seed", 0..=u64::MAX)?;
             boxed(random::Random::new(&PolicyCtx { seed: c.seed.wrapping_add(seed), ..*c }))
         },
+    },
+    Entry {
+        names: &["arc"],
+        about: "ARC (FAST'03): adaptive recency/frequency with ghost lists",
+        params: &[],
+        ctor: |_, c| boxed(arc::Arc::new(c)),
     },
     Entry {
         names: &["lfu"],

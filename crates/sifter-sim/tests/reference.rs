@@ -41,7 +41,8 @@ fn format_of(trace: &str) -> Option<&'static str> {
     }
 }
 
-const POLICIES: &[&str] = &["fifo", "lru", "clock", "sieve", "s3fifo", "belady", "lfu", "twoq", "slru"];
+const POLICIES: &[&str] =
+    &["fifo", "lru", "clock", "sieve", "s3fifo", "belady", "lfu", "twoq", "slru", "arc"];
 
 struct Row {
     algo: String,

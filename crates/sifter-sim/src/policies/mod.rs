@@ -1,5 +1,6 @@
 //! The policies, one file each; each file opens with its algorithm and source.
 
+pub mod arc;
 pub mod belady;
 pub mod clock;
 pub mod fifo;
