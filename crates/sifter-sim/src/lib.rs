@@ -15,6 +15,7 @@
 //! assert!(sieve.miss_ratio < lru.miss_ratio);
 //! ```
 
+pub mod ghost;
 pub mod list;
 pub mod lists;
 pub mod policies;

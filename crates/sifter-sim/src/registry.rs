@@ -5,7 +5,9 @@
 //! commas outside parentheses. Adding a policy takes one file in `policies/` and one entry in
 //! [`REGISTRY`].
 
-use crate::policies::{arc, belady, clock, fifo, lfu, lru, random, s3fifo, sieve, slru, twoq};
+use crate::policies::{
+    arc, belady, clock, fifo, lfu, lru, qdlp, random, s3fifo, sieve, slru, twoq,
+};
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
 use crate::SimError;
@@ -189,6 +191,26 @@ pub static REGISTRY: &[Entry] = &[
         about: "ARC (FAST'03): adaptive recency/frequency with ghost lists",
         params: &[],
         ctor: |_, c| boxed(arc::Arc::new(c)),
+    },
+    Entry {
+        names: &["qdlp", "qd-lp"],
+        about:
+            "QD-LP (HotOS'23): probationary FIFO + ghost, quick demotion into a CLOCK main cache",
+        params: &[
+            Param { name: "small", default: "0.1", doc: "probationary FIFO share of the cache" },
+            Param { name: "ghost", default: "0.9", doc: "ghost size as a share of the cache" },
+            Param { name: "bits", default: "2", doc: "main CLOCK counter bits" },
+            Param { name: "threshold", default: "1", doc: "hits in probation to be promoted" },
+        ],
+        ctor: |p, c| {
+            boxed(qdlp::Qdlp::new(
+                c,
+                p.f64("small", 0.0..=1.0)?,
+                p.f64("ghost", 0.0..=10.0)?,
+                p.u64("bits", 1..=7)? as u32,
+                p.u64("threshold", 1..=1_000_000)? as u32,
+            ))
+        },
     },
     Entry {
         names: &["lfu"],

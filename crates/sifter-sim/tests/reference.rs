@@ -42,7 +42,7 @@ fn format_of(trace: &str) -> Option<&'static str> {
 }
 
 const POLICIES: &[&str] =
-    &["fifo", "lru", "clock", "sieve", "s3fifo", "belady", "lfu", "twoq", "slru", "arc"];
+    &["fifo", "lru", "clock", "sieve", "s3fifo", "belady", "lfu", "twoq", "slru", "arc", "qdlp"];
 
 struct Row {
     algo: String,

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod fifo;
 pub mod lfu;
 pub mod lru;
+pub mod qdlp;
 pub mod random;
 pub mod s3fifo;
 pub mod sieve;

@@ -27,6 +27,7 @@
 //! Sizes are truncated as libCacheSim does: |S| = floor(cap × small), |M| = cap − |S|,
 //! |G| = floor(cap × ghost).
 
+use crate::ghost::GhostFifo;
 use crate::policy::{Policy, PolicyCtx, Req};
 use std::collections::VecDeque;
 
@@ -39,9 +40,6 @@ struct Meta {
     size: u32,
     freq: u8,
     queue: u8,
-    /// Ghost entry stamp (the `stamp` of the live ghost entry), 0 = not in the ghost.
-    ghost: u32,
-    ghost_size: u32,
 }
 
 /// S3-FIFO.
@@ -50,21 +48,15 @@ pub struct S3Fifo {
     cap: u64,
     small_cap: u64,
     main_cap: u64,
-    ghost_cap: u64,
     small_used: u64,
     main_used: u64,
-    ghost_used: u64,
     threshold: u8,
     warmup_to_main: bool,
     has_evicted: bool,
     hit_on_ghost: bool,
     small: VecDeque<u32>,
     main: VecDeque<u32>,
-    /// Ghost entries (id, stamp); an entry is live iff `meta[id].ghost == stamp`. Entries of
-    /// ids removed on a ghost hit stay until they reach the front (or a compaction).
-    ghost: VecDeque<(u32, u32)>,
-    ghost_live: usize,
-    stamp: u32,
+    ghost: GhostFifo,
     meta: Vec<Meta>,
     small_ratio: f64,
 }
@@ -81,67 +73,22 @@ impl S3Fifo {
         let cap = ctx.capacity;
         // libCacheSim: (int64_t)cache_size * ratio, truncated.
         let small_cap = (cap as f64 * small) as u64;
-        let ghost_cap = (cap as f64 * ghost) as u64;
         S3Fifo {
             cap,
             small_cap,
             main_cap: cap - small_cap,
-            ghost_cap,
             small_used: 0,
             main_used: 0,
-            ghost_used: 0,
             threshold,
             warmup_to_main,
             has_evicted: false,
             hit_on_ghost: false,
             small: VecDeque::new(),
             main: VecDeque::new(),
-            ghost: VecDeque::new(),
-            ghost_live: 0,
-            stamp: 0,
+            ghost: GhostFifo::new((cap as f64 * ghost) as u64, ctx.n_objects),
             meta: vec![Meta::default(); ctx.n_objects as usize],
             small_ratio: small,
         }
-    }
-
-    fn ghost_remove(&mut self, id: u32) -> bool {
-        let m = &mut self.meta[id as usize];
-        if m.ghost == 0 {
-            return false;
-        }
-        m.ghost = 0;
-        self.ghost_used -= m.ghost_size as u64;
-        self.ghost_live -= 1;
-        // Compact when dead entries dominate, so the deque stays O(live entries).
-        if self.ghost.len() > 2 * self.ghost_live + 1024 {
-            let meta = &self.meta;
-            self.ghost.retain(|&(g, s)| meta[g as usize].ghost == s);
-        }
-        true
-    }
-
-    /// libCacheSim's `ghost_fifo->get`: insert the id unless present, evicting the oldest
-    /// entries to fit; an entry larger than the ghost is not inserted.
-    fn ghost_insert(&mut self, id: u32, size: u32) {
-        if self.meta[id as usize].ghost != 0 || size as u64 > self.ghost_cap {
-            return;
-        }
-        while self.ghost_used + size as u64 > self.ghost_cap {
-            let Some((g, s)) = self.ghost.pop_front() else { break };
-            let m = &mut self.meta[g as usize];
-            if m.ghost == s {
-                m.ghost = 0;
-                self.ghost_used -= m.ghost_size as u64;
-                self.ghost_live -= 1;
-            }
-        }
-        self.stamp = self.stamp.wrapping_add(1).max(1);
-        let m = &mut self.meta[id as usize];
-        m.ghost = self.stamp;
-        m.ghost_size = size;
-        self.ghost.push_back((id, self.stamp));
-        self.ghost_used += size as u64;
-        self.ghost_live += 1;
     }
 
     fn evict_small(&mut self) {
@@ -156,7 +103,7 @@ impl S3Fifo {
             } else {
                 self.meta[id as usize].queue = NOWHERE;
                 self.meta[id as usize].freq = 0;
-                self.ghost_insert(id, m.size);
+                self.ghost.insert(id, m.size);
                 return;
             }
         }
@@ -199,7 +146,7 @@ impl Policy for S3Fifo {
             m.freq = m.freq.saturating_add(1);
             return true;
         }
-        self.hit_on_ghost = self.ghost_remove(req.id);
+        self.hit_on_ghost = self.ghost.remove(req.id);
         false
     }
     fn can_insert(&self, req: &Req) -> bool {
@@ -254,16 +201,7 @@ impl Policy for S3Fifo {
         if sum(&self.small, SMALL)? != self.small_used || sum(&self.main, MAIN)? != self.main_used {
             return Err("S3-FIFO: queue byte counters disagree with the queues".into());
         }
-        if self.ghost_used > self.ghost_cap.max(1) && self.ghost_cap > 0 {
-            return Err("S3-FIFO: ghost over capacity".into());
-        }
-        let live = self.ghost.iter().filter(|&&(g, s)| self.meta[g as usize].ghost == s).count();
-        if live != self.ghost_live {
-            return Err(format!(
-                "S3-FIFO: {live} live ghost entries, counter says {}",
-                self.ghost_live
-            ));
-        }
+        self.ghost.validate()?;
         if self.occupied() > self.cap {
             return Err("S3-FIFO: over capacity".into());
         }
