@@ -6,7 +6,7 @@
 //! [`REGISTRY`].
 
 use crate::policies::{
-    arc, belady, clock, fifo, lfu, lru, qdlp, random, s3fifo, sieve, slru, twoq,
+    arc, belady, clock, fifo, gdsf, lfu, lru, qdlp, random, s3fifo, sieve, slru, twoq,
 };
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
@@ -211,6 +211,12 @@ pub static REGISTRY: &[Entry] = &[
                 p.u64("threshold", 1..=1_000_000)? as u32,
             ))
         },
+    },
+    Entry {
+        names: &["gdsf"],
+        about: "GDSF: greedy dual size frequency (size-aware, with inflation)",
+        params: &[],
+        ctor: |_, c| boxed(gdsf::Gdsf::new(c)),
     },
     Entry {
         names: &["lfu"],

@@ -4,6 +4,7 @@ pub mod arc;
 pub mod belady;
 pub mod clock;
 pub mod fifo;
+pub mod gdsf;
 pub mod lfu;
 pub mod lru;
 pub mod qdlp;
