@@ -85,6 +85,10 @@ pub trait Policy: Send {
         }
         false
     }
+    /// Internal counters as text, for debugging a divergence from another simulator.
+    fn debug_state(&self) -> String {
+        String::new()
+    }
     /// Checks internal invariants (for tests); returns a description of the first violation.
     fn validate(&self) -> Result<(), String> {
         Ok(())

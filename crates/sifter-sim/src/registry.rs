@@ -6,7 +6,7 @@
 //! [`REGISTRY`].
 
 use crate::policies::{
-    arc, belady, clock, fifo, gdsf, lfu, lru, qdlp, random, s3fifo, sieve, slru, twoq,
+    arc, belady, clock, fifo, gdsf, lfu, lirs, lru, qdlp, random, s3fifo, sieve, slru, twoq,
 };
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
@@ -217,6 +217,12 @@ pub static REGISTRY: &[Entry] = &[
         about: "GDSF: greedy dual size frequency (size-aware, with inflation)",
         params: &[],
         ctor: |_, c| boxed(gdsf::Gdsf::new(c)),
+    },
+    Entry {
+        names: &["lirs"],
+        about: "LIRS (SIGMETRICS'02): inter-reference recency, LIR/HIR sets",
+        params: &[Param { name: "hir", default: "0.01", doc: "HIR (resident) share of the cache" }],
+        ctor: |p, c| boxed(lirs::Lirs::new(c, p.f64("hir", 0.0..=0.5)?)),
     },
     Entry {
         names: &["lfu"],

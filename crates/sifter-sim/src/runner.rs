@@ -62,6 +62,8 @@ pub trait Simulate: Send {
     fn step(&mut self, req: &Req) -> bool;
     /// Whether requests need next-access positions.
     fn wants_next_access(&self) -> bool;
+    /// The policy's debug state.
+    fn state(&self) -> String;
 }
 
 const CHUNK: usize = 1 << 16;
@@ -143,6 +145,10 @@ impl<P: Policy> Simulate for P {
 
     fn wants_next_access(&self) -> bool {
         self.needs_next_access()
+    }
+
+    fn state(&self) -> String {
+        self.debug_state()
     }
 }
 

@@ -50,7 +50,7 @@ const KNOWN_DIFFERENCES: &[(&str, bool, f64)] = &[("gdsf", false, 0.001), ("gdsf
 
 const POLICIES: &[&str] = &[
     "fifo", "lru", "clock", "sieve", "s3fifo", "belady", "lfu", "twoq", "slru", "arc", "qdlp",
-    "gdsf",
+    "gdsf", "lirs",
 ];
 
 struct Row {

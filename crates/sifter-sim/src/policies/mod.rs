@@ -6,6 +6,7 @@ pub mod clock;
 pub mod fifo;
 pub mod gdsf;
 pub mod lfu;
+pub mod lirs;
 pub mod lru;
 pub mod qdlp;
 pub mod random;
