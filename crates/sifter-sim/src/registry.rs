@@ -6,7 +6,8 @@
 //! [`REGISTRY`].
 
 use crate::policies::{
-    arc, belady, clock, fifo, gdsf, lfu, lirs, lru, qdlp, random, s3fifo, sieve, slru, twoq,
+    arc, belady, clock, fifo, gdsf, hyperbolic, lfu, lirs, lru, problru, qdlp, random, s3fifo,
+    sieve, slru, twoq,
 };
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
@@ -223,6 +224,18 @@ pub static REGISTRY: &[Entry] = &[
         about: "LIRS (SIGMETRICS'02): inter-reference recency, LIR/HIR sets",
         params: &[Param { name: "hir", default: "0.01", doc: "HIR (resident) share of the cache" }],
         ctor: |p, c| boxed(lirs::Lirs::new(c, p.f64("hir", 0.0..=0.5)?)),
+    },
+    Entry {
+        names: &["hyperbolic"],
+        about: "Hyperbolic caching (ATC'17): evict the sampled object with the least hits per time cached (seeded)",
+        params: &[Param { name: "samples", default: "64", doc: "objects sampled per eviction" }],
+        ctor: |p, c| boxed(hyperbolic::Hyperbolic::new(c, p.u64("samples", 1..=4096)? as u32)),
+    },
+    Entry {
+        names: &["problru", "lru-prob"],
+        about: "probabilistic LRU: a hit is promoted only with probability 1 - q (seeded)",
+        params: &[Param { name: "q", default: "0.5", doc: "probability that a hit skips the list update" }],
+        ctor: |p, c| boxed(problru::ProbLru::new(c, p.f64("q", 0.0..=1.0)?)),
     },
     Entry {
         names: &["lfu"],

@@ -46,12 +46,35 @@ fn format_of(trace: &str) -> Option<&'static str> {
 /// figures — 0.8846 at 48 objects and, for vscsi/csv, 0.7132/0.8791 in byte mode at 10 % — while the older
 /// reference commit printed 0.8856 and 0.7133/0.8793 for these four cells; every other GDSF cell
 /// agrees with both. The two versions break priority ties differently on this trace.
-const KNOWN_DIFFERENCES: &[(&str, bool, f64)] = &[("gdsf", false, 0.001), ("gdsf", true, 0.1)];
+///
+/// Hyperbolic at 25 % of cloudPhysicsIO (the only cell beyond 0.01): we sample resident objects
+/// uniformly, as the Hyperbolic paper specifies; libCacheSim samples a random non-empty hash
+/// bucket and then an object of its chain, with its own generator, which depends on its hash
+/// of the ids (its own notes show Hyperbolic moving with re-labelled ids). Ours is 0.6746,
+/// libCacheSim's 0.6969–0.6978; every other Hyperbolic cell is within 0.01.
+const KNOWN_DIFFERENCES: &[(&str, bool, f64)] =
+    &[("gdsf", false, 0.001), ("gdsf", true, 0.1), ("hyperbolic", false, 0.25)];
 
 const POLICIES: &[&str] = &[
-    "fifo", "lru", "clock", "sieve", "s3fifo", "belady", "lfu", "twoq", "slru", "arc", "qdlp",
-    "gdsf", "lirs",
+    "fifo",
+    "lru",
+    "clock",
+    "sieve",
+    "s3fifo",
+    "belady",
+    "lfu",
+    "twoq",
+    "slru",
+    "arc",
+    "qdlp",
+    "gdsf",
+    "lirs",
+    "hyperbolic",
 ];
+
+/// Randomized policies (their samples come from a different generator than libCacheSim's):
+/// within 0.01 of libCacheSim's figure, as the issue allows.
+const RANDOMIZED: &[&str] = &["hyperbolic"];
 
 struct Row {
     algo: String,
@@ -120,7 +143,14 @@ fn check_file(csv: &str, only: &dyn Fn(&str) -> bool) {
             {
                 continue;
             }
-            if m != r.miss || (r.bytes && bm != r.byte_miss) {
+            let differs = if RANDOMIZED.contains(&r.algo.as_str()) {
+                let close = |a: f64, b: &str| (a - b.parse::<f64>().expect("ratio")).abs() <= 0.01;
+                !close(res.miss_ratio, &r.miss)
+                    || (r.bytes && !close(res.byte_miss_ratio, &r.byte_miss))
+            } else {
+                m != r.miss || (r.bytes && bm != r.byte_miss)
+            };
+            if differs {
                 failures.push(format!(
                     "{trace} {} {} {}: ours {m}/{bm}, libCacheSim {}/{}",
                     r.algo,
