@@ -6,8 +6,8 @@
 //! [`REGISTRY`].
 
 use crate::policies::{
-    arc, belady, clock, fifo, gdsf, hyperbolic, lfu, lirs, lru, problru, qdlp, random, s3fifo,
-    sieve, slru, twoq,
+    arc, belady, clock, fifo, gdsf, hyperbolic, lfu, lirs, lru, multistep, problru, qdlp, random,
+    s3fifo, sieve, slru, twoq,
 };
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
@@ -236,6 +236,21 @@ pub static REGISTRY: &[Entry] = &[
         about: "probabilistic LRU: a hit is promoted only with probability 1 - q (seeded)",
         params: &[Param { name: "q", default: "0.5", doc: "probability that a hit skips the list update" }],
         ctor: |p, c| boxed(problru::ProbLru::new(c, p.f64("q", 0.0..=1.0)?)),
+    },
+    Entry {
+        names: &["multistep-lru", "multistep"],
+        about: "multi-step LRU (BigData'21): set-associative, M vectors of P items, upgrades between vectors",
+        params: &[
+            Param { name: "p", default: "4", doc: "items per vector (1..=64)" },
+            Param { name: "m", default: "2", doc: "vectors per set (1..=64)" },
+        ],
+        ctor: |p, c| boxed(multistep::MultiStep::new(c, p.u64("p", 1..=64)? as usize, p.u64("m", 1..=64)? as usize)),
+    },
+    Entry {
+        names: &["invector-lru", "invector"],
+        about: "in-vector LRU: P-way set-associative LRU (multi-step LRU with M = 1)",
+        params: &[Param { name: "p", default: "4", doc: "items per set (1..=64)" }],
+        ctor: |p, c| boxed(multistep::MultiStep::new(c, p.u64("p", 1..=64)? as usize, 1)),
     },
     Entry {
         names: &["lfu"],

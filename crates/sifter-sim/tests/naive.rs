@@ -213,3 +213,75 @@ fn belady_is_optimal_among_policies() {
         assert!(run_real(p, &t, 50, false) >= opt, "{p} beat Belady");
     }
 }
+
+/// Multi-step LRU, naively: each set is `m` vectors (Vec) of at most `p` ids, MRU first.
+fn naive_multistep(t: &LoadedTrace, cap: u64, p: usize, m: usize) -> u64 {
+    fn mix(mut x: u64) -> u64 {
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
+        x ^ (x >> 31)
+    }
+    let sets = (cap / (p * m) as u64).max(1);
+    let mut s: Vec<Vec<Vec<u32>>> = vec![vec![Vec::new(); m]; sets as usize];
+    let mut misses = 0;
+    for i in 0..t.len() {
+        let (id, key) = (t.ids[i], t.keys[i]);
+        let set = &mut s[(mix(key) % sets) as usize];
+        let found = set
+            .iter()
+            .enumerate()
+            .find_map(|(v, vec)| vec.iter().position(|&x| x == id).map(|j| (v, j)));
+        match found {
+            Some((v, j)) if j > 0 => {
+                let x = set[v].remove(j);
+                set[v].insert(0, x);
+            }
+            Some((v, 0)) if v > 0 => {
+                let me = set[v].remove(0);
+                let other = set[v - 1].pop();
+                set[v - 1].push(me);
+                if let Some(o) = other {
+                    set[v].insert(0, o);
+                }
+            }
+            Some(_) => {}
+            None => {
+                misses += 1;
+                match (0..m).find(|&v| set[v].len() < p) {
+                    Some(v) => set[v].insert(0, id),
+                    None => {
+                        set[m - 1].pop();
+                        set[m - 1].insert(0, id);
+                    }
+                }
+            }
+        }
+    }
+    misses
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn multistep_matches_naive_model(reqs in trace_strategy(), cap in 1u64..40, p in 1usize..5, m in 1usize..4) {
+        let t = load(&reqs);
+        let spec = format!("multistep-lru(p={p},m={m})");
+        prop_assert_eq!(run_real(&spec, &t, cap, false), naive_multistep(&t, cap, p, m), "{}", spec);
+    }
+
+    #[test]
+    fn problru_extremes_are_lru_and_fifo(reqs in trace_strategy(), cap in 1u64..30) {
+        let t = load(&reqs);
+        prop_assert_eq!(run_real("problru(q=0)", &t, cap, true), run_real("lru", &t, cap, true));
+        prop_assert_eq!(run_real("problru(q=1)", &t, cap, true), run_real("fifo", &t, cap, true));
+    }
+
+    #[test]
+    fn every_policy_keeps_its_invariants(reqs in trace_strategy(), cap in 1u64..30, bytes in any::<bool>()) {
+        let t = load(&reqs);
+        for name in sifter_sim::registry::names() {
+            run_real(name, &t, cap, bytes);
+        }
+    }
+}

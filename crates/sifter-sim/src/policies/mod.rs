@@ -9,6 +9,7 @@ pub mod hyperbolic;
 pub mod lfu;
 pub mod lirs;
 pub mod lru;
+pub mod multistep;
 pub mod problru;
 pub mod qdlp;
 pub mod random;
