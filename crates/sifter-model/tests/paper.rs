@@ -129,3 +129,20 @@ fn bad_parameters_are_errors() {
         .is_err());
     assert!(build("problru", &Params { q: 2.0, ..Params::default() }).is_err());
 }
+
+#[test]
+fn figure_trends_of_the_other_policies() {
+    let ps = |pol: &str, q: f64| {
+        pstar(|p| bound(&build(pol, &Params { hit: p, disk_us: 5.0, q, ..Params::default() }).unwrap(), 72).x, 2000).0
+    };
+    // Fig. 7: probabilistic LRU moves p* later as more hits skip the list update, FIFO never peaks.
+    let (q0, q5, q9) = (ps("problru", 0.0), ps("problru", 0.5), ps("problru", 0.9));
+    assert!(q0 < q5 && q5 < q9, "p* of ProbLRU should grow with q: {q0} {q5} {q9}");
+    assert!((q0 - ps("lru", 0.0)).abs() < 0.1, "q = 0 behaves like LRU");
+    // Figs. 8/10: SLRU, whose protected-segment delink sits on the hit path, peaks before 1.
+    assert!(ps("slru", 0.0) < 1.0);
+    // Fig. 14: S3-FIFO, CLOCK, SIEVE and Mobius keep list work off the hit path: no peak.
+    for pol in ["s3fifo", "clock", "sieve", "mobius", "fifo"] {
+        assert!(ps(pol, 0.0) >= 0.99, "{pol} should never peak");
+    }
+}
