@@ -4,6 +4,7 @@
 //! the simulator's policies), `model` (queueing-model throughput predictions) and `lab` (the
 //! default experiment suite and its report).
 
+mod analyze;
 mod closed_loop;
 mod lab;
 mod model_cmd;
@@ -26,6 +27,9 @@ struct Cli {
 enum Cmd {
     /// Simulate eviction policies over traces or synthetic workloads.
     Sim(sim::SimArgs),
+    /// Miss-ratio curves, comparisons across traces, miss ratio over time.
+    #[command(subcommand)]
+    Analyze(analyze::AnalyzeCmd),
     /// Inspect, generate and convert traces.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCmd),
@@ -53,6 +57,7 @@ fn main() {
     let res = match cli.cmd {
         Cmd::Sim(a) => sim::run(a),
         Cmd::Trace(t) => trace_cmd::run(t),
+        Cmd::Analyze(a) => analyze::run(a),
         Cmd::Policies => {
             sim::print_policies();
             Ok(())

@@ -55,3 +55,9 @@ mod tests {
         assert!(t.contains("xyz"));
     }
 }
+
+/// One CSV line, quoting fields that hold a comma or a quote.
+pub fn csv_line(fields: &[&str]) -> String {
+    let q: Vec<String> = fields.iter().map(|f| crate::sim::csv_field(f)).collect();
+    q.join(",") + "\n"
+}

@@ -239,3 +239,62 @@ fn calibrate_and_closed_loop() {
         "unknown policy",
     );
 }
+
+#[test]
+fn analyze_commands() {
+    let d = tempfile::tempdir().expect("tmp");
+    let p = d.path();
+    ok(&sifter(
+        &[
+            "analyze",
+            "mrc",
+            "zipf:n=2000,requests=20000",
+            "-p",
+            "lru,sieve",
+            "-s",
+            "0.01:0.5:5",
+            "--csv",
+            "m.csv",
+            "--svg",
+            "m.svg",
+        ],
+        p,
+    ));
+    assert_eq!(std::fs::read_to_string(p.join("m.csv")).expect("csv").lines().count(), 1 + 2 * 5);
+    std::fs::create_dir(p.join("tr")).expect("dir");
+    for (i, a) in ["0.8", "1.0", "1.2"].iter().enumerate() {
+        ok(&sifter(
+            &[
+                "trace",
+                "gen",
+                &format!("zipf:alpha={a},n=2000,requests=20000,seed={i}"),
+                "-o",
+                &format!("tr/t{i}.oracleGeneral.bin"),
+            ],
+            p,
+        ));
+    }
+    std::fs::write(p.join("tr/README.md"), "not a trace").expect("write");
+    let out = ok(&sifter(
+        &["analyze", "compare", "tr", "-p", "lru,sieve", "-s", "0.1", "--svg", "c.svg"],
+        p,
+    ));
+    assert!(out.contains("3 traces") && out.contains("P90"), "{out}");
+    let out = ok(&sifter(
+        &[
+            "analyze",
+            "intervals",
+            "twophase:n=2000,requests=20000",
+            "-p",
+            "lru",
+            "--window",
+            "5000",
+        ],
+        p,
+    ));
+    assert_eq!(out.lines().count(), 1 + 4);
+    fails_with(
+        &sifter(&["analyze", "intervals", "zipf:n=100,requests=100", "--window", "0"], p),
+        "window",
+    );
+}

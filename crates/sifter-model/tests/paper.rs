@@ -133,7 +133,17 @@ fn bad_parameters_are_errors() {
 #[test]
 fn figure_trends_of_the_other_policies() {
     let ps = |pol: &str, q: f64| {
-        pstar(|p| bound(&build(pol, &Params { hit: p, disk_us: 5.0, q, ..Params::default() }).unwrap(), 72).x, 2000).0
+        pstar(
+            |p| {
+                bound(
+                    &build(pol, &Params { hit: p, disk_us: 5.0, q, ..Params::default() }).unwrap(),
+                    72,
+                )
+                .x
+            },
+            2000,
+        )
+        .0
     };
     // Fig. 7: probabilistic LRU moves p* later as more hits skip the list update, FIFO never peaks.
     let (q0, q5, q9) = (ps("problru", 0.0), ps("problru", 0.5), ps("problru", 0.9));

@@ -1,0 +1,343 @@
+//! `sifter analyze`: miss-ratio curves, policy comparisons across many traces (the SIEVE
+//! paper's Figs. 3 and 5), and miss ratio over time (Figs. 8–10).
+
+use crate::output::{csv_line, table, write_to};
+use crate::sim::{check_specs, load, parse_sizes, run_sweep};
+use anyhow::{bail, Context, Result};
+use sifter_sim::policy::PolicyCtx;
+use sifter_sim::registry::parse_policy_list;
+use sifter_sim::runner::CacheSize;
+use sifter_trace::TraceSource;
+use std::path::PathBuf;
+
+/// `sifter analyze ...`
+#[derive(clap::Subcommand, Debug)]
+pub enum AnalyzeCmd {
+    /// Miss ratio against cache size for each policy.
+    Mrc {
+        /// Trace file or synthetic workload.
+        trace: String,
+        /// Policies (comma-separated).
+        #[arg(short, long, default_value = "fifo,lru,sieve,s3fifo,belady")]
+        policy: String,
+        /// Sizes: a list (`0.001,0.01,0.1`) or `from:to:points` spaced logarithmically.
+        #[arg(short, long, default_value = "0.001:0.5:16")]
+        size: String,
+        /// Byte mode.
+        #[arg(long)]
+        bytes: bool,
+        /// Format spec (default: detected).
+        #[arg(short, long)]
+        format: Option<String>,
+        /// CSV output (`-` for stdout).
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// SVG plot.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
+    /// Miss-ratio reduction from FIFO across traces: P10/P25/mean/P75/P90 and the share of
+    /// traces on which each policy is best.
+    Compare {
+        /// Trace files (or synthetic workloads); a folder means every file in it (except
+        /// README/LICENSE/.md files; files whose format cannot be detected are skipped with a
+        /// message — pass --format for headerless binary ones).
+        #[arg(required = true)]
+        traces: Vec<String>,
+        /// Policies (comma-separated; FIFO is the baseline).
+        #[arg(short, long, default_value = "lru,clock,sieve,s3fifo,arc,lirs,twoq")]
+        policy: String,
+        /// Cache size (one value).
+        #[arg(short, long, default_value = "0.1")]
+        size: String,
+        /// Format spec applied to every file (default: detected per file).
+        #[arg(short, long)]
+        format: Option<String>,
+        /// CSV output of the per-trace results (`-` for stdout).
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// SVG plot of the percentiles.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
+    /// Miss ratio in consecutive windows of requests (how fast a policy adapts).
+    Intervals {
+        /// Trace file or synthetic workload (e.g. `twophase:...`).
+        trace: String,
+        /// Policies (comma-separated).
+        #[arg(short, long, default_value = "fifo,lru,sieve,s3fifo")]
+        policy: String,
+        /// Cache size (one value).
+        #[arg(short, long, default_value = "0.1")]
+        size: String,
+        /// Requests per window.
+        #[arg(long, default_value_t = 100_000)]
+        window: usize,
+        /// Format spec (default: detected).
+        #[arg(short, long)]
+        format: Option<String>,
+        /// CSV output (`-` for stdout).
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// SVG plot.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
+}
+
+fn sizes_arg(s: &str) -> Result<Vec<CacheSize>> {
+    let parts: Vec<&str> = s.split(':').collect();
+    if parts.len() == 3 {
+        let from: f64 = parts[0].parse().context("--size from")?;
+        let to: f64 = parts[1].parse().context("--size to")?;
+        let n: usize = parts[2].parse().context("--size points")?;
+        if !(from > 0.0 && to <= 1.0 && from < to && n >= 2) {
+            bail!("--size from:to:points needs 0 < from < to <= 1 and points >= 2");
+        }
+        let r = (to / from).powf(1.0 / (n - 1) as f64);
+        return Ok((0..n).map(|i| CacheSize::Fraction(from * r.powi(i as i32))).collect());
+    }
+    parse_sizes(s)
+}
+
+fn expand(traces: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in traces {
+        let p = std::path::Path::new(t);
+        if p.is_dir() {
+            let mut files: Vec<String> = std::fs::read_dir(p)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                // documentation that travels with trace collections
+                .filter(|p| {
+                    let n = p
+                        .file_name()
+                        .map(|n| n.to_string_lossy().to_lowercase())
+                        .unwrap_or_default();
+                    !(n.contains("readme") || n.contains("license") || n.ends_with(".md"))
+                })
+                .map(|p| p.display().to_string())
+                .collect();
+            files.sort();
+            out.extend(files);
+        } else {
+            out.push(t.clone());
+        }
+    }
+    out
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// Runs an `analyze` subcommand.
+pub fn run(cmd: AnalyzeCmd) -> Result<()> {
+    match cmd {
+        AnalyzeCmd::Mrc { trace, policy, size, bytes, format, csv, svg } => {
+            let specs = parse_policy_list(&policy)?;
+            check_specs(&specs)?;
+            let sizes = sizes_arg(&size)?;
+            let src = TraceSource::parse(&trace, format.as_deref())?;
+            let t = load(&src, false)?;
+            let (res, added) = run_sweep(&t, &specs, &sizes, bytes, 0, false)?;
+            let mut out = String::from("policy,size,capacity,miss_ratio,byte_miss_ratio\n");
+            let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+            for r in res.iter().filter(|r| !(added && r.spec == "fifo")) {
+                out.push_str(&csv_line(&[
+                    &r.policy,
+                    &r.size.label(),
+                    &r.capacity.to_string(),
+                    &format!("{:.6}", r.miss_ratio),
+                    &format!("{:.6}", r.byte_miss_ratio),
+                ]));
+                let x = (r.capacity as f64).log10();
+                match series.iter_mut().find(|s| s.0 == r.policy) {
+                    Some(s) => s.1.push((x, r.miss_ratio)),
+                    None => series.push((r.policy.clone(), vec![(x, r.miss_ratio)])),
+                }
+            }
+            for s in &mut series {
+                s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+            }
+            match &csv {
+                Some(p) => write_to(p, &out)?,
+                None => print!("{out}"),
+            }
+            if let Some(p) = &svg {
+                crate::plot::lines(
+                    p,
+                    &format!("Miss-ratio curve: {}", t.name),
+                    "log10(cache size)",
+                    "miss ratio",
+                    &series,
+                )?;
+                eprintln!("wrote {}", p.display());
+            }
+        }
+        AnalyzeCmd::Compare { traces, policy, size, format, csv, svg } => {
+            let specs = parse_policy_list(&policy)?;
+            check_specs(&specs)?;
+            let sizes = parse_sizes(&size)?;
+            if sizes.len() != 1 {
+                bail!("compare takes one cache size");
+            }
+            let files = expand(&traces);
+            if files.is_empty() {
+                bail!("no traces");
+            }
+            let mut per_trace: Vec<(String, Vec<(String, f64)>, f64)> = Vec::new();
+            let mut out = String::from("trace,policy,miss_ratio,fifo_miss_ratio,reduction\n");
+            for f in &files {
+                let src = match TraceSource::parse(f, format.as_deref()) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        eprintln!("skipping {f}: {e}");
+                        continue;
+                    }
+                };
+                let t = match load(&src, true) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        eprintln!("skipping {f}: {e:#}");
+                        continue;
+                    }
+                };
+                let (res, _) = run_sweep(&t, &specs, &sizes, false, 0, true)?;
+                let fifo = res.iter().find(|r| r.spec == "fifo").map_or(f64::NAN, |r| r.miss_ratio);
+                let mut row = Vec::new();
+                for r in res.iter().filter(|r| r.spec != "fifo") {
+                    let red = if fifo > 0.0 { (fifo - r.miss_ratio) / fifo } else { 0.0 };
+                    out.push_str(&csv_line(&[
+                        &t.name,
+                        &r.policy,
+                        &format!("{:.6}", r.miss_ratio),
+                        &format!("{fifo:.6}"),
+                        &format!("{red:.6}"),
+                    ]));
+                    row.push((r.policy.clone(), r.miss_ratio));
+                }
+                per_trace.push((t.name.clone(), row, fifo));
+            }
+            let names: Vec<String> = per_trace
+                .first()
+                .map(|p| p.1.iter().map(|x| x.0.clone()).collect())
+                .unwrap_or_default();
+            let mut rows = Vec::new();
+            let mut series = Vec::new();
+            for (k, name) in names.iter().enumerate() {
+                let mut reds: Vec<f64> = per_trace
+                    .iter()
+                    .filter(|p| p.2 > 0.0)
+                    .map(|p| (p.2 - p.1[k].1) / p.2)
+                    .collect();
+                reds.sort_by(f64::total_cmp);
+                let mean = reds.iter().sum::<f64>() / reds.len().max(1) as f64;
+                let best = per_trace
+                    .iter()
+                    .filter(|p| {
+                        let m = p.1.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+                        (p.1[k].1 - m).abs() < 1e-12
+                    })
+                    .count();
+                let q = |x: f64| percentile(&reds, x);
+                rows.push(vec![
+                    name.clone(),
+                    format!("{:.4}", q(0.1)),
+                    format!("{:.4}", q(0.25)),
+                    format!("{mean:.4}"),
+                    format!("{:.4}", q(0.75)),
+                    format!("{:.4}", q(0.9)),
+                    format!("{:.1}%", 100.0 * best as f64 / per_trace.len().max(1) as f64),
+                ]);
+                series.push((
+                    name.clone(),
+                    vec![
+                        (10.0, q(0.1)),
+                        (25.0, q(0.25)),
+                        (50.0, mean),
+                        (75.0, q(0.75)),
+                        (90.0, q(0.9)),
+                    ],
+                ));
+            }
+            println!("{} traces; miss-ratio reduction from FIFO at size {}", per_trace.len(), size);
+            print!("{}", table(&["policy", "P10", "P25", "mean", "P75", "P90", "best on"], &rows));
+            if let Some(p) = &csv {
+                write_to(p, &out)?;
+            }
+            if let Some(p) = &svg {
+                crate::plot::lines(
+                    p,
+                    "Miss-ratio reduction from FIFO (P10, P25, mean, P75, P90)",
+                    "percentile (50 = mean)",
+                    "reduction",
+                    &series,
+                )?;
+                eprintln!("wrote {}", p.display());
+            }
+        }
+        AnalyzeCmd::Intervals { trace, policy, size, window, format, csv, svg } => {
+            if window == 0 {
+                bail!("--window must be at least 1");
+            }
+            let specs = parse_policy_list(&policy)?;
+            check_specs(&specs)?;
+            let sizes = parse_sizes(&size)?;
+            let src = TraceSource::parse(&trace, format.as_deref())?;
+            let t = load(&src, false)?;
+            let cap = sizes[0].resolve(&t, false);
+            if cap == 0 {
+                bail!("size {} gives an empty cache", sizes[0].label());
+            }
+            let mut out = String::from("policy,window,start,miss_ratio\n");
+            let mut series = Vec::new();
+            for spec in &specs {
+                let mut p =
+                    spec.build(&PolicyCtx { capacity: cap, n_objects: t.n_objects, seed: 0 })?;
+                let mut misses = 0u64;
+                let mut pts = Vec::new();
+                let name = p.sim_name();
+                p.run_observed(&t, false, &mut |i, hit| {
+                    misses += (!hit) as u64;
+                    if (i + 1) % window == 0 {
+                        pts.push(((i + 1 - window) as f64, misses as f64 / window as f64));
+                        misses = 0;
+                    }
+                });
+                for (w, (start, mr)) in pts.iter().enumerate() {
+                    out.push_str(&csv_line(&[
+                        &name,
+                        &w.to_string(),
+                        &format!("{start}"),
+                        &format!("{mr:.6}"),
+                    ]));
+                }
+                series.push((name, pts));
+            }
+            match &csv {
+                Some(p) => write_to(p, &out)?,
+                None => print!("{out}"),
+            }
+            if let Some(p) = &svg {
+                crate::plot::lines(
+                    p,
+                    &format!("Miss ratio per {window} requests: {}", t.name),
+                    "request",
+                    "miss ratio",
+                    &series,
+                )?;
+                eprintln!("wrote {}", p.display());
+            }
+        }
+    }
+    Ok(())
+}
