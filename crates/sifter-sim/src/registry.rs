@@ -7,7 +7,7 @@
 
 use crate::policies::{
     arc, belady, clock, fifo, gdsf, hyperbolic, lfu, lirs, lru, multistep, problru, qdlp, random,
-    s3fifo, sieve, slru, twoq,
+    s3fifo, sieve, slru, twoq, wtinylfu,
 };
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
@@ -251,6 +251,12 @@ pub static REGISTRY: &[Entry] = &[
         about: "in-vector LRU: P-way set-associative LRU (multi-step LRU with M = 1)",
         params: &[Param { name: "p", default: "4", doc: "items per set (1..=64)" }],
         ctor: |p, c| boxed(multistep::MultiStep::new(c, p.u64("p", 1..=64)? as usize, 1)),
+    },
+    Entry {
+        names: &["wtinylfu", "w-tinylfu", "tinylfu"],
+        about: "W-TinyLFU: LRU window, SLRU main, frequency-sketch admission (libCacheSim's)",
+        params: &[Param { name: "window", default: "0.01", doc: "window share of the cache" }],
+        ctor: |p, c| boxed(wtinylfu::WTinyLfu::new(c, p.f64("window", 0.0..=1.0)?)),
     },
     Entry {
         names: &["lfu"],

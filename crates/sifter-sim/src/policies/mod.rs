@@ -17,3 +17,4 @@ pub mod s3fifo;
 pub mod sieve;
 pub mod slru;
 pub mod twoq;
+pub mod wtinylfu;

@@ -70,7 +70,7 @@ impl MultiStep {
     }
 
     /// Moves slot `i` of the vector starting at `base` to slot 0 (others shift towards LRU).
-    fn to_front(&mut self, base: usize, i: usize) {
+    fn move_to_mru(&mut self, base: usize, i: usize) {
         let id = self.slots[base + i];
         for j in (0..i).rev() {
             let moved = self.slots[base + j];
@@ -117,7 +117,7 @@ impl Policy for MultiStep {
         self.hits_by_vector[v] += 1;
         let base = set_base + v * p;
         if i > 0 {
-            self.to_front(base, i);
+            self.move_to_mru(base, i);
         } else if v > 0 {
             // upgrade: swap with the LRU item of the previous vector
             let prev = set_base + (v - 1) * p;
@@ -157,7 +157,7 @@ impl Policy for MultiStep {
         let free = (0..p).find(|&j| self.slots[base + j] == NIL).unwrap_or(p - 1);
         self.slots[base + free] = req.id;
         self.at[req.id as usize] = (base + free) as u32;
-        self.to_front(base, free);
+        self.move_to_mru(base, free);
     }
     fn debug_state(&self) -> String {
         let total: u64 = self.hits_by_vector.iter().sum();

@@ -23,7 +23,8 @@ const NONE: u8 = u8::MAX;
 #[derive(Debug)]
 pub struct Slru {
     cap: u64,
-    seg_cap: u64,
+    /// Capacity of each segment.
+    seg_caps: Vec<u64>,
     used: u64,
     links: Links,
     /// MRU at the front, LRU at the back.
@@ -35,15 +36,42 @@ pub struct Slru {
 impl Slru {
     /// An SLRU cache with `n` segments (1..=16).
     pub fn new(ctx: &PolicyCtx, n: usize) -> Self {
+        Self::with_segments(ctx.capacity, ctx.n_objects, vec![ctx.capacity / n as u64; n])
+    }
+
+    /// An SLRU of total capacity `cap` whose segments (lowest first) have the given sizes
+    /// (libCacheSim's `seg-size=a:b:...`, sizes `floor(a / sum · cap)`).
+    pub fn with_weights(cap: u64, n_objects: u32, weights: &[u64]) -> Self {
+        let sum: u64 = weights.iter().sum();
+        let caps = weights.iter().map(|&w| (w as f64 / sum as f64 * cap as f64) as u64).collect();
+        Self::with_segments(cap, n_objects, caps)
+    }
+
+    fn with_segments(cap: u64, n_objects: u32, seg_caps: Vec<u64>) -> Self {
         Slru {
-            cap: ctx.capacity,
-            seg_cap: ctx.capacity / n as u64,
+            cap,
             used: 0,
-            links: Links::new(ctx.n_objects),
-            segs: vec![Ends::default(); n],
-            seg: vec![NONE; ctx.n_objects as usize],
-            size: vec![0; ctx.n_objects as usize],
+            links: Links::new(n_objects),
+            segs: vec![Ends::default(); seg_caps.len()],
+            seg_caps,
+            seg: vec![NONE; n_objects as usize],
+            size: vec![0; n_objects as usize],
         }
+    }
+
+    /// Whether `id` is cached.
+    pub fn contains(&self, id: u32) -> bool {
+        self.seg[id as usize] != NONE
+    }
+
+    /// The next victim (the LRU object of the lowest non-empty segment).
+    pub fn victim(&self) -> Option<u32> {
+        self.segs.iter().find(|e| e.bytes > 0).map(|e| e.back)
+    }
+
+    /// Stored size of a cached id.
+    pub fn size_of(&self, id: u32) -> u32 {
+        self.size[id as usize]
     }
 
     fn evict_from(&mut self, i: usize) {
@@ -65,12 +93,13 @@ impl Slru {
         self.links.unlink(&mut self.segs[i], id, s);
         self.links.push_front(&mut self.segs[i - 1], id, s);
         self.seg[id as usize] = (i - 1) as u8;
-        while self.segs[i - 1].bytes > self.seg_cap {
+        while self.segs[i - 1].bytes > self.seg_caps[i - 1] {
             self.cool(i - 1);
         }
     }
 
-    fn evict_lowest(&mut self) {
+    /// Evicts the LRU object of the lowest non-empty segment.
+    pub fn evict_lowest(&mut self) {
         if let Some(i) = self.segs.iter().position(|e| e.bytes > 0) {
             self.evict_from(i);
         }
@@ -104,21 +133,21 @@ impl Policy for Slru {
         } else {
             self.links.push_front(&mut self.segs[i + 1], id, s);
             self.seg[id as usize] = (i + 1) as u8;
-            while self.segs[i + 1].bytes > self.seg_cap {
+            while self.segs[i + 1].bytes > self.seg_caps[i + 1] {
                 self.cool(i + 1);
             }
         }
         true
     }
     fn can_insert(&self, req: &Req) -> bool {
-        req.size as u64 <= self.cap && req.size as u64 <= self.seg_cap
+        req.size as u64 <= self.cap && req.size as u64 <= self.seg_caps[0]
     }
     fn evict(&mut self, _req: &Req) {
         self.evict_lowest();
     }
     fn insert(&mut self, req: &Req) {
         let s = req.size as u64;
-        let i = match self.segs.iter().position(|e| e.bytes + s <= self.seg_cap) {
+        let i = match (0..self.segs.len()).find(|&i| self.segs[i].bytes + s <= self.seg_caps[i]) {
             Some(i) => i,
             None => {
                 while self.used + s > self.cap && self.used > 0 {
