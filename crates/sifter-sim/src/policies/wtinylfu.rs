@@ -49,6 +49,9 @@ pub struct WTinyLfu {
 
 impl WTinyLfu {
     /// A W-TinyLFU cache whose window is `window` of the capacity.
+    // libCacheSim's literal ln(2) (0.693147180559945), not f64's LN_2, so the sketch has the
+    // same number of hashes and counters.
+    #[allow(clippy::approx_constant)]
     pub fn new(ctx: &PolicyCtx, window: f64) -> Self {
         let cap = ctx.capacity;
         // libCacheSim truncates, so below 100 objects its 1 % window is empty and nothing is
