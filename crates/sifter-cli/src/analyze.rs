@@ -85,6 +85,9 @@ pub enum AnalyzeCmd {
     },
 }
 
+/// One trace's results: its name, (policy, miss ratio) pairs, and FIFO's miss ratio.
+type TraceRow = (String, Vec<(String, f64)>, f64);
+
 fn sizes_arg(s: &str) -> Result<Vec<CacheSize>> {
     let parts: Vec<&str> = s.split(':').collect();
     if parts.len() == 3 {
@@ -194,7 +197,7 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             if files.is_empty() {
                 bail!("no traces");
             }
-            let mut per_trace: Vec<(String, Vec<(String, f64)>, f64)> = Vec::new();
+            let mut per_trace: Vec<TraceRow> = Vec::new();
             let mut out = String::from("trace,policy,miss_ratio,fifo_miss_ratio,reduction\n");
             for f in &files {
                 let src = match TraceSource::parse(f, format.as_deref()) {

@@ -47,6 +47,12 @@ pub fn write_to(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// One CSV line, quoting fields that hold a comma or a quote.
+pub fn csv_line(fields: &[&str]) -> String {
+    let q: Vec<String> = fields.iter().map(|f| crate::sim::csv_field(f)).collect();
+    q.join(",") + "\n"
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -54,10 +60,4 @@ mod tests {
         let t = super::table(&["a"], &[vec!["1".into(), "xyz".into()], vec![]]);
         assert!(t.contains("xyz"));
     }
-}
-
-/// One CSV line, quoting fields that hold a comma or a quote.
-pub fn csv_line(fields: &[&str]) -> String {
-    let q: Vec<String> = fields.iter().map(|f| crate::sim::csv_field(f)).collect();
-    q.join(",") + "\n"
 }
