@@ -6,8 +6,8 @@
 //! [`REGISTRY`].
 
 use crate::policies::{
-    arc, belady, clock, fifo, gdsf, hyperbolic, lfu, lirs, lru, multistep, problru, qdlp, random,
-    s3fifo, sieve, slru, twoq, wtinylfu,
+    arc, belady, clock, fifo, gdsf, hyperbolic, lecar, lfu, lirs, lru, multistep, problru, qdlp,
+    random, s3fifo, sieve, slru, twoq, wtinylfu,
 };
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
@@ -230,6 +230,15 @@ pub static REGISTRY: &[Entry] = &[
         about: "Hyperbolic caching (ATC'17): evict the sampled object with the least hits per time cached (seeded)",
         params: &[Param { name: "samples", default: "64", doc: "objects sampled per eviction" }],
         ctor: |p, c| boxed(hyperbolic::Hyperbolic::new(c, p.u64("samples", 1..=4096)? as u32)),
+    },
+    Entry {
+        names: &["lecar"],
+        about: "LeCaR (HotStorage'18): LRU and LFU experts weighted by regret over ghost lists (seeded)",
+        params: &[
+            Param { name: "lru-weight", default: "0.5", doc: "initial probability of evicting the LRU candidate" },
+            Param { name: "update-weight", default: "true", doc: "learn the weights (false keeps them fixed)" },
+        ],
+        ctor: |p, c| boxed(lecar::LeCaR::new(c, p.f64("lru-weight", 0.0..=1.0)?, p.bool("update-weight")?)),
     },
     Entry {
         names: &["problru", "lru-prob"],

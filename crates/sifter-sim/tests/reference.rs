@@ -71,6 +71,7 @@ const POLICIES: &[&str] = &[
     "lirs",
     "hyperbolic",
     "wtinylfu",
+    "lecar",
 ];
 
 /// Randomized policies (their samples come from a different generator than libCacheSim's):
@@ -80,7 +81,7 @@ const POLICIES: &[&str] = &[
 /// objects, checked by running it; `golden.rs` pins counts checked against it); against the
 /// older reference it stays within 0.025 (the versions differ most on caches of ~100–150
 /// objects: 2 points on web12 at 137 objects).
-const RANDOMIZED: &[&str] = &["hyperbolic", "wtinylfu"];
+const RANDOMIZED: &[&str] = &["hyperbolic", "wtinylfu", "lecar"];
 
 struct Row {
     algo: String,

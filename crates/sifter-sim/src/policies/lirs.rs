@@ -45,7 +45,9 @@ pub struct Lirs {
     lirs_count: u64,
     /// libCacheSim's `occupied_byte` (signed; LIRS adjusts it by hand).
     occupied: i64,
-    len: usize,
+    /// libCacheSim's `n_obj` (signed: like `occupied`, the quirky demotion of a block that
+    /// was never counted can take it below the true count, even below zero on tiny caches).
+    len: i64,
     /// Top (MRU) at the front.
     s: Ends,
     q: Ends,
@@ -253,7 +255,7 @@ impl Policy for Lirs {
         self.occupied.max(0) as u64
     }
     fn len(&self) -> usize {
-        self.len
+        self.len.max(0) as usize
     }
     fn access(&mut self, req: &Req) -> bool {
         let hit = self.find(req.id);

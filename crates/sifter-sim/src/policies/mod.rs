@@ -6,6 +6,7 @@ pub mod clock;
 pub mod fifo;
 pub mod gdsf;
 pub mod hyperbolic;
+pub mod lecar;
 pub mod lfu;
 pub mod lirs;
 pub mod lru;
