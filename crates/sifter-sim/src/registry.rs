@@ -6,8 +6,8 @@
 //! [`REGISTRY`].
 
 use crate::policies::{
-    arc, belady, clock, fifo, gdsf, hyperbolic, lecar, lfu, lirs, lru, multistep, problru, qdlp,
-    random, s3fifo, sieve, slru, twoq, wtinylfu,
+    arc, belady, clock, fifo, gdsf, hyperbolic, lecar, lfu, lfuda, lirs, lru, lruk, multistep,
+    problru, qdlp, random, s3fifo, sieve, slru, twoq, wtinylfu,
 };
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
@@ -230,6 +230,18 @@ pub static REGISTRY: &[Entry] = &[
         about: "Hyperbolic caching (ATC'17): evict the sampled object with the least hits per time cached (seeded)",
         params: &[Param { name: "samples", default: "64", doc: "objects sampled per eviction" }],
         ctor: |p, c| boxed(hyperbolic::Hyperbolic::new(c, p.u64("samples", 1..=4096)? as u32)),
+    },
+    Entry {
+        names: &["lfuda", "lfu-da"],
+        about: "LFU with dynamic aging: key = requests + age, age = key of the last eviction",
+        params: &[],
+        ctor: |_, c| boxed(lfuda::Lfuda::new(c)),
+    },
+    Entry {
+        names: &["lruk", "lru-k"],
+        about: "LRU-K (SIGMOD'93): evict the oldest K-th most recent request (history kept)",
+        params: &[Param { name: "k", default: "2", doc: "which past request ranks an object (1 = LRU)" }],
+        ctor: |p, c| boxed(lruk::LruK::new(c, p.u64("k", 1..=16)? as usize)),
     },
     Entry {
         names: &["lecar"],

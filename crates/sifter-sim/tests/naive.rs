@@ -181,6 +181,62 @@ fn trace_strategy() -> impl Strategy<Value = Vec<(u64, u32)>> {
         .prop_flat_map(|(keys, len)| prop::collection::vec((0..keys, 1u32..9), len))
 }
 
+/// LFU-DA and LRU-K, naively: resident objects in a vector, the victim found by a full scan.
+/// LFU-DA: (key, time the key was set); LRU-K: every request time of every object.
+fn naive_lfuda(t: &LoadedTrace, cap: u64, bytes: bool) -> u64 {
+    // (id, size, count, key, key set at)
+    let mut res: Vec<(u32, u64, u64, u64, usize)> = Vec::new();
+    let (mut age, mut misses) = (0u64, 0u64);
+    for i in 0..t.len() {
+        let (id, size) = (t.ids[i], if bytes { t.sizes[i] as u64 } else { 1 });
+        if let Some(o) = res.iter_mut().find(|o| o.0 == id) {
+            o.2 += 1;
+            (o.3, o.4) = (o.2 + age, i);
+            continue;
+        }
+        misses += 1;
+        if size > cap {
+            continue;
+        }
+        while res.iter().map(|o| o.1).sum::<u64>() + size > cap {
+            let (k, _) = res.iter().enumerate().min_by_key(|(_, o)| (o.3, o.4)).expect("non-empty");
+            age = res.remove(k).3;
+        }
+        res.push((id, size, 1, 1 + age, i));
+    }
+    misses
+}
+
+fn naive_lruk(t: &LoadedTrace, cap: u64, bytes: bool, k: usize) -> u64 {
+    let mut times: std::collections::HashMap<u32, Vec<u64>> = Default::default();
+    let mut res: Vec<(u32, u64)> = Vec::new();
+    let mut misses = 0;
+    for i in 0..t.len() {
+        let (id, size) = (t.ids[i], if bytes { t.sizes[i] as u64 } else { 1 });
+        let now = i as u64 + 1;
+        if res.iter().any(|o| o.0 == id) {
+            times.entry(id).or_default().push(now);
+            continue;
+        }
+        misses += 1;
+        if size > cap {
+            continue;
+        }
+        while res.iter().map(|o| o.1).sum::<u64>() + size > cap {
+            let rank = |id: u32| {
+                let h = &times[&id];
+                let kth = if h.len() >= k { h[h.len() - k] } else { 0 };
+                (kth, *h.last().expect("requested"))
+            };
+            let (v, _) = res.iter().enumerate().min_by_key(|(_, o)| rank(o.0)).expect("non-empty");
+            res.remove(v);
+        }
+        times.entry(id).or_default().push(now);
+        res.push((id, size));
+    }
+    misses
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -275,6 +331,15 @@ proptest! {
         let t = load(&reqs);
         prop_assert_eq!(run_real("problru(q=0)", &t, cap, true), run_real("lru", &t, cap, true));
         prop_assert_eq!(run_real("problru(q=1)", &t, cap, true), run_real("fifo", &t, cap, true));
+    }
+
+    #[test]
+    fn lfuda_and_lruk_match_naive_models(reqs in trace_strategy(), cap in 1u64..30, bytes in any::<bool>()) {
+        let t = load(&reqs);
+        prop_assert_eq!(run_real("lfuda", &t, cap, bytes), naive_lfuda(&t, cap, bytes));
+        prop_assert_eq!(run_real("lruk", &t, cap, bytes), naive_lruk(&t, cap, bytes, 2));
+        prop_assert_eq!(run_real("lruk(k=3)", &t, cap, bytes), naive_lruk(&t, cap, bytes, 3));
+        prop_assert_eq!(run_real("lruk(k=1)", &t, cap, bytes), run_real("lru", &t, cap, bytes));
     }
 
     #[test]
