@@ -191,7 +191,13 @@ pub static REGISTRY: &[Entry] = &[
         names: &["arc"],
         about: "ARC (FAST'03): adaptive recency/frequency with ghost lists",
         params: &[],
-        ctor: |_, c| boxed(arc::Arc::new(c)),
+        ctor: |_, c| boxed(arc::Arc::new(c, false)),
+    },
+    Entry {
+        names: &["arc-sieve", "arcsieve"],
+        about: "ARC-SIEVE (SIEVE paper): ARC whose frequent list T2 is SIEVE instead of LRU",
+        params: &[],
+        ctor: |_, c| boxed(arc::Arc::new(c, true)),
     },
     Entry {
         names: &["qdlp", "qd-lp"],
@@ -297,7 +303,18 @@ pub static REGISTRY: &[Entry] = &[
             },
         ],
         ctor: |p, c| {
-            boxed(twoq::TwoQ::new(c, p.f64("kin", 0.0..=1.0)?, p.f64("kout", 0.0..=10.0)?))
+            boxed(twoq::TwoQ::new(c, p.f64("kin", 0.0..=1.0)?, p.f64("kout", 0.0..=10.0)?, false))
+        },
+    },
+    Entry {
+        names: &["twoq-sieve", "2q-sieve"],
+        about: "TwoQ-SIEVE (SIEVE paper): 2Q whose main queue Am is SIEVE instead of LRU",
+        params: &[
+            Param { name: "kin", default: "0.25", doc: "A1in share of the cache" },
+            Param { name: "kout", default: "0.5", doc: "A1out (ghost) size as a share of the cache" },
+        ],
+        ctor: |p, c| {
+            boxed(twoq::TwoQ::new(c, p.f64("kin", 0.0..=1.0)?, p.f64("kout", 0.0..=10.0)?, true))
         },
     },
     Entry {

@@ -297,8 +297,10 @@ where
 
     /// Entries in the cache (reachable by `get`).
     ///
-    /// Exact when no operation is in flight; during concurrent inserts it may briefly exceed the
-    /// capacity by the number of inserting threads (each insert links its entry, then evicts).
+    /// Exact when no operation is in flight. During concurrent modification it is approximate:
+    /// it sums per-stripe counters one after another (no snapshot), so changes made while it
+    /// reads may be half-counted — a reader preempted mid-sum can see a figure above the
+    /// capacity although no more than `capacity` + (inserting threads) entries were ever linked.
     pub fn len(&self) -> usize {
         self.len.sum() as usize
     }

@@ -16,8 +16,14 @@
 //! ```
 //!
 //! Sizes are bytes in byte mode (objects in object mode), as libCacheSim's.
+//!
+//! **ARC-SIEVE** (`arc(sieve=true)`, the SIEVE paper's §5 variant): T2, the list of frequent
+//! objects, is managed by SIEVE instead of LRU — a hit in T2 sets a visited bit instead of
+//! moving the object, and T2's victim is chosen by SIEVE's hand (which walks from the old end
+//! towards the new, clearing visited bits, and stays where it evicted). Objects enter T2 (from
+//! T1 or a ghost) at the new end, unvisited. Everything else is ARC.
 
-use crate::lists::{Ends, Links, NIL};
+use crate::lists::{Ends, Links, SieveHand, NIL};
 use crate::policy::{Policy, PolicyCtx, Req};
 
 const NONE: u8 = 0;
@@ -41,11 +47,14 @@ pub struct Arc {
     size: Vec<u32>,
     /// The current request hit a ghost (1: B1, 2: B2, 0: no).
     ghost_hit: u8,
+    /// ARC-SIEVE: T2 is a SIEVE list (visited bits, hand) instead of an LRU list.
+    sieve: bool,
+    t2_sieve: SieveHand,
 }
 
 impl Arc {
-    /// An ARC cache.
-    pub fn new(ctx: &PolicyCtx) -> Self {
+    /// An ARC cache; `sieve` makes it ARC-SIEVE.
+    pub fn new(ctx: &PolicyCtx, sieve: bool) -> Self {
         Arc {
             cap: ctx.capacity,
             p: 0.0,
@@ -57,6 +66,18 @@ impl Arc {
             at: vec![NONE; ctx.n_objects as usize],
             size: vec![0; ctx.n_objects as usize],
             ghost_hit: 0,
+            sieve,
+            t2_sieve: if sieve { SieveHand::new(ctx.n_objects) } else { SieveHand::default() },
+        }
+    }
+
+    /// The id `demote` takes from `from`: the LRU end, or for ARC-SIEVE's T2 SIEVE's choice
+    /// (the hand then rests on the next newer id).
+    fn victim(&mut self, from: u8) -> u32 {
+        if self.sieve && from == T2 {
+            self.t2_sieve.victim(&self.links, &self.t2)
+        } else {
+            self.list(from).back
         }
     }
 
@@ -71,7 +92,7 @@ impl Arc {
 
     /// Moves the LRU id of `from` to the MRU end of `to` (NONE: drop it).
     fn demote(&mut self, from: u8, to: u8) {
-        let id = self.list(from).back;
+        let id = self.victim(from);
         if id == NIL {
             return;
         }
@@ -103,7 +124,7 @@ impl Arc {
 
 impl Policy for Arc {
     fn name(&self) -> String {
-        "ARC".into()
+        if self.sieve { "ARC-SIEVE" } else { "ARC" }.into()
     }
     fn capacity(&self) -> u64 {
         self.cap
@@ -123,6 +144,13 @@ impl Policy for Arc {
                 self.links.unlink(&mut self.t1, id, s);
                 self.links.push_front(&mut self.t2, id, s);
                 self.at[id as usize] = T2;
+                if self.sieve {
+                    self.t2_sieve.joined(id);
+                }
+                true
+            }
+            T2 if self.sieve => {
+                self.t2_sieve.visit(id);
                 true
             }
             T2 => {
@@ -177,6 +205,9 @@ impl Policy for Arc {
         if self.ghost_hit != 0 {
             self.links.push_front(&mut self.t2, id, s);
             self.at[id as usize] = T2;
+            if self.sieve {
+                self.t2_sieve.joined(id);
+            }
             self.ghost_hit = 0;
         } else {
             self.links.push_front(&mut self.t1, id, s);
@@ -189,6 +220,10 @@ impl Policy for Arc {
             if ids.len() != e.len || ids.iter().any(|&i| self.at[i as usize] != tag) {
                 return Err(format!("ARC: list {tag} inconsistent"));
             }
+        }
+        let hand = self.t2_sieve.hand();
+        if self.sieve && hand != NIL && self.at[hand as usize] != T2 {
+            return Err(format!("ARC-SIEVE: hand {hand} is not in T2"));
         }
         if self.occupied() > self.cap || !(0.0..=self.cap as f64).contains(&self.p) {
             return Err("ARC: over capacity or p out of range".into());

@@ -12,8 +12,11 @@
 //! ```
 //!
 //! Objects larger than A1in are not admitted. Parameters `kin` (0.25), `kout` (0.5).
+//!
+//! **TwoQ-SIEVE** (`twoq-sieve`, the SIEVE paper's §5 variant): Am is managed by SIEVE instead
+//! of LRU — a hit in Am sets a visited bit, Am's victim is chosen by SIEVE's hand.
 
-use crate::lists::{Ends, Links};
+use crate::lists::{Ends, Links, SieveHand, NIL};
 use crate::policy::{Policy, PolicyCtx, Req};
 
 const NONE: u8 = 0;
@@ -36,11 +39,13 @@ pub struct TwoQ {
     at: Vec<u8>,
     size: Vec<u32>,
     hit_on_ghost: bool,
+    /// TwoQ-SIEVE: Am is a SIEVE list.
+    am_sieve: Option<SieveHand>,
 }
 
 impl TwoQ {
-    /// A 2Q cache.
-    pub fn new(ctx: &PolicyCtx, kin: f64, kout: f64) -> Self {
+    /// A 2Q cache; `sieve` makes Am a SIEVE list (TwoQ-SIEVE).
+    pub fn new(ctx: &PolicyCtx, kin: f64, kout: f64, sieve: bool) -> Self {
         let cap = ctx.capacity;
         let ain_cap = (cap as f64 * kin) as u64;
         TwoQ {
@@ -55,13 +60,17 @@ impl TwoQ {
             at: vec![NONE; ctx.n_objects as usize],
             size: vec![0; ctx.n_objects as usize],
             hit_on_ghost: false,
+            am_sieve: sieve.then(|| SieveHand::new(ctx.n_objects)),
         }
     }
 
     /// Am's LRU end is the back; MRU the front.
     fn am_evict(&mut self) {
-        let id = self.am.back;
-        if id != crate::lists::NIL {
+        let id = match &mut self.am_sieve {
+            Some(h) => h.victim(&self.links, &self.am),
+            None => self.am.back,
+        };
+        if id != NIL {
             self.links.unlink(&mut self.am, id, self.size[id as usize] as u64);
             self.at[id as usize] = NONE;
         }
@@ -83,7 +92,7 @@ impl TwoQ {
 
 impl Policy for TwoQ {
     fn name(&self) -> String {
-        "TwoQ".into()
+        if self.am_sieve.is_some() { "TwoQ-SIEVE" } else { "TwoQ" }.into()
     }
     fn capacity(&self) -> u64 {
         self.cap
@@ -99,6 +108,10 @@ impl Policy for TwoQ {
         let id = req.id;
         match self.at[id as usize] {
             AIN => true,
+            AM if self.am_sieve.is_some() => {
+                self.am_sieve.as_mut().expect("checked").visit(id);
+                true
+            }
             AM => {
                 let s = self.size[id as usize] as u64;
                 self.links.unlink(&mut self.am, id, s);
@@ -123,7 +136,7 @@ impl Policy for TwoQ {
             self.am_evict();
         } else {
             let id = self.ain.front;
-            if id == crate::lists::NIL {
+            if id == NIL {
                 return;
             }
             let s = self.size[id as usize] as u64;
@@ -146,6 +159,9 @@ impl Policy for TwoQ {
             }
             self.links.push_front(&mut self.am, id, s);
             self.at[id as usize] = AM;
+            if let Some(h) = &mut self.am_sieve {
+                h.joined(id);
+            }
         } else {
             self.links.push_back(&mut self.ain, id, s);
             self.at[id as usize] = AIN;
@@ -156,6 +172,11 @@ impl Policy for TwoQ {
             let ids = self.links.ids(e);
             if ids.len() != e.len || ids.iter().any(|&i| self.at[i as usize] != tag) {
                 return Err(format!("TwoQ: list {tag} inconsistent"));
+            }
+        }
+        if let Some(h) = &self.am_sieve {
+            if h.hand() != NIL && self.at[h.hand() as usize] != AM {
+                return Err(format!("TwoQ-SIEVE: hand {} is not in Am", h.hand()));
             }
         }
         if self.aout.bytes > self.aout_cap {
