@@ -115,8 +115,9 @@ impl Links {
 /// place of an LRU list (ARC-SIEVE, TwoQ-SIEVE): a hit sets the id's visited bit instead of
 /// moving it; the victim is the first unvisited id found by the hand, which walks from the old
 /// end (back) towards the new end (front), clearing visited bits and wrapping around, and then
-/// rests on the id just newer than the victim. New ids join at the front, unvisited; ids must
-/// leave the list only through [`SieveHand::victim`] (or the hand must be moved off them).
+/// rests on the id just newer than the victim. New ids join at the front, unvisited; ids that
+/// leave the list other than through [`SieveHand::victim`] must be announced with
+/// [`SieveHand::leaving`] first.
 #[derive(Debug, Clone, Default)]
 pub struct SieveHand {
     visited: Vec<bool>,
@@ -143,6 +144,16 @@ impl SieveHand {
 
     /// The id to evict from `e` (NIL if `e` is empty); the caller unlinks it.
     pub fn victim(&mut self, links: &Links, e: &Ends) -> u32 {
+        let h = self.candidate(links, e);
+        if h != NIL {
+            self.leaving(links, h);
+        }
+        h
+    }
+
+    /// SIEVE's proposal without evicting (for LeCaR-SIEVE, whose other expert may win): walks
+    /// the hand to the first unvisited id, clearing bits on the way, and rests on it.
+    pub fn candidate(&mut self, links: &Links, e: &Ends) -> u32 {
         if e.len == 0 {
             return NIL;
         }
@@ -154,8 +165,16 @@ impl SieveHand {
                 h = e.back;
             }
         }
-        self.hand = links.prev(h);
+        self.hand = h;
         h
+    }
+
+    /// Call before unlinking `id` from the list by other means: the hand moves off it.
+    #[inline]
+    pub fn leaving(&mut self, links: &Links, id: u32) {
+        if self.hand == id {
+            self.hand = links.prev(id);
+        }
     }
 
     /// Where the hand rests (NIL: the old end).

@@ -256,7 +256,16 @@ pub static REGISTRY: &[Entry] = &[
             Param { name: "lru-weight", default: "0.5", doc: "initial probability of evicting the LRU candidate" },
             Param { name: "update-weight", default: "true", doc: "learn the weights (false keeps them fixed)" },
         ],
-        ctor: |p, c| boxed(lecar::LeCaR::new(c, p.f64("lru-weight", 0.0..=1.0)?, p.bool("update-weight")?)),
+        ctor: |p, c| boxed(lecar::LeCaR::new(c, p.f64("lru-weight", 0.0..=1.0)?, p.bool("update-weight")?, false)),
+    },
+    Entry {
+        names: &["lecar-sieve"],
+        about: "LeCaR-SIEVE (SIEVE paper): LeCaR whose recency expert is SIEVE instead of LRU (seeded)",
+        params: &[
+            Param { name: "lru-weight", default: "0.5", doc: "initial probability of evicting the SIEVE candidate" },
+            Param { name: "update-weight", default: "true", doc: "learn the weights (false keeps them fixed)" },
+        ],
+        ctor: |p, c| boxed(lecar::LeCaR::new(c, p.f64("lru-weight", 0.0..=1.0)?, p.bool("update-weight")?, true)),
     },
     Entry {
         names: &["problru", "lru-prob"],

@@ -343,11 +343,15 @@ proptest! {
     }
 
     #[test]
-    fn lecar_with_fixed_weights_is_lru_or_lfu(reqs in trace_strategy(), cap in 1u64..30, bytes in any::<bool>()) {
+    fn lecar_with_fixed_weights_is_one_expert(reqs in trace_strategy(), cap in 1u64..30, bytes in any::<bool>()) {
         let t = load(&reqs);
         let lru_only = "lecar(lru-weight=1,update-weight=false)";
         let lfu_only = "lecar(lru-weight=0,update-weight=false)";
         prop_assert_eq!(run_real(lru_only, &t, cap, bytes), run_real("lru", &t, cap, bytes));
+        prop_assert_eq!(run_real(lfu_only, &t, cap, bytes), run_real("lfu", &t, cap, bytes));
+        let sieve_only = "lecar-sieve(lru-weight=1,update-weight=false)";
+        let lfu_only = "lecar-sieve(lru-weight=0,update-weight=false)";
+        prop_assert_eq!(run_real(sieve_only, &t, cap, bytes), run_real("sieve", &t, cap, bytes));
         prop_assert_eq!(run_real(lfu_only, &t, cap, bytes), run_real("lfu", &t, cap, bytes));
     }
 

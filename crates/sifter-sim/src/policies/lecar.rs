@@ -12,11 +12,16 @@
 //! lr = 0.45, dr = 0.005^(1 / cache size), w_LRU = w_LFU = 0.5 at start
 //! ```
 //!
+//! **LeCaR-SIEVE** (`lecar-sieve`, the SIEVE paper's §5 variant): the recency expert is SIEVE
+//! instead of LRU — a hit sets a visited bit instead of moving the object, and the expert's
+//! candidate is the object SIEVE's hand rests on (the hand stays there if the LFU expert's
+//! candidate is evicted instead). Its mistakes are tracked by the same first ghost list.
+//!
 //! Source: libCacheSim `cache/eviction/LeCaR.c` (the constants, the 1e-10 smoothing of the
 //! weight update and the ghost bound of `cache_size / 2`). The draws come from our seeded
 //! generator, so figures agree with libCacheSim's statistically (within 0.01).
 
-use crate::lists::{Ends, Links, NIL};
+use crate::lists::{Ends, Links, SieveHand, NIL};
 use crate::policy::{Policy, PolicyCtx, Req};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -53,11 +58,14 @@ pub struct LeCaR {
     lr: f64,
     dr: f64,
     rng: Xoshiro256PlusPlus,
+    /// LeCaR-SIEVE: the recency expert is SIEVE over `lru` (front = newest).
+    sieve: Option<SieveHand>,
 }
 
 impl LeCaR {
-    /// A LeCaR cache with initial LRU weight `w_lru`; `learn = false` keeps the weights fixed.
-    pub fn new(ctx: &PolicyCtx, w_lru: f64, learn: bool) -> Self {
+    /// A LeCaR cache with initial LRU weight `w_lru`; `learn = false` keeps the weights fixed;
+    /// `sieve` makes the recency expert SIEVE (LeCaR-SIEVE).
+    pub fn new(ctx: &PolicyCtx, w_lru: f64, learn: bool, sieve: bool) -> Self {
         let n = ctx.n_objects as usize;
         LeCaR {
             cap: ctx.capacity,
@@ -80,6 +88,7 @@ impl LeCaR {
             lr: if learn { 0.45 } else { 0.0 },
             dr: 0.005f64.powf(1.0 / ctx.capacity.max(1) as f64),
             rng: Xoshiro256PlusPlus::seed_from_u64(ctx.seed),
+            sieve: sieve.then(|| SieveHand::new(ctx.n_objects)),
         }
     }
 
@@ -126,7 +135,7 @@ impl LeCaR {
 
 impl Policy for LeCaR {
     fn name(&self) -> String {
-        "LeCaR".into()
+        if self.sieve.is_some() { "LeCaR-SIEVE" } else { "LeCaR" }.into()
     }
     fn capacity(&self) -> u64 {
         self.cap
@@ -154,8 +163,12 @@ impl Policy for LeCaR {
             return false;
         }
         let size = self.size[i] as u64;
-        self.recency.unlink(&mut self.lru, req.id, size);
-        self.recency.push_front(&mut self.lru, req.id, size);
+        if let Some(h) = &mut self.sieve {
+            h.visit(req.id);
+        } else {
+            self.recency.unlink(&mut self.lru, req.id, size);
+            self.recency.push_front(&mut self.lru, req.id, size);
+        }
         let mut old = self.freq_lists[f as usize];
         self.by_freq.unlink(&mut old, req.id, 0);
         self.freq_lists[f as usize] = old;
@@ -175,7 +188,10 @@ impl Policy for LeCaR {
         while self.freq_lists[self.min_freq as usize].len == 0 {
             self.min_freq += 1;
         }
-        let lru_cand = self.lru.back;
+        let lru_cand = match &mut self.sieve {
+            Some(h) => h.candidate(&self.recency, &self.lru),
+            None => self.lru.back,
+        };
         let lfu_cand = self.freq_lists[self.min_freq as usize].front;
         let (victim, tag) = if lru_cand == lfu_cand {
             (lru_cand, NOT_GHOST)
@@ -186,6 +202,9 @@ impl Policy for LeCaR {
         };
         let i = victim as usize;
         let size = self.size[i] as u64;
+        if let Some(h) = &mut self.sieve {
+            h.leaving(&self.recency, victim);
+        }
         self.recency.unlink(&mut self.lru, victim, size);
         let f = self.freq[i];
         let mut list = self.freq_lists[f as usize];
@@ -203,6 +222,9 @@ impl Policy for LeCaR {
         self.size[i] = req.size;
         self.freq[i] = 1;
         self.recency.push_front(&mut self.lru, req.id, req.size as u64);
+        if let Some(h) = &mut self.sieve {
+            h.joined(req.id);
+        }
         let mut one = self.freq_lists[1];
         self.by_freq.push_back(&mut one, req.id, 0);
         self.freq_lists[1] = one;
@@ -222,6 +244,11 @@ impl Policy for LeCaR {
                 "LeCaR: LRU list holds {} / {} B, len {} / {} B",
                 self.lru.len, self.lru.bytes, self.len, self.used
             ));
+        }
+        if let Some(h) = &self.sieve {
+            if h.hand() != NIL && self.freq[h.hand() as usize] == 0 {
+                return Err(format!("LeCaR-SIEVE: hand {} is not resident", h.hand()));
+            }
         }
         let n: usize = self.freq_lists.iter().map(|e| e.len).sum();
         if n != self.len {
