@@ -171,20 +171,8 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             for s in &mut series {
                 s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
             }
-            match &csv {
-                Some(p) => write_to(p, &out)?,
-                None => print!("{out}"),
-            }
-            if let Some(p) = &svg {
-                crate::plot::lines(
-                    p,
-                    &format!("Miss-ratio curve: {}", t.name),
-                    "log10(cache size)",
-                    "miss ratio",
-                    &series,
-                )?;
-                eprintln!("wrote {}", p.display());
-            }
+            let title = format!("Miss-ratio curve: {}", t.name);
+            emit_lines(csv.as_deref(), &out, svg.as_deref(), &title, "log10(cache size)", &series)?;
         }
         AnalyzeCmd::Compare { traces, policy, size, format, csv, svg } => {
             let specs = parse_policy_list(&policy)?;
@@ -326,21 +314,30 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 }
                 series.push((name, pts));
             }
-            match &csv {
-                Some(p) => write_to(p, &out)?,
-                None => print!("{out}"),
-            }
-            if let Some(p) = &svg {
-                crate::plot::lines(
-                    p,
-                    &format!("Miss ratio per {window} requests: {}", t.name),
-                    "request",
-                    "miss ratio",
-                    &series,
-                )?;
-                eprintln!("wrote {}", p.display());
-            }
+            let title = format!("Miss ratio per {window} requests: {}", t.name);
+            emit_lines(csv.as_deref(), &out, svg.as_deref(), &title, "request", &series)?;
         }
+    }
+    Ok(())
+}
+
+/// Writes the CSV text (to `csv`, or stdout without one) and, if asked, a line plot of miss
+/// ratio against `x_label`.
+fn emit_lines(
+    csv: Option<&std::path::Path>,
+    out: &str,
+    svg: Option<&std::path::Path>,
+    title: &str,
+    x_label: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<()> {
+    match csv {
+        Some(p) => write_to(p, out)?,
+        None => print!("{out}"),
+    }
+    if let Some(p) = svg {
+        crate::plot::lines(p, title, x_label, "miss ratio", series)?;
+        eprintln!("wrote {}", p.display());
     }
     Ok(())
 }
