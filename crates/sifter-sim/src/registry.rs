@@ -6,8 +6,8 @@
 //! [`REGISTRY`].
 
 use crate::policies::{
-    arc, belady, clock, fifo, gdsf, hyperbolic, lecar, lfu, lfuda, lirs, lru, lruk, multistep,
-    problru, qdlp, random, s3fifo, sieve, slru, twoq, wtinylfu,
+    arc, belady, blru, clock, fifo, gdsf, hyperbolic, lecar, lfu, lfuda, lirs, lru, lruk,
+    multistep, problru, qdlp, random, s3fifo, sieve, slru, twoq, wtinylfu,
 };
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
@@ -236,6 +236,18 @@ pub static REGISTRY: &[Entry] = &[
         about: "Hyperbolic caching (ATC'17): evict the sampled object with the least hits per time cached (seeded)",
         params: &[Param { name: "samples", default: "64", doc: "objects sampled per eviction" }],
         ctor: |p, c| boxed(hyperbolic::Hyperbolic::new(c, p.u64("samples", 1..=4096)? as u32)),
+    },
+    Entry {
+        names: &["blru", "b-lru"],
+        about: "B-LRU: LRU that admits an object only on its second request (Bloom filter, seeded)",
+        params: &[
+            Param { name: "items", default: "0", doc: "keys per filter generation (0: the cache capacity in objects)" },
+            Param { name: "fp", default: "0.01", doc: "filter false-positive rate" },
+        ],
+        ctor: |p, c| {
+            let b = blru::BLru::new(c, p.u64("items", 0..=1 << 32)?, p.f64("fp", 1e-12..=0.5)?);
+            boxed(b.map_err(SimError::Policy)?)
+        },
     },
     Entry {
         names: &["lfuda", "lfu-da"],

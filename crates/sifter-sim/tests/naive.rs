@@ -237,6 +237,41 @@ fn naive_lruk(t: &LoadedTrace, cap: u64, bytes: bool, k: usize) -> u64 {
     misses
 }
 
+/// B-LRU: the same Bloom filter as the policy's (cleared after `items` new keys) in front of the
+/// naive LRU — this checks the admission, generation and LRU logic; the filter is the crate's.
+fn naive_blru(t: &LoadedTrace, cap: u64, bytes: bool, items: usize) -> u64 {
+    let mut seen = sifter_sim::policies::blru::BLru::filter(items as u64, 0.01, 0).expect("filter");
+    let mut added = 0;
+    let mut q: Vec<(u32, u64)> = Vec::new(); // index 0 = least recent
+    let mut misses = 0;
+    for i in 0..t.len() {
+        let (id, size) = (t.ids[i], if bytes { t.sizes[i] as u64 } else { 1 });
+        if let Some(pos) = q.iter().position(|o| o.0 == id) {
+            let o = q.remove(pos);
+            q.push(o);
+            continue;
+        }
+        misses += 1;
+        if !seen.check(&t.keys[i]) {
+            if added == items {
+                seen.clear();
+                added = 0;
+            }
+            seen.set(&t.keys[i]);
+            added += 1;
+            continue;
+        }
+        if size > cap {
+            continue;
+        }
+        while q.iter().map(|o| o.1).sum::<u64>() + size > cap {
+            q.remove(0);
+        }
+        q.push((id, size));
+    }
+    misses
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -331,6 +366,13 @@ proptest! {
         let t = load(&reqs);
         prop_assert_eq!(run_real("problru(q=0)", &t, cap, true), run_real("lru", &t, cap, true));
         prop_assert_eq!(run_real("problru(q=1)", &t, cap, true), run_real("fifo", &t, cap, true));
+    }
+
+    #[test]
+    fn blru_matches_naive_model(reqs in trace_strategy(), cap in 1u64..30, bytes in any::<bool>(), items in 1usize..20) {
+        let t = load(&reqs);
+        let spec = format!("blru(items={items})");
+        prop_assert_eq!(run_real(&spec, &t, cap, bytes), naive_blru(&t, cap, bytes, items));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 pub mod arc;
 pub mod belady;
+pub mod blru;
 pub mod clock;
 pub mod fifo;
 pub mod gdsf;
