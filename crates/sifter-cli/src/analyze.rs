@@ -4,7 +4,8 @@
 use crate::output::{csv_line, table, write_to};
 use crate::sim::{check_specs, load, parse_sizes, run_sweep};
 use anyhow::{bail, Context, Result};
-use sifter_sim::policy::PolicyCtx;
+use sifter_sim::policies::sieve::Sieve;
+use sifter_sim::policy::{Policy, PolicyCtx, Req};
 use sifter_sim::registry::parse_policy_list;
 use sifter_sim::runner::CacheSize;
 use sifter_trace::TraceSource;
@@ -73,6 +74,27 @@ pub enum AnalyzeCmd {
         /// Requests per window.
         #[arg(long, default_value_t = 100_000)]
         window: usize,
+        /// Format spec (default: detected).
+        #[arg(short, long)]
+        format: Option<String>,
+        /// CSV output (`-` for stdout).
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// SVG plot.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
+    /// SIEVE's hand position over time, as a share of the cache from the tail (0) to the head
+    /// (1) — the SIEVE paper's Fig. 9c
+    Hand {
+        /// Trace file or synthetic workload (e.g. `zipf:alpha=1.0,n=100000,requests=2000000`).
+        trace: String,
+        /// Cache size (one value).
+        #[arg(short, long, default_value = "0.1")]
+        size: String,
+        /// Sample every this many requests (default: 500 samples over the trace).
+        #[arg(long)]
+        every: Option<usize>,
         /// Format spec (default: detected).
         #[arg(short, long)]
         format: Option<String>,
@@ -316,6 +338,52 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             }
             let title = format!("Miss ratio per {window} requests: {}", t.name);
             emit_lines(csv.as_deref(), &out, svg.as_deref(), &title, "request", &series)?;
+        }
+        AnalyzeCmd::Hand { trace, size, every, format, csv, svg } => {
+            let sizes = parse_sizes(&size)?;
+            let src = TraceSource::parse(&trace, format.as_deref())?;
+            let t = load(&src, false)?;
+            let cap = sizes[0].resolve(&t, false);
+            if cap == 0 {
+                bail!("size {} gives an empty cache", sizes[0].label());
+            }
+            let every = every.unwrap_or((t.len() / 500).max(1));
+            if every == 0 {
+                bail!("--every must be at least 1");
+            }
+            let mut sieve =
+                Sieve::new(&PolicyCtx { capacity: cap, n_objects: t.n_objects, seed: 0 });
+            let mut out = String::from("request,hand_from_tail,cached,position\n");
+            let mut pts = Vec::new();
+            for i in 0..t.len() {
+                sieve.access(&Req { id: t.ids[i], key: t.keys[i], size: 1, next: 0 });
+                if (i + 1) % every == 0 {
+                    let (pos, len) = (sieve.hand_position(), sieve.len());
+                    let share = if len == 0 { 0.0 } else { pos as f64 / len as f64 };
+                    out.push_str(&csv_line(&[
+                        &(i + 1).to_string(),
+                        &pos.to_string(),
+                        &len.to_string(),
+                        &format!("{share:.6}"),
+                    ]));
+                    pts.push(((i + 1) as f64, share));
+                }
+            }
+            match &csv {
+                Some(p) => write_to(p, &out)?,
+                None => print!("{out}"),
+            }
+            if let Some(p) = &svg {
+                let title = format!("SIEVE hand position (0 = tail, 1 = head): {}", t.name);
+                crate::plot::lines(
+                    p,
+                    &title,
+                    "request",
+                    "hand position",
+                    &[("SIEVE".into(), pts)],
+                )?;
+                eprintln!("wrote {}", p.display());
+            }
         }
     }
     Ok(())

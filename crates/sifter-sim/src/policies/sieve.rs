@@ -39,9 +39,23 @@ impl Sieve {
         Sieve { cap: ctx.capacity, used: 0, list: DList::new(ctx.n_objects), hand: NIL }
     }
 
-    /// The hand's position counted from the tail (0 = at the tail), for hand-position analyses.
+    /// The id the hand rests on (None: the next eviction starts at the tail).
     pub fn hand(&self) -> Option<u32> {
         (self.hand != NIL).then_some(self.hand)
+    }
+
+    /// The hand's position counted in objects from the tail (0 = at the tail, as when it rests
+    /// nowhere), for the SIEVE paper's hand-position analysis (Fig. 9c). Walks the list: O(len).
+    pub fn hand_position(&self) -> usize {
+        if self.hand == NIL {
+            return 0;
+        }
+        let (mut o, mut pos) = (self.list.tail, 0);
+        while o != NIL && o != self.hand {
+            o = self.list.nodes[o as usize].prev;
+            pos += 1;
+        }
+        pos
     }
 }
 
@@ -104,5 +118,26 @@ impl Policy for Sieve {
             return Err("SIEVE: hand points at an object not in the list".into());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hand_position_counts_from_the_tail() {
+        let mut s = Sieve::new(&PolicyCtx { capacity: 3, n_objects: 8, seed: 0 });
+        let req = |id: u32| Req { id, key: id as u64, size: 1, next: 0 };
+        for id in [0, 1, 2] {
+            s.access(&req(id)); // list, head to tail: 2 1 0
+        }
+        assert_eq!(s.hand_position(), 0);
+        s.access(&req(0)); // visited
+        s.access(&req(3)); // the hand clears 0, evicts 1, rests on 2: list 3 2 0
+        assert_eq!(s.hand(), Some(2));
+        assert_eq!(s.hand_position(), 1);
+        s.access(&req(4)); // evicts 2 (unvisited), rests on 3: list 4 3 0
+        assert_eq!((s.hand(), s.hand_position()), (Some(3), 1));
     }
 }
