@@ -84,6 +84,31 @@ pub enum AnalyzeCmd {
         #[arg(long)]
         svg: Option<PathBuf>,
     },
+    /// Ideal object ratio over time: the share of the cache holding the C most requested objects
+    /// of the whole trace (C = cache size) — the SIEVE paper's Figs. 8b–10b
+    Ideal {
+        /// Trace file or synthetic workload.
+        trace: String,
+        /// Policies (comma-separated; those that list their contents: lru, lfu, arc, arc-sieve,
+        /// sieve).
+        #[arg(short, long, default_value = "lru,lfu,arc,sieve")]
+        policy: String,
+        /// Cache size (one value).
+        #[arg(short, long, default_value = "0.1")]
+        size: String,
+        /// Sample every this many requests (default: 200 samples over the trace).
+        #[arg(long)]
+        every: Option<usize>,
+        /// Format spec (default: detected).
+        #[arg(short, long)]
+        format: Option<String>,
+        /// CSV output (`-` for stdout).
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// SVG plot.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
     /// SIEVE's hand position over time, as a share of the cache from the tail (0) to the head
     /// (1) — the SIEVE paper's Fig. 9c
     Hand {
@@ -338,6 +363,71 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             }
             let title = format!("Miss ratio per {window} requests: {}", t.name);
             emit_lines(csv.as_deref(), &out, svg.as_deref(), &title, "request", &series)?;
+        }
+        AnalyzeCmd::Ideal { trace, policy, size, every, format, csv, svg } => {
+            let specs = parse_policy_list(&policy)?;
+            check_specs(&specs)?;
+            let sizes = parse_sizes(&size)?;
+            let src = TraceSource::parse(&trace, format.as_deref())?;
+            let t = load(&src, false)?;
+            let cap = sizes[0].resolve(&t, false);
+            if cap == 0 {
+                bail!("size {} gives an empty cache", sizes[0].label());
+            }
+            let every = every.unwrap_or((t.len() / 200).max(1));
+            if every == 0 {
+                bail!("--every must be at least 1");
+            }
+            // The ideal set: the `cap` most requested ids (ties: smaller id first).
+            let mut counts = vec![0u64; t.n_objects as usize];
+            for &id in &t.ids {
+                counts[id as usize] += 1;
+            }
+            let mut order: Vec<u32> = (0..t.n_objects).collect();
+            order.sort_by_key(|&i| (std::cmp::Reverse(counts[i as usize]), i));
+            let mut ideal = vec![false; t.n_objects as usize];
+            for &i in order.iter().take(cap as usize) {
+                ideal[i as usize] = true;
+            }
+            let mut out = String::from("policy,request,ideal_object_ratio,miss_ratio_so_far\n");
+            let mut series = Vec::new();
+            for spec in &specs {
+                let mut p =
+                    spec.build(&PolicyCtx { capacity: cap, n_objects: t.n_objects, seed: 0 })?;
+                let name = p.sim_name();
+                if p.resident_ids().is_none() {
+                    bail!(
+                        "{name} does not list its contents; use lru, lfu, arc, arc-sieve or sieve"
+                    );
+                }
+                let (mut misses, mut pts) = (0u64, Vec::new());
+                for i in 0..t.len() {
+                    let req = Req { id: t.ids[i], key: t.keys[i], size: 1, next: 0 };
+                    misses += (!p.step(&req)) as u64;
+                    if (i + 1) % every == 0 {
+                        let ids = p.resident_ids().unwrap_or_default();
+                        let hits = ids.iter().filter(|&&id| ideal[id as usize]).count();
+                        let ratio = hits as f64 / cap as f64;
+                        out.push_str(&csv_line(&[
+                            &name,
+                            &(i + 1).to_string(),
+                            &format!("{ratio:.6}"),
+                            &format!("{:.6}", misses as f64 / (i + 1) as f64),
+                        ]));
+                        pts.push(((i + 1) as f64, ratio));
+                    }
+                }
+                series.push((name, pts));
+            }
+            match &csv {
+                Some(p) => write_to(p, &out)?,
+                None => print!("{out}"),
+            }
+            if let Some(p) = &svg {
+                let title = format!("Ideal object ratio (cache size {cap}): {}", t.name);
+                crate::plot::lines(p, &title, "request", "ideal object ratio", &series)?;
+                eprintln!("wrote {}", p.display());
+            }
         }
         AnalyzeCmd::Hand { trace, size, every, format, csv, svg } => {
             let sizes = parse_sizes(&size)?;

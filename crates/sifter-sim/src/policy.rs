@@ -85,6 +85,11 @@ pub trait Policy: Send {
         }
         false
     }
+    /// The ids now cached, for content analyses (the SIEVE paper's ideal object ratio); None
+    /// where a policy does not list them.
+    fn resident(&self) -> Option<Vec<u32>> {
+        None
+    }
     /// Internal counters as text, for debugging a divergence from another simulator.
     fn debug_state(&self) -> String {
         String::new()

@@ -64,6 +64,8 @@ pub trait Simulate: Send {
     fn wants_next_access(&self) -> bool;
     /// The policy's debug state.
     fn state(&self) -> String;
+    /// The ids now cached, where the policy lists them ([`Policy::resident`]).
+    fn resident_ids(&self) -> Option<Vec<u32>>;
 }
 
 const CHUNK: usize = 1 << 16;
@@ -149,6 +151,10 @@ impl<P: Policy> Simulate for P {
 
     fn state(&self) -> String {
         self.debug_state()
+    }
+
+    fn resident_ids(&self) -> Option<Vec<u32>> {
+        self.resident()
     }
 }
 

@@ -214,6 +214,11 @@ impl Policy for Arc {
             self.at[id as usize] = T1;
         }
     }
+    fn resident(&self) -> Option<Vec<u32>> {
+        let mut ids = self.links.ids(&self.t1);
+        ids.extend(self.links.ids(&self.t2));
+        Some(ids)
+    }
     fn validate(&self) -> Result<(), String> {
         for (tag, e) in [(T1, &self.t1), (T2, &self.t2), (B1, &self.b1), (B2, &self.b2)] {
             let ids = self.links.ids(e);

@@ -122,6 +122,9 @@ impl Policy for Lfu {
         self.used += req.size as u64;
         self.len += 1;
     }
+    fn resident(&self) -> Option<Vec<u32>> {
+        Some(self.lists.values().flat_map(|e| self.links.ids(e)).collect())
+    }
     fn validate(&self) -> Result<(), String> {
         let n: usize = self.lists.values().map(|e| e.len).sum();
         if n != self.len {

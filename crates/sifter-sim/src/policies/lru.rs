@@ -64,6 +64,9 @@ impl Policy for Lru {
         self.list.push_head(req.id);
         self.used += req.size as u64;
     }
+    fn resident(&self) -> Option<Vec<u32>> {
+        Some(self.list.ids())
+    }
     fn validate(&self) -> Result<(), String> {
         self.list.validate()?;
         let sum: u64 =
