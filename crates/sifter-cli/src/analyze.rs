@@ -4,6 +4,7 @@
 use crate::output::{csv_line, table, write_to};
 use crate::sim::{check_specs, load, parse_sizes, run_sweep};
 use anyhow::{bail, Context, Result};
+use sifter_sim::policies::multistep::MultiStep;
 use sifter_sim::policies::sieve::Sieve;
 use sifter_sim::policy::{Policy, PolicyCtx, Req};
 use sifter_sim::registry::parse_policy_list;
@@ -99,6 +100,30 @@ pub enum AnalyzeCmd {
         /// Sample every this many requests (default: 200 samples over the trace).
         #[arg(long)]
         every: Option<usize>,
+        /// Format spec (default: detected).
+        #[arg(short, long)]
+        format: Option<String>,
+        /// CSV output (`-` for stdout).
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// SVG plot.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
+    /// Multi-step LRU: the share of hits found in each vector of a set (vector 1 holds the most
+    /// promoted items), per cache size — the multi-step LRU paper's Fig. 12
+    Vectors {
+        /// Trace file or synthetic workload.
+        trace: String,
+        /// Cache sizes: a list (`0.01,0.1`) or `from:to:points` spaced logarithmically.
+        #[arg(short, long, default_value = "0.001,0.01,0.1")]
+        size: String,
+        /// Items per vector.
+        #[arg(long, default_value_t = 4)]
+        p: usize,
+        /// Vectors per set.
+        #[arg(long, default_value_t = 2)]
+        m: usize,
         /// Format spec (default: detected).
         #[arg(short, long)]
         format: Option<String>,
@@ -427,6 +452,53 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 let title = format!("Ideal object ratio (cache size {cap}): {}", t.name);
                 crate::plot::lines(p, &title, "request", "ideal object ratio", &series)?;
                 eprintln!("wrote {}", p.display());
+            }
+        }
+        AnalyzeCmd::Vectors { trace, size, p, m, format, csv, svg } => {
+            if !(1..=64).contains(&p) || !(1..=64).contains(&m) {
+                bail!("--p and --m must be in 1..=64 (got {p} and {m})");
+            }
+            let sizes = parse_sizes(&size)?;
+            let src = TraceSource::parse(&trace, format.as_deref())?;
+            let t = load(&src, false)?;
+            let mut out = String::from("size,capacity,vector,hits,share_of_hits,hit_ratio\n");
+            let mut series: Vec<(String, Vec<(f64, f64)>)> =
+                (1..=m).map(|v| (format!("vector {v}"), Vec::new())).collect();
+            for sz in &sizes {
+                let cap = sz.resolve(&t, false);
+                if cap == 0 {
+                    bail!("size {} gives an empty cache", sz.label());
+                }
+                let mut ms = MultiStep::new(
+                    &PolicyCtx { capacity: cap, n_objects: t.n_objects, seed: 0 },
+                    p,
+                    m,
+                );
+                for i in 0..t.len() {
+                    ms.access(&Req { id: t.ids[i], key: t.keys[i], size: 1, next: 0 });
+                }
+                let total: u64 = ms.hits_by_vector.iter().sum();
+                for (v, &h) in ms.hits_by_vector.iter().enumerate() {
+                    let share = h as f64 / total.max(1) as f64;
+                    out.push_str(&csv_line(&[
+                        &sz.label(),
+                        &cap.to_string(),
+                        &(v + 1).to_string(),
+                        &h.to_string(),
+                        &format!("{share:.6}"),
+                        &format!("{:.6}", total as f64 / t.len().max(1) as f64),
+                    ]));
+                    series[v].1.push(((cap as f64).log10(), share));
+                }
+            }
+            match &csv {
+                Some(p) => write_to(p, &out)?,
+                None => print!("{out}"),
+            }
+            if let Some(path) = &svg {
+                let title = format!("Multi-step LRU (P={p}, M={m}): hits by vector: {}", t.name);
+                crate::plot::lines(path, &title, "log10(cache size)", "share of hits", &series)?;
+                eprintln!("wrote {}", path.display());
             }
         }
         AnalyzeCmd::Hand { trace, size, every, format, csv, svg } => {
