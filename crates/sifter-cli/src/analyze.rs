@@ -134,6 +134,31 @@ pub enum AnalyzeCmd {
         #[arg(long)]
         svg: Option<PathBuf>,
     },
+    /// Warm-up from a cache full of garbage: each policy first receives `capacity` requests to
+    /// keys that never recur, then the trace; the hit ratio per window shows how fast the
+    /// garbage leaves — the multi-step LRU paper's Fig. 15
+    Warmup {
+        /// Trace file or synthetic workload.
+        trace: String,
+        /// Policies (comma-separated).
+        #[arg(short, long, default_value = "lru,gclock,multistep-lru")]
+        policy: String,
+        /// Cache size (one value).
+        #[arg(short, long, default_value = "0.1")]
+        size: String,
+        /// Requests per window (default: 100 windows over the trace).
+        #[arg(long)]
+        window: Option<usize>,
+        /// Format spec (default: detected).
+        #[arg(short, long)]
+        format: Option<String>,
+        /// CSV output (`-` for stdout).
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// SVG plot.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
     /// SIEVE's hand position over time, as a share of the cache from the tail (0) to the head
     /// (1) — the SIEVE paper's Fig. 9c
     Hand {
@@ -420,7 +445,7 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 let mut p =
                     spec.build(&PolicyCtx { capacity: cap, n_objects: t.n_objects, seed: 0 })?;
                 let name = p.sim_name();
-                if p.resident_ids().is_none() {
+                if p.wants_next_access() || p.resident_ids().is_none() {
                     bail!(
                         "{name} does not list its contents; use lru, lfu, arc, arc-sieve or sieve"
                     );
@@ -499,6 +524,65 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 let title = format!("Multi-step LRU (P={p}, M={m}): hits by vector: {}", t.name);
                 crate::plot::lines(path, &title, "log10(cache size)", "share of hits", &series)?;
                 eprintln!("wrote {}", path.display());
+            }
+        }
+        AnalyzeCmd::Warmup { trace, policy, size, window, format, csv, svg } => {
+            let specs = parse_policy_list(&policy)?;
+            check_specs(&specs)?;
+            let sizes = parse_sizes(&size)?;
+            let src = TraceSource::parse(&trace, format.as_deref())?;
+            let t = load(&src, false)?;
+            let cap = sizes[0].resolve(&t, false);
+            if cap == 0 {
+                bail!("size {} gives an empty cache", sizes[0].label());
+            }
+            let window = window.unwrap_or((t.len() / 100).max(1));
+            if window == 0 {
+                bail!("--window must be at least 1");
+            }
+            let Some(n) = u32::try_from(cap).ok().and_then(|c| t.n_objects.checked_add(c)) else {
+                bail!("cache of {cap} objects is too large for the garbage fill");
+            };
+            let max_key = t.keys.iter().copied().max().unwrap_or(0);
+            let mut out = String::from("policy,window,start,hit_ratio\n");
+            let mut series = Vec::new();
+            for spec in &specs {
+                let mut p = spec.build(&PolicyCtx { capacity: cap, n_objects: n, seed: 0 })?;
+                let name = p.sim_name();
+                if p.wants_next_access() {
+                    bail!("{name} needs each request's next use; warmup does not supply it");
+                }
+                // Garbage: ids and keys no request of the trace uses.
+                for g in 0..cap as u32 {
+                    let key = max_key.wrapping_add(1 + g as u64);
+                    p.step(&Req { id: t.n_objects + g, key, size: 1, next: 0 });
+                }
+                let (mut hits, mut pts) = (0u64, Vec::new());
+                for i in 0..t.len() {
+                    hits += p.step(&Req { id: t.ids[i], key: t.keys[i], size: 1, next: 0 }) as u64;
+                    if (i + 1) % window == 0 {
+                        let hr = hits as f64 / window as f64;
+                        let start = i + 1 - window;
+                        out.push_str(&csv_line(&[
+                            &name,
+                            &(start / window).to_string(),
+                            &start.to_string(),
+                            &format!("{hr:.6}"),
+                        ]));
+                        pts.push((start as f64, hr));
+                        hits = 0;
+                    }
+                }
+                series.push((name, pts));
+            }
+            match &csv {
+                Some(p) => write_to(p, &out)?,
+                None => print!("{out}"),
+            }
+            if let Some(p) = &svg {
+                let title = format!("Hit ratio from a cache full of garbage: {}", t.name);
+                crate::plot::lines(p, &title, "request", "hit ratio", &series)?;
+                eprintln!("wrote {}", p.display());
             }
         }
         AnalyzeCmd::Hand { trace, size, every, format, csv, svg } => {
