@@ -9,6 +9,7 @@ use sifter_sim::policies::sieve::Sieve;
 use sifter_sim::policy::{Policy, PolicyCtx, Req};
 use sifter_sim::registry::parse_policy_list;
 use sifter_sim::runner::CacheSize;
+use sifter_sim::trace::LoadedTrace;
 use sifter_trace::TraceSource;
 use std::path::PathBuf;
 
@@ -269,7 +270,15 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
             }
             let title = format!("Miss-ratio curve: {}", t.name);
-            emit_lines(csv.as_deref(), &out, svg.as_deref(), &title, "log10(cache size)", &series)?;
+            emit(
+                csv.as_deref(),
+                &out,
+                svg.as_deref(),
+                &title,
+                "log10(cache size)",
+                "miss ratio",
+                &series,
+            )?;
         }
         AnalyzeCmd::Compare { traces, policy, size, format, csv, svg } => {
             let specs = parse_policy_list(&policy)?;
@@ -379,13 +388,7 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             }
             let specs = parse_policy_list(&policy)?;
             check_specs(&specs)?;
-            let sizes = parse_sizes(&size)?;
-            let src = TraceSource::parse(&trace, format.as_deref())?;
-            let t = load(&src, false)?;
-            let cap = sizes[0].resolve(&t, false);
-            if cap == 0 {
-                bail!("size {} gives an empty cache", sizes[0].label());
-            }
+            let (t, cap) = trace_and_capacity(&trace, format.as_deref(), &size)?;
             let mut out = String::from("policy,window,start,miss_ratio\n");
             let mut series = Vec::new();
             for spec in &specs {
@@ -412,18 +415,12 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 series.push((name, pts));
             }
             let title = format!("Miss ratio per {window} requests: {}", t.name);
-            emit_lines(csv.as_deref(), &out, svg.as_deref(), &title, "request", &series)?;
+            emit(csv.as_deref(), &out, svg.as_deref(), &title, "request", "miss ratio", &series)?;
         }
         AnalyzeCmd::Ideal { trace, policy, size, every, format, csv, svg } => {
             let specs = parse_policy_list(&policy)?;
             check_specs(&specs)?;
-            let sizes = parse_sizes(&size)?;
-            let src = TraceSource::parse(&trace, format.as_deref())?;
-            let t = load(&src, false)?;
-            let cap = sizes[0].resolve(&t, false);
-            if cap == 0 {
-                bail!("size {} gives an empty cache", sizes[0].label());
-            }
+            let (t, cap) = trace_and_capacity(&trace, format.as_deref(), &size)?;
             let every = every.unwrap_or((t.len() / 200).max(1));
             if every == 0 {
                 bail!("--every must be at least 1");
@@ -469,15 +466,16 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 }
                 series.push((name, pts));
             }
-            match &csv {
-                Some(p) => write_to(p, &out)?,
-                None => print!("{out}"),
-            }
-            if let Some(p) = &svg {
-                let title = format!("Ideal object ratio (cache size {cap}): {}", t.name);
-                crate::plot::lines(p, &title, "request", "ideal object ratio", &series)?;
-                eprintln!("wrote {}", p.display());
-            }
+            let title = format!("Ideal object ratio (cache size {cap}): {}", t.name);
+            emit(
+                csv.as_deref(),
+                &out,
+                svg.as_deref(),
+                &title,
+                "request",
+                "ideal object ratio",
+                &series,
+            )?;
         }
         AnalyzeCmd::Vectors { trace, size, p, m, format, csv, svg } => {
             if !(1..=64).contains(&p) || !(1..=64).contains(&m) {
@@ -516,26 +514,21 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                     series[v].1.push(((cap as f64).log10(), share));
                 }
             }
-            match &csv {
-                Some(p) => write_to(p, &out)?,
-                None => print!("{out}"),
-            }
-            if let Some(path) = &svg {
-                let title = format!("Multi-step LRU (P={p}, M={m}): hits by vector: {}", t.name);
-                crate::plot::lines(path, &title, "log10(cache size)", "share of hits", &series)?;
-                eprintln!("wrote {}", path.display());
-            }
+            let title = format!("Multi-step LRU (P={p}, M={m}): hits by vector: {}", t.name);
+            emit(
+                csv.as_deref(),
+                &out,
+                svg.as_deref(),
+                &title,
+                "log10(cache size)",
+                "share of hits",
+                &series,
+            )?;
         }
         AnalyzeCmd::Warmup { trace, policy, size, window, format, csv, svg } => {
             let specs = parse_policy_list(&policy)?;
             check_specs(&specs)?;
-            let sizes = parse_sizes(&size)?;
-            let src = TraceSource::parse(&trace, format.as_deref())?;
-            let t = load(&src, false)?;
-            let cap = sizes[0].resolve(&t, false);
-            if cap == 0 {
-                bail!("size {} gives an empty cache", sizes[0].label());
-            }
+            let (t, cap) = trace_and_capacity(&trace, format.as_deref(), &size)?;
             let window = window.unwrap_or((t.len() / 100).max(1));
             if window == 0 {
                 bail!("--window must be at least 1");
@@ -575,24 +568,11 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 }
                 series.push((name, pts));
             }
-            match &csv {
-                Some(p) => write_to(p, &out)?,
-                None => print!("{out}"),
-            }
-            if let Some(p) = &svg {
-                let title = format!("Hit ratio from a cache full of garbage: {}", t.name);
-                crate::plot::lines(p, &title, "request", "hit ratio", &series)?;
-                eprintln!("wrote {}", p.display());
-            }
+            let title = format!("Hit ratio from a cache full of garbage: {}", t.name);
+            emit(csv.as_deref(), &out, svg.as_deref(), &title, "request", "hit ratio", &series)?;
         }
         AnalyzeCmd::Hand { trace, size, every, format, csv, svg } => {
-            let sizes = parse_sizes(&size)?;
-            let src = TraceSource::parse(&trace, format.as_deref())?;
-            let t = load(&src, false)?;
-            let cap = sizes[0].resolve(&t, false);
-            if cap == 0 {
-                bail!("size {} gives an empty cache", sizes[0].label());
-            }
+            let (t, cap) = trace_and_capacity(&trace, format.as_deref(), &size)?;
             let every = every.unwrap_or((t.len() / 500).max(1));
             if every == 0 {
                 bail!("--every must be at least 1");
@@ -615,34 +595,44 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                     pts.push(((i + 1) as f64, share));
                 }
             }
-            match &csv {
-                Some(p) => write_to(p, &out)?,
-                None => print!("{out}"),
-            }
-            if let Some(p) = &svg {
-                let title = format!("SIEVE hand position (0 = tail, 1 = head): {}", t.name);
-                crate::plot::lines(
-                    p,
-                    &title,
-                    "request",
-                    "hand position",
-                    &[("SIEVE".into(), pts)],
-                )?;
-                eprintln!("wrote {}", p.display());
-            }
+            let title = format!("SIEVE hand position (0 = tail, 1 = head): {}", t.name);
+            let series = [("SIEVE".to_string(), pts)];
+            emit(
+                csv.as_deref(),
+                &out,
+                svg.as_deref(),
+                &title,
+                "request",
+                "hand position",
+                &series,
+            )?;
         }
     }
     Ok(())
 }
 
-/// Writes the CSV text (to `csv`, or stdout without one) and, if asked, a line plot of miss
-/// ratio against `x_label`.
-fn emit_lines(
+/// Loads a trace for an analysis that takes exactly one cache size, and resolves that size.
+fn trace_and_capacity(trace: &str, format: Option<&str>, size: &str) -> Result<(LoadedTrace, u64)> {
+    let sizes = parse_sizes(size)?;
+    if sizes.len() != 1 {
+        bail!("this analysis takes one cache size, got {} ({size})", sizes.len());
+    }
+    let t = load(&TraceSource::parse(trace, format)?, false)?;
+    let cap = sizes[0].resolve(&t, false);
+    if cap == 0 {
+        bail!("size {} gives an empty cache", sizes[0].label());
+    }
+    Ok((t, cap))
+}
+
+/// Writes the CSV text (to `csv`, or stdout without one) and, if asked, a line plot.
+fn emit(
     csv: Option<&std::path::Path>,
     out: &str,
     svg: Option<&std::path::Path>,
     title: &str,
     x_label: &str,
+    y_label: &str,
     series: &[(String, Vec<(f64, f64)>)],
 ) -> Result<()> {
     match csv {
@@ -650,7 +640,7 @@ fn emit_lines(
         None => print!("{out}"),
     }
     if let Some(p) = svg {
-        crate::plot::lines(p, title, x_label, "miss ratio", series)?;
+        crate::plot::lines(p, title, x_label, y_label, series)?;
         eprintln!("wrote {}", p.display());
     }
     Ok(())
