@@ -297,4 +297,30 @@ fn analyze_commands() {
         &sifter(&["analyze", "intervals", "zipf:n=100,requests=100", "--window", "0"], p),
         "window",
     );
+    let z = "zipf:n=2000,requests=20000";
+    // hand: one row per sample, positions within [0, 1]
+    let out = ok(&sifter(&["analyze", "hand", z, "--every", "5000"], p));
+    assert_eq!(out.lines().count(), 1 + 4, "{out}");
+    for line in out.lines().skip(1) {
+        let pos: f64 = line.rsplit(',').next().expect("field").parse().expect("number");
+        assert!((0.0..=1.0).contains(&pos), "{line}");
+    }
+    // ideal: 4 policies × 2 samples; FIFO does not list its contents
+    let out = ok(&sifter(&["analyze", "ideal", z, "--every", "10000"], p));
+    assert_eq!(out.lines().count(), 1 + 4 * 2, "{out}");
+    fails_with(&sifter(&["analyze", "ideal", z, "-p", "fifo"], p), "does not list");
+    // vectors: M rows per size, shares summing to 1
+    let out = ok(&sifter(&["analyze", "vectors", z, "-s", "0.1", "--m", "4"], p));
+    let shares: f64 = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(4).expect("share").parse::<f64>().expect("f"))
+        .sum();
+    assert!((shares - 1.0).abs() < 1e-4 && out.lines().count() == 1 + 4, "{out}");
+    // warmup: 3 policies × 4 windows; Belady cannot run without next uses
+    let out = ok(&sifter(&["analyze", "warmup", z, "--window", "5000"], p));
+    assert_eq!(out.lines().count(), 1 + 3 * 4, "{out}");
+    fails_with(&sifter(&["analyze", "warmup", z, "-p", "belady"], p), "next use");
+    // one-size analyses refuse a list instead of silently taking its first size
+    fails_with(&sifter(&["analyze", "hand", z, "-s", "0.01,0.1"], p), "one cache size");
 }
