@@ -91,8 +91,8 @@ pub enum AnalyzeCmd {
     Ideal {
         /// Trace file or synthetic workload.
         trace: String,
-        /// Policies (comma-separated; those that list their contents: lru, lfu, arc, arc-sieve,
-        /// sieve).
+        /// Policies (comma-separated; those that list their contents: fifo, clock/gclock, lru,
+        /// lfu, arc, arc-sieve, sieve).
         #[arg(short, long, default_value = "lru,lfu,arc,sieve")]
         policy: String,
         /// Cache size (one value).
@@ -444,7 +444,7 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 let name = p.sim_name();
                 if p.wants_next_access() || p.resident_ids().is_none() {
                     bail!(
-                        "{name} does not list its contents; use lru, lfu, arc, arc-sieve or sieve"
+                        "{name} does not list its contents; use fifo, clock, lru, lfu, arc, arc-sieve or sieve"
                     );
                 }
                 let (mut misses, mut pts) = (0u64, Vec::new());

@@ -305,10 +305,11 @@ fn analyze_commands() {
         let pos: f64 = line.rsplit(',').next().expect("field").parse().expect("number");
         assert!((0.0..=1.0).contains(&pos), "{line}");
     }
-    // ideal: 4 policies × 2 samples; FIFO does not list its contents
+    // ideal: 4 policies × 2 samples; S3-FIFO does not list its contents
     let out = ok(&sifter(&["analyze", "ideal", z, "--every", "10000"], p));
     assert_eq!(out.lines().count(), 1 + 4 * 2, "{out}");
-    fails_with(&sifter(&["analyze", "ideal", z, "-p", "fifo"], p), "does not list");
+    fails_with(&sifter(&["analyze", "ideal", z, "-p", "s3fifo"], p), "does not list");
+    ok(&sifter(&["analyze", "ideal", z, "-p", "fifo,clock", "--every", "10000"], p));
     // vectors: M rows per size, shares summing to 1
     let out = ok(&sifter(&["analyze", "vectors", z, "-s", "0.1", "--m", "4"], p));
     let shares: f64 = out

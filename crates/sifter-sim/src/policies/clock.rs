@@ -95,6 +95,9 @@ impl Policy for Clock {
         self.queue.push_back(req.id);
         self.used += req.size as u64;
     }
+    fn resident(&self) -> Option<Vec<u32>> {
+        Some(self.queue.iter().copied().collect())
+    }
     fn validate(&self) -> Result<(), String> {
         let sum: u64 = self.queue.iter().map(|&id| self.meta[id as usize].size as u64).sum();
         if sum != self.used || self.used > self.cap {

@@ -64,6 +64,9 @@ impl Policy for Fifo {
         self.size[req.id as usize] = req.size;
         self.used += req.size as u64;
     }
+    fn resident(&self) -> Option<Vec<u32>> {
+        Some(self.queue.iter().copied().collect())
+    }
     fn validate(&self) -> Result<(), String> {
         let sum: u64 = self.queue.iter().map(|&id| self.size[id as usize] as u64).sum();
         let resident = self.size.iter().filter(|&&s| s != 0).count();
