@@ -183,6 +183,136 @@ impl SieveHand {
     }
 }
 
+/// LFU's frequency lists over dense ids (libCacheSim's "freq nodes"), shared by LFU and LeCaR:
+/// one list per frequency, each oldest first; the LFU victim is the front of the lowest
+/// non-empty list. Lists live in a map keyed by frequency, so a very hot object costs one entry,
+/// not one per frequency below its own.
+#[derive(Debug, Clone)]
+pub struct FreqLists {
+    links: Links,
+    lists: hashbrown::HashMap<u32, Ends>,
+    /// Frequency of each id; 0 = not on any list.
+    freq: Vec<u32>,
+    /// At most the lowest non-empty frequency (advanced lazily by `min_front`).
+    min: u32,
+    max: u32,
+    len: usize,
+}
+
+impl FreqLists {
+    /// Lists for ids `0..n`.
+    pub fn new(n: u32) -> Self {
+        FreqLists {
+            links: Links::new(n),
+            lists: hashbrown::HashMap::new(),
+            freq: vec![0; n as usize],
+            min: 1,
+            max: 1,
+            len: 0,
+        }
+    }
+
+    /// The id's frequency (0: not listed).
+    #[inline]
+    pub fn freq(&self, id: u32) -> u32 {
+        self.freq[id as usize]
+    }
+
+    /// Ids listed.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no id is listed.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn take(&mut self, f: u32) -> Ends {
+        self.lists.remove(&f).unwrap_or_default()
+    }
+
+    fn put(&mut self, f: u32, e: Ends) {
+        if e.len > 0 {
+            self.lists.insert(f, e);
+        }
+    }
+
+    /// Lists a new id at frequency 1 (behind the others there).
+    pub fn insert(&mut self, id: u32) {
+        let mut e = self.take(1);
+        self.links.push_back(&mut e, id, 0);
+        self.put(1, e);
+        self.freq[id as usize] = 1;
+        self.min = 1;
+        self.len += 1;
+    }
+
+    /// Moves a listed id from its frequency f to the back of f + 1.
+    pub fn bump(&mut self, id: u32) {
+        let f = self.freq[id as usize];
+        let mut old = self.take(f);
+        self.links.unlink(&mut old, id, 0);
+        let emptied = old.len == 0;
+        self.put(f, old);
+        let mut new = self.take(f + 1);
+        self.links.push_back(&mut new, id, 0);
+        self.put(f + 1, new);
+        self.freq[id as usize] = f + 1;
+        self.max = self.max.max(f + 1);
+        if emptied && self.min == f {
+            self.min = f + 1;
+        }
+    }
+
+    /// Unlists an id.
+    pub fn remove(&mut self, id: u32) {
+        let f = self.freq[id as usize];
+        let mut e = self.take(f);
+        self.links.unlink(&mut e, id, 0);
+        self.put(f, e);
+        self.freq[id as usize] = 0;
+        self.len -= 1;
+    }
+
+    /// The LFU victim: the oldest id of the lowest frequency (NIL if none is listed).
+    pub fn min_front(&mut self) -> u32 {
+        if self.len == 0 {
+            return NIL;
+        }
+        while self.min < self.max && !self.lists.contains_key(&self.min) {
+            self.min += 1;
+        }
+        self.lists.get(&self.min).map_or(NIL, |e| e.front)
+    }
+
+    /// Checks that every list holds ids of its frequency, the count, and that `min` is not
+    /// above the lowest list.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut n = 0;
+        for (f, e) in &self.lists {
+            let ids = self.links.ids(e);
+            if ids.len() != e.len || e.len == 0 {
+                return Err(format!("frequency list {f}: {} ids, len {}", ids.len(), e.len));
+            }
+            if let Some(id) = ids.iter().find(|&&id| self.freq[id as usize] != *f) {
+                return Err(format!(
+                    "id {id} on frequency list {f} has frequency {}",
+                    self.freq[*id as usize]
+                ));
+            }
+            n += e.len;
+        }
+        if n != self.len {
+            return Err(format!("frequency lists hold {n}, len {}", self.len));
+        }
+        if self.lists.keys().any(|&f| f < self.min) {
+            return Err(format!("min frequency {} above a non-empty list", self.min));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

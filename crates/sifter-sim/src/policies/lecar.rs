@@ -21,7 +21,7 @@
 //! weight update and the ghost bound of `cache_size / 2`). The draws come from our seeded
 //! generator, so figures agree with libCacheSim's statistically (within 0.01).
 
-use crate::lists::{Ends, Links, SieveHand, NIL};
+use crate::lists::{Ends, FreqLists, Links, SieveHand, NIL};
 use crate::policy::{Policy, PolicyCtx, Req};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -44,12 +44,9 @@ pub struct LeCaR {
     lru: Ends,
     ghost_lru: Ends,
     ghost_lfu: Ends,
-    /// Frequency lists (index = frequency; each list oldest first).
-    by_freq: Links,
-    freq_lists: Vec<Ends>,
-    min_freq: u32,
-    /// Per id: frequency (0 = not resident), size, ghost tag, eviction time.
-    freq: Vec<u32>,
+    /// The LFU expert's frequency lists (frequency 0 = not resident).
+    lfu: FreqLists,
+    /// Per id: size, ghost tag, eviction time.
     size: Vec<u32>,
     ghost: Vec<u8>,
     evicted_at: Vec<u64>,
@@ -76,10 +73,7 @@ impl LeCaR {
             lru: Ends::default(),
             ghost_lru: Ends::default(),
             ghost_lfu: Ends::default(),
-            by_freq: Links::new(ctx.n_objects),
-            freq_lists: vec![Ends::default(); 2],
-            min_freq: 1,
-            freq: vec![0; n],
+            lfu: FreqLists::new(ctx.n_objects),
             size: vec![0; n],
             ghost: vec![NOT_GHOST; n],
             evicted_at: vec![0; n],
@@ -108,13 +102,6 @@ impl LeCaR {
         } else {
             (self.w_lfu, self.w_lru) = (bad, good);
         }
-    }
-
-    fn freq_list(&mut self, f: u32) -> &mut Ends {
-        if self.freq_lists.len() <= f as usize {
-            self.freq_lists.resize(f as usize + 1, Ends::default());
-        }
-        &mut self.freq_lists[f as usize]
     }
 
     /// Adds an evicted id to its expert's ghost list, trimming the list to half the cache.
@@ -149,8 +136,7 @@ impl Policy for LeCaR {
     fn lookup(&mut self, req: &Req) -> bool {
         self.now += 1;
         let i = req.id as usize;
-        let f = self.freq[i];
-        if f == 0 {
+        if self.lfu.freq(req.id) == 0 {
             let tag = self.ghost[i];
             if tag != NOT_GHOST {
                 let t = self.now - self.evicted_at[i];
@@ -169,30 +155,18 @@ impl Policy for LeCaR {
             self.recency.unlink(&mut self.lru, req.id, size);
             self.recency.push_front(&mut self.lru, req.id, size);
         }
-        let mut old = self.freq_lists[f as usize];
-        self.by_freq.unlink(&mut old, req.id, 0);
-        self.freq_lists[f as usize] = old;
-        let mut new = *self.freq_list(f + 1);
-        self.by_freq.push_back(&mut new, req.id, 0);
-        self.freq_lists[f as usize + 1] = new;
-        self.freq[i] = f + 1;
-        if old.len == 0 && self.min_freq == f {
-            self.min_freq = f + 1;
-        }
+        self.lfu.bump(req.id);
         true
     }
     fn evict(&mut self, _req: &Req) {
         if self.len == 0 {
             return;
         }
-        while self.freq_lists[self.min_freq as usize].len == 0 {
-            self.min_freq += 1;
-        }
         let lru_cand = match &mut self.sieve {
             Some(h) => h.candidate(&self.recency, &self.lru),
             None => self.lru.back,
         };
-        let lfu_cand = self.freq_lists[self.min_freq as usize].front;
+        let lfu_cand = self.lfu.min_front();
         let (victim, tag) = if lru_cand == lfu_cand {
             (lru_cand, NOT_GHOST)
         } else if (self.rng.random::<u64>() % 100) as f64 / 100.0 < self.w_lru {
@@ -206,11 +180,7 @@ impl Policy for LeCaR {
             h.leaving(&self.recency, victim);
         }
         self.recency.unlink(&mut self.lru, victim, size);
-        let f = self.freq[i];
-        let mut list = self.freq_lists[f as usize];
-        self.by_freq.unlink(&mut list, victim, 0);
-        self.freq_lists[f as usize] = list;
-        self.freq[i] = 0;
+        self.lfu.remove(victim);
         self.used -= size;
         self.len -= 1;
         if tag != NOT_GHOST {
@@ -220,57 +190,36 @@ impl Policy for LeCaR {
     fn insert(&mut self, req: &Req) {
         let i = req.id as usize;
         self.size[i] = req.size;
-        self.freq[i] = 1;
         self.recency.push_front(&mut self.lru, req.id, req.size as u64);
         if let Some(h) = &mut self.sieve {
             h.joined(req.id);
         }
-        let mut one = self.freq_lists[1];
-        self.by_freq.push_back(&mut one, req.id, 0);
-        self.freq_lists[1] = one;
-        self.min_freq = 1;
+        self.lfu.insert(req.id);
         self.used += req.size as u64;
         self.len += 1;
     }
     fn debug_state(&self) -> String {
         format!(
-            "w_lru={:.6} w_lfu={:.6} ghosts lru={} lfu={} min_freq={}",
-            self.w_lru, self.w_lfu, self.ghost_lru.len, self.ghost_lfu.len, self.min_freq
+            "w_lru={:.6} w_lfu={:.6} ghosts lru={} lfu={}",
+            self.w_lru, self.w_lfu, self.ghost_lru.len, self.ghost_lfu.len
         )
     }
     fn validate(&self) -> Result<(), String> {
-        if self.lru.len != self.len || self.lru.bytes != self.used {
+        if self.lru.len != self.len || self.lru.bytes != self.used || self.lfu.len() != self.len {
             return Err(format!(
-                "LeCaR: LRU list holds {} / {} B, len {} / {} B",
-                self.lru.len, self.lru.bytes, self.len, self.used
+                "LeCaR: LRU list holds {} / {} B, LFU lists {}, len {} / {} B",
+                self.lru.len,
+                self.lru.bytes,
+                self.lfu.len(),
+                self.len,
+                self.used
             ));
         }
+        self.lfu.validate().map_err(|e| format!("LeCaR: {e}"))?;
         if let Some(h) = &self.sieve {
-            if h.hand() != NIL && self.freq[h.hand() as usize] == 0 {
+            if h.hand() != NIL && self.lfu.freq(h.hand()) == 0 {
                 return Err(format!("LeCaR-SIEVE: hand {} is not resident", h.hand()));
             }
-        }
-        let n: usize = self.freq_lists.iter().map(|e| e.len).sum();
-        if n != self.len {
-            return Err(format!("LeCaR: frequency lists hold {n}, len {}", self.len));
-        }
-        for (f, e) in self.freq_lists.iter().enumerate() {
-            for id in self.by_freq.ids(e) {
-                if self.freq[id as usize] as usize != f {
-                    return Err(format!(
-                        "LeCaR: id {id} on freq list {f} has freq {}",
-                        self.freq[id as usize]
-                    ));
-                }
-            }
-        }
-        if self.len > 0
-            && self.freq_lists.iter().position(|e| e.len > 0) < Some(self.min_freq as usize)
-        {
-            return Err(format!(
-                "LeCaR: min_freq {} above the lowest non-empty list",
-                self.min_freq
-            ));
         }
         for (tag, e) in [(GHOST_LRU, &self.ghost_lru), (GHOST_LFU, &self.ghost_lfu)] {
             if e.bytes > self.cap / 2 {
@@ -280,7 +229,7 @@ impl Policy for LeCaR {
                 ));
             }
             for id in self.recency.ids(e) {
-                if self.ghost[id as usize] != tag || self.freq[id as usize] != 0 {
+                if self.ghost[id as usize] != tag || self.lfu.freq(id) != 0 {
                     return Err(format!(
                         "LeCaR: id {id} on ghost list {tag} is tagged or resident"
                     ));
