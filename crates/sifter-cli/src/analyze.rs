@@ -32,12 +32,8 @@ pub enum AnalyzeCmd {
         /// Format spec (default: detected).
         #[arg(short, long)]
         format: Option<String>,
-        /// CSV output (`-` for stdout).
-        #[arg(long)]
-        csv: Option<PathBuf>,
-        /// SVG plot.
-        #[arg(long)]
-        svg: Option<PathBuf>,
+        #[command(flatten)]
+        io: Outputs,
     },
     /// Miss-ratio reduction from FIFO across traces: P10/P25/mean/P75/P90 and the share of
     /// traces on which each policy is best.
@@ -79,12 +75,8 @@ pub enum AnalyzeCmd {
         /// Format spec (default: detected).
         #[arg(short, long)]
         format: Option<String>,
-        /// CSV output (`-` for stdout).
-        #[arg(long)]
-        csv: Option<PathBuf>,
-        /// SVG plot.
-        #[arg(long)]
-        svg: Option<PathBuf>,
+        #[command(flatten)]
+        io: Outputs,
     },
     /// Ideal object ratio over time: the share of the cache holding the C most requested objects
     /// of the whole trace (C = cache size) — the SIEVE paper's Figs. 8b–10b
@@ -104,12 +96,8 @@ pub enum AnalyzeCmd {
         /// Format spec (default: detected).
         #[arg(short, long)]
         format: Option<String>,
-        /// CSV output (`-` for stdout).
-        #[arg(long)]
-        csv: Option<PathBuf>,
-        /// SVG plot.
-        #[arg(long)]
-        svg: Option<PathBuf>,
+        #[command(flatten)]
+        io: Outputs,
     },
     /// Multi-step LRU: the share of hits found in each vector of a set (vector 1 holds the most
     /// promoted items), per cache size — the multi-step LRU paper's Fig. 12
@@ -128,12 +116,8 @@ pub enum AnalyzeCmd {
         /// Format spec (default: detected).
         #[arg(short, long)]
         format: Option<String>,
-        /// CSV output (`-` for stdout).
-        #[arg(long)]
-        csv: Option<PathBuf>,
-        /// SVG plot.
-        #[arg(long)]
-        svg: Option<PathBuf>,
+        #[command(flatten)]
+        io: Outputs,
     },
     /// Warm-up from a cache full of garbage: each policy first receives `capacity` requests to
     /// keys that never recur, then the trace; the hit ratio per window shows how fast the
@@ -153,12 +137,8 @@ pub enum AnalyzeCmd {
         /// Format spec (default: detected).
         #[arg(short, long)]
         format: Option<String>,
-        /// CSV output (`-` for stdout).
-        #[arg(long)]
-        csv: Option<PathBuf>,
-        /// SVG plot.
-        #[arg(long)]
-        svg: Option<PathBuf>,
+        #[command(flatten)]
+        io: Outputs,
     },
     /// SIEVE's hand position over time, as a share of the cache from the tail (0) to the head
     /// (1) — the SIEVE paper's Fig. 9c
@@ -174,12 +154,8 @@ pub enum AnalyzeCmd {
         /// Format spec (default: detected).
         #[arg(short, long)]
         format: Option<String>,
-        /// CSV output (`-` for stdout).
-        #[arg(long)]
-        csv: Option<PathBuf>,
-        /// SVG plot.
-        #[arg(long)]
-        svg: Option<PathBuf>,
+        #[command(flatten)]
+        io: Outputs,
     },
 }
 
@@ -243,7 +219,7 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 /// Runs an `analyze` subcommand.
 pub fn run(cmd: AnalyzeCmd) -> Result<()> {
     match cmd {
-        AnalyzeCmd::Mrc { trace, policy, size, bytes, format, csv, svg } => {
+        AnalyzeCmd::Mrc { trace, policy, size, bytes, format, io } => {
             let specs = parse_policy_list(&policy)?;
             check_specs(&specs)?;
             let sizes = sizes_arg(&size)?;
@@ -271,9 +247,9 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             }
             let title = format!("Miss-ratio curve: {}", t.name);
             emit(
-                csv.as_deref(),
+                io.csv.as_deref(),
                 &out,
-                svg.as_deref(),
+                io.svg.as_deref(),
                 &title,
                 "log10(cache size)",
                 "miss ratio",
@@ -382,7 +358,7 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 eprintln!("wrote {}", p.display());
             }
         }
-        AnalyzeCmd::Intervals { trace, policy, size, window, format, csv, svg } => {
+        AnalyzeCmd::Intervals { trace, policy, size, window, format, io } => {
             if window == 0 {
                 bail!("--window must be at least 1");
             }
@@ -415,9 +391,17 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 series.push((name, pts));
             }
             let title = format!("Miss ratio per {window} requests: {}", t.name);
-            emit(csv.as_deref(), &out, svg.as_deref(), &title, "request", "miss ratio", &series)?;
+            emit(
+                io.csv.as_deref(),
+                &out,
+                io.svg.as_deref(),
+                &title,
+                "request",
+                "miss ratio",
+                &series,
+            )?;
         }
-        AnalyzeCmd::Ideal { trace, policy, size, every, format, csv, svg } => {
+        AnalyzeCmd::Ideal { trace, policy, size, every, format, io } => {
             let specs = parse_policy_list(&policy)?;
             check_specs(&specs)?;
             let (t, cap) = trace_and_capacity(&trace, format.as_deref(), &size)?;
@@ -468,16 +452,16 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             }
             let title = format!("Ideal object ratio (cache size {cap}): {}", t.name);
             emit(
-                csv.as_deref(),
+                io.csv.as_deref(),
                 &out,
-                svg.as_deref(),
+                io.svg.as_deref(),
                 &title,
                 "request",
                 "ideal object ratio",
                 &series,
             )?;
         }
-        AnalyzeCmd::Vectors { trace, size, p, m, format, csv, svg } => {
+        AnalyzeCmd::Vectors { trace, size, p, m, format, io } => {
             if !(1..=64).contains(&p) || !(1..=64).contains(&m) {
                 bail!("--p and --m must be in 1..=64 (got {p} and {m})");
             }
@@ -516,16 +500,16 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             }
             let title = format!("Multi-step LRU (P={p}, M={m}): hits by vector: {}", t.name);
             emit(
-                csv.as_deref(),
+                io.csv.as_deref(),
                 &out,
-                svg.as_deref(),
+                io.svg.as_deref(),
                 &title,
                 "log10(cache size)",
                 "share of hits",
                 &series,
             )?;
         }
-        AnalyzeCmd::Warmup { trace, policy, size, window, format, csv, svg } => {
+        AnalyzeCmd::Warmup { trace, policy, size, window, format, io } => {
             let specs = parse_policy_list(&policy)?;
             check_specs(&specs)?;
             let (t, cap) = trace_and_capacity(&trace, format.as_deref(), &size)?;
@@ -569,9 +553,17 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 series.push((name, pts));
             }
             let title = format!("Hit ratio from a cache full of garbage: {}", t.name);
-            emit(csv.as_deref(), &out, svg.as_deref(), &title, "request", "hit ratio", &series)?;
+            emit(
+                io.csv.as_deref(),
+                &out,
+                io.svg.as_deref(),
+                &title,
+                "request",
+                "hit ratio",
+                &series,
+            )?;
         }
-        AnalyzeCmd::Hand { trace, size, every, format, csv, svg } => {
+        AnalyzeCmd::Hand { trace, size, every, format, io } => {
             let (t, cap) = trace_and_capacity(&trace, format.as_deref(), &size)?;
             let every = every.unwrap_or((t.len() / 500).max(1));
             if every == 0 {
@@ -598,9 +590,9 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             let title = format!("SIEVE hand position (0 = tail, 1 = head): {}", t.name);
             let series = [("SIEVE".to_string(), pts)];
             emit(
-                csv.as_deref(),
+                io.csv.as_deref(),
                 &out,
-                svg.as_deref(),
+                io.svg.as_deref(),
                 &title,
                 "request",
                 "hand position",
@@ -644,4 +636,15 @@ fn emit(
         eprintln!("wrote {}", p.display());
     }
     Ok(())
+}
+
+/// Where an analysis writes its results.
+#[derive(Debug, clap::Args)]
+pub struct Outputs {
+    /// CSV output (`-` for stdout).
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// SVG plot.
+    #[arg(long)]
+    svg: Option<PathBuf>,
 }
