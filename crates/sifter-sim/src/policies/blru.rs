@@ -90,13 +90,8 @@ impl Policy for BLru {
             self.added += 1;
             return false;
         }
-        if self.lru.can_insert(req) {
-            while self.lru.occupied() + req.size as u64 > self.lru.capacity() {
-                self.lru.evict(req);
-            }
-            self.lru.insert(req);
-        }
-        false
+        // Admitted: LRU's own miss path (its lookup repeats ours; cheap, and only on misses).
+        self.lru.access(req)
     }
     fn validate(&self) -> Result<(), String> {
         if self.added > self.items {
