@@ -248,6 +248,19 @@ impl FreqLists {
         self.len += 1;
     }
 
+    /// Lists a new id at frequency `f` ≥ 1 (behind the others there) — CACHEUS's CR-LFU gives a
+    /// returning object its remembered count.
+    pub fn insert_at(&mut self, id: u32, f: u32) {
+        let f = f.max(1);
+        let mut e = self.take(f);
+        self.links.push_back(&mut e, id, 0);
+        self.put(f, e);
+        self.freq[id as usize] = f;
+        self.min = self.min.min(f);
+        self.max = self.max.max(f);
+        self.len += 1;
+    }
+
     /// Moves a listed id from its frequency f to the back of f + 1.
     pub fn bump(&mut self, id: u32) {
         let f = self.freq[id as usize];
@@ -284,6 +297,14 @@ impl FreqLists {
             self.min += 1;
         }
         self.lists.get(&self.min).map_or(NIL, |e| e.front)
+    }
+
+    /// CR-LFU's victim: the newest id of the lowest frequency (NIL if none is listed).
+    pub fn min_back(&mut self) -> u32 {
+        if self.min_front() == NIL {
+            return NIL;
+        }
+        self.lists.get(&self.min).map_or(NIL, |e| e.back)
     }
 
     /// Checks that every list holds ids of its frequency, the count, and that `min` is not

@@ -6,7 +6,7 @@
 //! [`REGISTRY`].
 
 use crate::policies::{
-    arc, belady, blru, clock, fifo, gdsf, hyperbolic, lecar, lfu, lfuda, lirs, lru, lruk,
+    arc, belady, blru, cacheus, clock, fifo, gdsf, hyperbolic, lecar, lfu, lfuda, lirs, lru, lruk,
     multistep, problru, qdlp, random, s3fifo, sieve, slru, twoq, wtinylfu,
 };
 use crate::policy::{Policy, PolicyCtx};
@@ -278,6 +278,12 @@ pub static REGISTRY: &[Entry] = &[
             Param { name: "update-weight", default: "true", doc: "learn the weights (false keeps them fixed)" },
         ],
         ctor: |p, c| boxed(lecar::LeCaR::new(c, p.f64("lru-weight", 0.0..=1.0)?, p.bool("update-weight")?, true)),
+    },
+    Entry {
+        names: &["cacheus"],
+        about: "CACHEUS (FAST'21): SR-LRU and CR-LFU experts weighted by regret, adaptive learning rate (seeded)",
+        params: &[],
+        ctor: |_, c| boxed(cacheus::Cacheus::new(c)),
     },
     Entry {
         names: &["problru", "lru-prob"],

@@ -72,6 +72,7 @@ const POLICIES: &[&str] = &[
     "hyperbolic",
     "wtinylfu",
     "lecar",
+    "cacheus",
 ];
 
 /// Randomized policies (their samples come from a different generator than libCacheSim's):
@@ -81,7 +82,15 @@ const POLICIES: &[&str] = &[
 /// objects, checked by running it; `golden.rs` pins counts checked against it); against the
 /// older reference it stays within 0.025 (the versions differ most on caches of ~100–150
 /// objects: 2 points on web12 at 137 objects).
-const RANDOMIZED: &[&str] = &["hyperbolic", "wtinylfu", "lecar"];
+const RANDOMIZED: &[&str] = &["hyperbolic", "wtinylfu", "lecar", "cacheus"];
+
+/// CACHEUS against the reference commit: up to 0.08 apart (P3 at 10 %: 0.824 vs 0.754; multi2 at
+/// 56 objects: 0.80 vs 0.88). The reference commit's CACHEUS is not the one libcachesim 0.3.5
+/// ships: 0.3.5, built and run here on the same files, agrees with ours within 0.01 where the
+/// reference commit does not (request.trace at 3,681 objects: 0.3.5 0.6431, ours 0.6471,
+/// reference 0.6255), so `cacheus_matches_libcachesim_0_3_5` below holds the 0.01 bound
+/// against 0.3.5's figures, and this looser bound only catches gross breakage.
+const CACHEUS_VS_REFERENCE: f64 = 0.08;
 
 struct Row {
     algo: String,
@@ -156,7 +165,11 @@ fn check_file(csv: &str, only: &dyn Fn(&str) -> bool) {
                 assert_ne!(m, "1.0000", "{trace}: W-TinyLFU must not copy the empty-window defect");
                 continue;
             }
-            let tolerance = if r.algo == "wtinylfu" { 0.025 } else { 0.01 };
+            let tolerance = match r.algo.as_str() {
+                "wtinylfu" => 0.025,
+                "cacheus" => CACHEUS_VS_REFERENCE,
+                _ => 0.01,
+            };
             let differs = if RANDOMIZED.contains(&r.algo.as_str()) {
                 let close =
                     |a: f64, b: &str| (a - b.parse::<f64>().expect("ratio")).abs() <= tolerance;
@@ -210,4 +223,38 @@ fn eval_traces_big() {
 #[test]
 fn cloudphysics_all_formats() {
     check_file("libcachesim-reference.csv", &|_| true);
+}
+
+/// CACHEUS within 0.01 of libcachesim 0.3.5's `cachesim` (run here on the same files; caches of
+/// at least ~300 objects, where one run's random draws move the ratio by less than 0.005).
+#[test]
+fn cacheus_matches_libcachesim_0_3_5() {
+    let Some(root) = shared() else { return };
+    // (trace, fraction, bytes, 0.3.5's miss ratio, its byte miss ratio)
+    let cases: &[(&str, f64, bool, f64, f64)] = &[
+        ("cloudPhysicsIO.oracleGeneral.bin", 0.01, false, 0.8354, 0.8354),
+        ("cloudPhysicsIO.oracleGeneral.bin", 0.1, false, 0.7865, 0.7865),
+        ("cloudPhysicsIO.oracleGeneral.bin", 0.25, false, 0.6954, 0.6954),
+        ("cloudPhysicsIO.oracleGeneral.bin", 0.1, true, 0.7579, 0.8935),
+        ("request.trace.zst", 0.01, false, 0.7573, 0.7573),
+        ("request.trace.zst", 0.1, false, 0.6431, 0.6431),
+        ("multi2.trace.zst", 0.1, false, 0.4917, 0.4917),
+    ];
+    let mut failures = Vec::new();
+    for &(trace, fraction, bytes, miss, byte_miss) in cases {
+        let path = root.join("traces").join(trace);
+        let src = TraceSource::parse(path.to_str().expect("utf-8 path"), format_of(trace))
+            .expect("source");
+        let t = LoadedTrace::load(trace, src.requests().expect("open"), &|_| {}).expect("load");
+        let spec = PolicySpec::parse("cacheus").expect("policy");
+        let res =
+            simulate(&t, &spec, CacheSize::Fraction(fraction), bytes, 0, &|_| {}).expect("sim");
+        if (res.miss_ratio - miss).abs() > 0.01 || (res.byte_miss_ratio - byte_miss).abs() > 0.01 {
+            failures.push(format!(
+                "{trace} {fraction} bytes={bytes}: ours {:.4}/{:.4}, 0.3.5 {miss}/{byte_miss}",
+                res.miss_ratio, res.byte_miss_ratio
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "CACHEUS vs libcachesim 0.3.5:\n{}", failures.join("\n"));
 }

@@ -3,6 +3,7 @@
 pub mod arc;
 pub mod belady;
 pub mod blru;
+pub mod cacheus;
 pub mod clock;
 pub mod fifo;
 pub mod gdsf;
