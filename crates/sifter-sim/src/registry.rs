@@ -6,8 +6,8 @@
 //! [`REGISTRY`].
 
 use crate::policies::{
-    arc, belady, blru, cacheus, clock, fifo, gdsf, hyperbolic, lecar, lfu, lfuda, lirs, lru, lruk,
-    multistep, problru, qdlp, random, s3fifo, sieve, slru, twoq, wtinylfu,
+    arc, belady, blru, cacheus, clock, fifo, gdsf, hyperbolic, lecar, lfu, lfuda, lhd, lirs, lru,
+    lruk, multistep, problru, qdlp, random, s3fifo, sieve, slru, twoq, wtinylfu,
 };
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
@@ -284,6 +284,15 @@ pub static REGISTRY: &[Entry] = &[
         about: "CACHEUS (FAST'21): SR-LRU and CR-LFU experts weighted by regret, adaptive learning rate (seeded)",
         params: &[],
         ctor: |_, c| boxed(cacheus::Cacheus::new(c)),
+    },
+    Entry {
+        names: &["lhd"],
+        about: "LHD (NSDI'18): evict the lowest estimated hit density among sampled objects (seeded)",
+        params: &[
+            Param { name: "associativity", default: "32", doc: "objects sampled per eviction once warmed up (8 before)" },
+            Param { name: "admissions", default: "8", doc: "recent low-density admissions also considered" },
+        ],
+        ctor: |p, c| boxed(lhd::Lhd::new(c, p.u64("associativity", 1..=1024)? as u32, p.u64("admissions", 0..=1024)? as usize)),
     },
     Entry {
         names: &["problru", "lru-prob"],

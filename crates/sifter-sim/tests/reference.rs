@@ -73,6 +73,7 @@ const POLICIES: &[&str] = &[
     "wtinylfu",
     "lecar",
     "cacheus",
+    "lhd",
 ];
 
 /// Randomized policies (their samples come from a different generator than libCacheSim's):
@@ -82,7 +83,7 @@ const POLICIES: &[&str] = &[
 /// objects, checked by running it; `golden.rs` pins counts checked against it); against the
 /// older reference it stays within 0.025 (the versions differ most on caches of ~100–150
 /// objects: 2 points on web12 at 137 objects).
-const RANDOMIZED: &[&str] = &["hyperbolic", "wtinylfu", "lecar", "cacheus"];
+const RANDOMIZED: &[&str] = &["hyperbolic", "wtinylfu", "lecar", "cacheus", "lhd"];
 
 /// CACHEUS against the reference commit: up to 0.08 apart (P3 at 10 %: 0.824 vs 0.754; multi2 at
 /// 56 objects: 0.80 vs 0.88). The reference commit's CACHEUS is not the one libcachesim 0.3.5

@@ -11,6 +11,7 @@ pub mod hyperbolic;
 pub mod lecar;
 pub mod lfu;
 pub mod lfuda;
+pub mod lhd;
 pub mod lirs;
 pub mod lru;
 pub mod lruk;
