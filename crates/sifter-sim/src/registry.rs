@@ -6,8 +6,8 @@
 //! [`REGISTRY`].
 
 use crate::policies::{
-    arc, belady, blru, cacheus, clock, fifo, gdsf, hyperbolic, lecar, lfu, lfuda, lhd, lirs, lru,
-    lruk, multistep, problru, qdlp, random, s3fifo, sieve, slru, twoq, wtinylfu,
+    arc, belady, blru, cacheus, clock, clockpro, fifo, gdsf, hyperbolic, lecar, lfu, lfuda, lhd,
+    lirs, lru, lruk, multistep, problru, qdlp, random, s3fifo, sieve, slru, twoq, wtinylfu,
 };
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
@@ -133,6 +133,15 @@ pub static REGISTRY: &[Entry] = &[
         about: "FIFO-Reinsertion with a 1-bit reference counter",
         params: &[],
         ctor: |_, c| boxed(clock::Clock::new(c, 1)),
+    },
+    Entry {
+        names: &["clockpro", "clock-pro"],
+        about: "CLOCK-Pro (ATC'05): hot/cold pages by reuse distance, test periods, three clock hands",
+        params: &[
+            Param { name: "cold", default: "0.01", doc: "initial share of the cache for resident cold pages (m_c)" },
+            Param { name: "adaptive", default: "true", doc: "adapt m_c to test-period hits (false keeps it fixed)" },
+        ],
+        ctor: |p, c| boxed(clockpro::ClockPro::new(c, p.f64("cold", 0.0..=1.0)?, p.bool("adaptive")?)),
     },
     Entry {
         names: &["gclock"],

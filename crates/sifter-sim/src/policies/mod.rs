@@ -5,6 +5,7 @@ pub mod belady;
 pub mod blru;
 pub mod cacheus;
 pub mod clock;
+pub mod clockpro;
 pub mod fifo;
 pub mod gdsf;
 pub mod hyperbolic;
