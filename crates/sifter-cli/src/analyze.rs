@@ -79,7 +79,8 @@ pub enum AnalyzeCmd {
         io: Outputs,
     },
     /// Ideal object ratio over time: the share of the cache holding the C most requested objects
-    /// of the whole trace (C = cache size) — the SIEVE paper's Figs. 8b–10b
+    /// (C = cache size) of the whole trace, or of the current phase with `--phases` — the SIEVE
+    /// paper's Figs. 8b–10b
     Ideal {
         /// Trace file or synthetic workload.
         trace: String,
@@ -93,6 +94,10 @@ pub enum AnalyzeCmd {
         /// Sample every this many requests (default: 200 samples over the trace).
         #[arg(long)]
         every: Option<usize>,
+        /// Cut the trace into this many equal phases and take the ideal set of each phase from
+        /// its own requests (e.g. 2 for a `twophase` workload: Fig. 10b).
+        #[arg(long, default_value_t = 1)]
+        phases: usize,
         /// Format spec (default: detected).
         #[arg(short, long)]
         format: Option<String>,
@@ -401,7 +406,7 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 &series,
             )?;
         }
-        AnalyzeCmd::Ideal { trace, policy, size, every, format, io } => {
+        AnalyzeCmd::Ideal { trace, policy, size, every, phases, format, io } => {
             let specs = parse_policy_list(&policy)?;
             check_specs(&specs)?;
             let (t, cap) = trace_and_capacity(&trace, format.as_deref(), &size)?;
@@ -409,17 +414,12 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             if every == 0 {
                 bail!("--every must be at least 1");
             }
-            // The ideal set: the `cap` most requested ids (ties: smaller id first).
-            let mut counts = vec![0u64; t.n_objects as usize];
-            for &id in &t.ids {
-                counts[id as usize] += 1;
+            if phases == 0 || phases > 1000 || phases > t.len().max(1) {
+                bail!("--phases must be between 1 and min(1000, requests) (got {phases})");
             }
-            let mut order: Vec<u32> = (0..t.n_objects).collect();
-            order.sort_by_key(|&i| (std::cmp::Reverse(counts[i as usize]), i));
-            let mut ideal = vec![false; t.n_objects as usize];
-            for &i in order.iter().take(cap as usize) {
-                ideal[i as usize] = true;
-            }
+            let phase_len = t.len().div_ceil(phases).max(1);
+            let ideal: Vec<Vec<bool>> =
+                t.ids.chunks(phase_len).map(|ids| ideal_set(ids, t.n_objects, cap)).collect();
             let mut out = String::from("policy,request,ideal_object_ratio,miss_ratio_so_far\n");
             let mut series = Vec::new();
             for spec in &specs {
@@ -437,6 +437,7 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                     misses += (!p.step(&req)) as u64;
                     if (i + 1) % every == 0 {
                         let ids = p.resident_ids().unwrap_or_default();
+                        let ideal = &ideal[i / phase_len];
                         let hits = ids.iter().filter(|&&id| ideal[id as usize]).count();
                         let ratio = hits as f64 / cap as f64;
                         out.push_str(&csv_line(&[
@@ -450,7 +451,12 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 }
                 series.push((name, pts));
             }
-            let title = format!("Ideal object ratio (cache size {cap}): {}", t.name);
+            let per = if phases > 1 {
+                format!(", ideal set per phase of {phase_len}")
+            } else {
+                String::new()
+            };
+            let title = format!("Ideal object ratio (cache size {cap}{per}): {}", t.name);
             emit(
                 io.csv.as_deref(),
                 &out,
@@ -647,4 +653,20 @@ pub struct Outputs {
     /// SVG plot.
     #[arg(long)]
     svg: Option<PathBuf>,
+}
+
+/// The ideal set of a run of requests: the `cap` most requested ids among them (ties: smaller id
+/// first), as a membership table over `0..n_objects`.
+fn ideal_set(ids: &[u32], n_objects: u32, cap: u64) -> Vec<bool> {
+    let mut counts = vec![0u64; n_objects as usize];
+    for &id in ids {
+        counts[id as usize] += 1;
+    }
+    let mut order: Vec<u32> = (0..n_objects).filter(|&i| counts[i as usize] > 0).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(counts[i as usize]), i));
+    let mut ideal = vec![false; n_objects as usize];
+    for &i in order.iter().take(cap as usize) {
+        ideal[i as usize] = true;
+    }
+    ideal
 }

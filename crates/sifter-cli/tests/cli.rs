@@ -310,6 +310,17 @@ fn analyze_commands() {
     assert_eq!(out.lines().count(), 1 + 4 * 2, "{out}");
     fails_with(&sifter(&["analyze", "ideal", z, "-p", "s3fifo"], p), "does not list");
     ok(&sifter(&["analyze", "ideal", z, "-p", "fifo,clock", "--every", "10000"], p));
+    // ideal per phase (Fig. 10b): after a popularity change LFU keeps the old popular objects
+    // and holds almost none of the new ideal set, while SIEVE has sifted in most of it
+    let two = "twophase:n=1000,requests=40000,seed=1";
+    let args = ["analyze", "ideal", two, "-p", "lfu,sieve", "--every", "20000", "--phases", "2"];
+    let out = ok(&sifter(&args, p));
+    let ratio = |policy: &str| -> f64 {
+        let line = out.lines().find(|l| l.starts_with(&format!("{policy},40000,"))).expect("row");
+        line.split(',').nth(2).expect("ratio").parse().expect("number")
+    };
+    assert!(ratio("LFU") < 0.1 && ratio("SIEVE") > 0.6, "{out}");
+    fails_with(&sifter(&["analyze", "ideal", two, "--phases", "0"], p), "--phases");
     // vectors: M rows per size, shares summing to 1
     let out = ok(&sifter(&["analyze", "vectors", z, "-s", "0.1", "--m", "4"], p));
     let shares: f64 = out
