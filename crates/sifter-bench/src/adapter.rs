@@ -1,0 +1,251 @@
+//! One small trait over every cache the harness can drive: sifter's policies and the peers
+//! (quick_cache, moka, mini-moka, foyer, `Mutex<lru::LruCache>`), plus a "null cache" that
+//! measures the harness itself.
+//!
+//! Keys and values are `u64`; the value stored is the key (a cache hit copies 8 bytes out).
+
+use crate::BenchError;
+use mini_moka::sync::ConcurrentCacheExt as _;
+use parking_lot::Mutex;
+use sifter::{Cache, Policy};
+use std::num::NonZeroUsize;
+
+/// A concurrent cache as the harness sees it.
+pub trait BenchCache: Send + Sync {
+    /// Looks `k` up; true on a hit.
+    fn get(&self, k: u64) -> bool;
+    /// Inserts (or overwrites) `k`.
+    fn insert(&self, k: u64);
+    /// Removes `k` if present.
+    fn remove(&self, k: u64);
+    /// Entries held now (approximate for caches that apply writes lazily, such as moka).
+    fn len(&self) -> usize;
+    /// Whether the cache holds nothing.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Every cache name [`make`] accepts, with a one-line description.
+pub const CACHES: &[(&str, &str)] = &[
+    ("mobius", "sifter Mobius: two lock-free FIFO queues in rotation, consecutive detection"),
+    ("mobius-wd", "sifter Mobius without consecutive detection (the paper's ablation)"),
+    ("sieve", "sifter SIEVE: one locked list and hand, lock-free hits"),
+    ("lru", "sifter LRU: one global lock, list move on every hit"),
+    ("fifo", "sifter FIFO on a lock-free queue"),
+    ("clock", "sifter CLOCK (FIFO-Reinsertion) on a lock-free queue"),
+    ("quick_cache", "quick_cache::sync::Cache (sharded CLOCK-Pro-like S3-FIFO variant)"),
+    ("moka", "moka::sync::Cache (TinyLFU admission, LRU; writes applied in batches)"),
+    ("mini_moka", "mini_moka::sync::Cache (moka's smaller sibling)"),
+    ("foyer", "foyer_memory::Cache with its LRU eviction (8 shards)"),
+    ("foyer-sieve", "foyer_memory::Cache with its SIEVE eviction (8 shards)"),
+    ("mutex-lru", "Mutex<lru::LruCache> (one lock around the classic LRU crate)"),
+    ("null", "does nothing, always hits: the harness's own cost"),
+];
+
+/// The peers (not sifter's own policies).
+pub const PEERS: &[&str] =
+    &["quick_cache", "moka", "mini_moka", "foyer", "foyer-sieve", "mutex-lru"];
+
+struct Sifter(Cache<u64, u64>);
+struct Quick(quick_cache::sync::Cache<u64, u64>);
+struct Moka(moka::sync::Cache<u64, u64>);
+struct MiniMoka(mini_moka::sync::Cache<u64, u64>);
+struct Foyer(foyer_memory::Cache<u64, u64>);
+struct MutexLru(Mutex<lru::LruCache<u64, u64>>);
+struct Null;
+
+impl BenchCache for Sifter {
+    #[inline]
+    fn get(&self, k: u64) -> bool {
+        self.0.get(&k).is_some()
+    }
+    #[inline]
+    fn insert(&self, k: u64) {
+        self.0.insert(k, k)
+    }
+    fn remove(&self, k: u64) {
+        self.0.remove(&k);
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+impl BenchCache for Quick {
+    #[inline]
+    fn get(&self, k: u64) -> bool {
+        self.0.get(&k).is_some()
+    }
+    #[inline]
+    fn insert(&self, k: u64) {
+        self.0.insert(k, k)
+    }
+    fn remove(&self, k: u64) {
+        self.0.remove(&k);
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+impl BenchCache for Moka {
+    #[inline]
+    fn get(&self, k: u64) -> bool {
+        self.0.get(&k).is_some()
+    }
+    #[inline]
+    fn insert(&self, k: u64) {
+        self.0.insert(k, k)
+    }
+    fn remove(&self, k: u64) {
+        self.0.invalidate(&k);
+    }
+    fn len(&self) -> usize {
+        self.0.run_pending_tasks();
+        self.0.entry_count() as usize
+    }
+}
+
+impl BenchCache for MiniMoka {
+    #[inline]
+    fn get(&self, k: u64) -> bool {
+        self.0.get(&k).is_some()
+    }
+    #[inline]
+    fn insert(&self, k: u64) {
+        self.0.insert(k, k)
+    }
+    fn remove(&self, k: u64) {
+        self.0.invalidate(&k);
+    }
+    fn len(&self) -> usize {
+        self.0.sync();
+        self.0.entry_count() as usize
+    }
+}
+
+impl BenchCache for Foyer {
+    #[inline]
+    fn get(&self, k: u64) -> bool {
+        self.0.get(&k).is_some()
+    }
+    #[inline]
+    fn insert(&self, k: u64) {
+        self.0.insert(k, k);
+    }
+    fn remove(&self, k: u64) {
+        self.0.remove(&k);
+    }
+    fn len(&self) -> usize {
+        self.0.usage()
+    }
+}
+
+impl BenchCache for MutexLru {
+    #[inline]
+    fn get(&self, k: u64) -> bool {
+        self.0.lock().get(&k).is_some()
+    }
+    #[inline]
+    fn insert(&self, k: u64) {
+        self.0.lock().put(k, k);
+    }
+    fn remove(&self, k: u64) {
+        self.0.lock().pop(&k);
+    }
+    fn len(&self) -> usize {
+        self.0.lock().len()
+    }
+}
+
+impl BenchCache for Null {
+    #[inline]
+    fn get(&self, k: u64) -> bool {
+        std::hint::black_box(k);
+        true
+    }
+    #[inline]
+    fn insert(&self, k: u64) {
+        std::hint::black_box(k);
+    }
+    fn remove(&self, k: u64) {
+        std::hint::black_box(k);
+    }
+    fn len(&self) -> usize {
+        usize::MAX
+    }
+}
+
+/// Builds the cache called `name` with room for `capacity` entries.
+pub fn make(name: &str, capacity: u64) -> Result<Box<dyn BenchCache>, BenchError> {
+    if capacity == 0 {
+        return Err(BenchError::Config(format!("{name}: capacity must be at least 1")));
+    }
+    let sifter = |p: Policy, cd: bool| -> Box<dyn BenchCache> {
+        Box::new(Sifter(
+            Cache::builder().capacity(capacity).policy(p).consecutive_detection(cd).build(),
+        ))
+    };
+    let cap = usize::try_from(capacity)
+        .map_err(|_| BenchError::Config(format!("{name}: capacity {capacity} too large")))?;
+    let foyer = |eviction: foyer_memory::EvictionConfig| -> Box<dyn BenchCache> {
+        let c: foyer_memory::Cache<u64, u64> =
+            foyer_memory::CacheBuilder::new(cap).with_eviction_config(eviction).build();
+        Box::new(Foyer(c))
+    };
+    Ok(match name {
+        "mobius" => sifter(Policy::Mobius, true),
+        "mobius-wd" => sifter(Policy::Mobius, false),
+        "sieve" => sifter(Policy::Sieve, true),
+        "lru" => sifter(Policy::Lru, true),
+        "fifo" => sifter(Policy::Fifo, true),
+        "clock" => sifter(Policy::Clock, true),
+        "quick_cache" | "quick-cache" => Box::new(Quick(quick_cache::sync::Cache::new(cap))),
+        "moka" => Box::new(Moka(moka::sync::Cache::new(capacity))),
+        "mini_moka" | "mini-moka" => Box::new(MiniMoka(mini_moka::sync::Cache::new(capacity))),
+        "foyer" => foyer(foyer_memory::LruConfig::default().into()),
+        "foyer-sieve" => foyer(foyer_memory::SieveConfig.into()),
+        "mutex-lru" => {
+            let n = NonZeroUsize::new(cap).unwrap_or(NonZeroUsize::MIN);
+            Box::new(MutexLru(Mutex::new(lru::LruCache::new(n))))
+        }
+        "null" => Box::new(Null),
+        _ => {
+            let known: Vec<&str> = CACHES.iter().map(|c| c.0).collect();
+            return Err(BenchError::Config(format!(
+                "unknown cache {name:?}; known: {}",
+                known.join(", ")
+            )));
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every adapter stores, finds, removes and evicts down to about its capacity.
+    #[test]
+    fn every_cache_behaves_like_a_cache() {
+        for &(name, _) in CACHES {
+            let c = make(name, 100).expect(name);
+            if name == "null" {
+                assert!(c.get(1));
+                continue;
+            }
+            assert!(!c.get(1), "{name}: empty cache hit");
+            c.insert(1);
+            assert!(c.get(1), "{name}: miss after insert");
+            c.remove(1);
+            assert!(!c.get(1), "{name}: hit after remove");
+            for k in 0..10_000 {
+                c.insert(k);
+            }
+            let len = c.len();
+            assert!(len <= 130 && len >= 50, "{name}: {len} entries for capacity 100");
+        }
+        assert!(make("nope", 10).is_err());
+        assert!(make("mobius", 0).is_err());
+    }
+}

@@ -1,0 +1,414 @@
+//! One measured run: warm-up until the cache is full, then the measured phase.
+//!
+//! The measured loop reads the next precomputed word of the thread's own array, decodes the
+//! operation, calls the cache, and bumps thread-local counters — no allocation, no lock, no
+//! shared write of the harness's own. One operation in `sample_every` (a power of two) is timed
+//! with two or three `Instant::now()` calls and recorded in a thread-local HdrHistogram;
+//! per-thread statistics are merged after the threads have joined.
+//!
+//! Latency classes: `hit` and `miss` time the lookup alone (a read-through miss then inserts,
+//! timed as `insert`), `insert` is the insert call including any eviction it does, `erase` the
+//! removal. The time breakdown (the Mobius paper's access / insert / evict split) is estimated
+//! as count × mean sampled latency per class; eviction runs inside `insert` in every cache's
+//! public API, so it is reported as part of insert.
+
+use crate::adapter::BenchCache;
+use crate::workload::{thread_key, unpack, Mode, Op};
+use crate::BenchError;
+use hdrhistogram::Histogram;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+/// When the measured phase ends.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Measure {
+    /// Each thread runs this many operations; the phase ends when the first thread is done
+    /// (the Mobius harness's rule: no thread runs alone at the end).
+    Requests(u64),
+    /// The phase lasts this long.
+    Duration(#[serde(with = "secs")] Duration),
+}
+
+mod secs {
+    pub fn serialize<S: serde::Serializer>(
+        d: &std::time::Duration,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+}
+
+/// How a run is done.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct RunConfig {
+    /// Worker threads.
+    pub threads: usize,
+    /// Key sharing.
+    pub mode: Mode,
+    /// End of the measured phase.
+    pub measure: Measure,
+    /// Warm-up ends when the cache holds this share of its capacity, when every thread has
+    /// replayed its sequence once, or after `warmup_limit`, whichever comes first.
+    pub fill: f64,
+    /// Upper bound on the warm-up.
+    #[serde(with = "secs")]
+    pub warmup_limit: Duration,
+    /// Time one operation in this many (a power of two; 0 = time nothing).
+    pub sample_every: u32,
+}
+
+/// Latency class of a timed call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// A lookup that hit.
+    Hit,
+    /// A lookup that missed.
+    Miss,
+    /// An insert (with its eviction).
+    Insert,
+    /// A removal.
+    Erase,
+}
+
+impl Class {
+    /// All classes.
+    pub const ALL: [Class; 4] = [Class::Hit, Class::Miss, Class::Insert, Class::Erase];
+
+    /// Name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Hit => "hit",
+            Class::Miss => "miss",
+            Class::Insert => "insert",
+            Class::Erase => "erase",
+        }
+    }
+}
+
+/// Counts and sampled latencies of one class.
+#[derive(Debug, Clone)]
+pub struct ClassStats {
+    /// Calls made (all of them, timed or not).
+    pub count: u64,
+    /// Sampled latencies, nanoseconds.
+    pub hist: Histogram<u64>,
+}
+
+impl ClassStats {
+    fn new() -> Self {
+        ClassStats {
+            count: 0,
+            // 1 ns .. 100 s, 2 significant digits: a few KiB, allocated before the clock starts.
+            hist: Histogram::new_with_bounds(1, 100_000_000_000, 2).expect("valid bounds"),
+        }
+    }
+}
+
+/// The result of one run.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// Operations completed in the measured phase, all threads.
+    pub ops: u64,
+    /// Measured phase wall time.
+    pub elapsed: Duration,
+    /// Per latency class.
+    pub classes: [ClassStats; 4],
+    /// Warm-up wall time.
+    pub warmup: Duration,
+    /// Cache fill (len / capacity) at the end of warm-up.
+    pub filled: f64,
+}
+
+impl RunResult {
+    /// Million operations per second.
+    pub fn mops(&self) -> f64 {
+        self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9) / 1e6
+    }
+
+    /// Hits / lookups (NaN if the workload does no lookups).
+    pub fn hit_ratio(&self) -> f64 {
+        let (h, m) = (self.classes[0].count, self.classes[1].count);
+        h as f64 / (h + m) as f64
+    }
+
+    /// Estimated time per class (count × mean sampled latency), as shares of their sum.
+    pub fn breakdown(&self) -> [f64; 4] {
+        let t: Vec<f64> = self.classes.iter().map(|c| c.count as f64 * c.hist.mean()).collect();
+        let sum: f64 = t.iter().sum();
+        let mut out = [0.0; 4];
+        if sum > 0.0 {
+            for i in 0..4 {
+                out[i] = t[i] / sum;
+            }
+        }
+        out
+    }
+}
+
+struct Worker {
+    classes: [ClassStats; 4],
+    ops: u64,
+}
+
+impl Worker {
+    fn new() -> Self {
+        Worker { classes: Class::ALL.map(|_| ClassStats::new()), ops: 0 }
+    }
+}
+
+/// Runs one operation; `timed` records its latencies.
+#[inline(always)]
+fn step(cache: &dyn BenchCache, w: &mut Worker, op: Op, k: u64, timed: bool) {
+    let lookup = |w: &mut Worker, k: u64| -> bool {
+        if timed {
+            let t0 = Instant::now();
+            let hit = cache.get(k);
+            let ns = t0.elapsed().as_nanos() as u64;
+            let c = &mut w.classes[if hit { 0 } else { 1 }];
+            c.count += 1;
+            let _ = c.hist.record(ns.max(1));
+            hit
+        } else {
+            let hit = cache.get(k);
+            w.classes[if hit { 0 } else { 1 }].count += 1;
+            hit
+        }
+    };
+    let insert = |w: &mut Worker, k: u64| {
+        if timed {
+            let t0 = Instant::now();
+            cache.insert(k);
+            let ns = t0.elapsed().as_nanos() as u64;
+            let _ = w.classes[2].hist.record(ns.max(1));
+        } else {
+            cache.insert(k);
+        }
+        w.classes[2].count += 1;
+    };
+    match op {
+        Op::Read => {
+            if !lookup(w, k) {
+                insert(w, k);
+            }
+        }
+        Op::Get => {
+            lookup(w, k);
+        }
+        Op::Insert => insert(w, k),
+        Op::Erase => {
+            if timed {
+                let t0 = Instant::now();
+                cache.remove(k);
+                let ns = t0.elapsed().as_nanos() as u64;
+                let _ = w.classes[3].hist.record(ns.max(1));
+            } else {
+                cache.remove(k);
+            }
+            w.classes[3].count += 1;
+        }
+    }
+}
+
+/// Operations between checks of the stop flag.
+const BATCH: u64 = 64;
+
+/// Warm-up then measured phase of `cache` (built with room for `capacity` entries) over the
+/// threads' sequences.
+pub fn run(
+    cache: &dyn BenchCache,
+    capacity: u64,
+    seqs: &[Arc<Vec<u64>>],
+    cfg: &RunConfig,
+) -> Result<RunResult, BenchError> {
+    let threads = cfg.threads;
+    if seqs.len() < threads || seqs.iter().any(|s| s.is_empty()) {
+        return Err(BenchError::Config("one non-empty sequence per thread is needed".into()));
+    }
+    if cfg.sample_every != 0 && !cfg.sample_every.is_power_of_two() {
+        return Err(BenchError::Config(format!(
+            "sample-every must be 0 or a power of two (got {})",
+            cfg.sample_every
+        )));
+    }
+    let (warmup, filled) = warm_up(cache, capacity, seqs, cfg);
+    let mask = u64::from(cfg.sample_every.max(1)) - 1;
+    let sampling = cfg.sample_every != 0;
+    let target = match cfg.measure {
+        Measure::Requests(n) => n.max(1),
+        Measure::Duration(_) => u64::MAX,
+    };
+    let stop = AtomicBool::new(false);
+    let barrier = Barrier::new(threads + 1);
+    let (workers, elapsed) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (seq, stop, barrier) = (&seqs[t], &stop, &barrier);
+                let mode = cfg.mode;
+                s.spawn(move || {
+                    let mut w = Worker::new();
+                    // Threads start at different points so that shared-mode threads replaying
+                    // one trace do not move in lockstep.
+                    let mut i = t * 7919 % seq.len();
+                    barrier.wait();
+                    loop {
+                        for _ in 0..BATCH {
+                            let (op, k) = unpack(seq[i]);
+                            i += 1;
+                            if i == seq.len() {
+                                i = 0;
+                            }
+                            let timed = sampling && (w.ops & mask) == 0;
+                            step(cache, &mut w, op, thread_key(k, t, mode), timed);
+                            w.ops += 1;
+                        }
+                        // Relaxed: the flag only ends the phase; no data is published with it.
+                        if w.ops >= target {
+                            stop.store(true, Ordering::Relaxed);
+                            break;
+                        }
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                    }
+                    w
+                })
+            })
+            .collect();
+        barrier.wait();
+        let t0 = Instant::now();
+        if let Measure::Duration(d) = cfg.measure {
+            std::thread::sleep(d);
+            stop.store(true, Ordering::Relaxed);
+        }
+        let ws: Vec<Worker> =
+            handles.into_iter().map(|h| h.join().expect("benchmark worker panicked")).collect();
+        (ws, t0.elapsed())
+    });
+    let mut classes = Class::ALL.map(|_| ClassStats::new());
+    let mut ops = 0;
+    for w in workers {
+        ops += w.ops;
+        for (c, wc) in classes.iter_mut().zip(w.classes) {
+            c.count += wc.count;
+            c.hist.add(&wc.hist).map_err(|e| BenchError::Config(format!("histogram: {e}")))?;
+        }
+    }
+    Ok(RunResult { ops, elapsed, classes, warmup, filled })
+}
+
+/// Replays the sequences until the cache is `cfg.fill` full, every thread has made one pass,
+/// or the time limit; returns the time taken and the fill reached.
+fn warm_up(
+    cache: &dyn BenchCache,
+    capacity: u64,
+    seqs: &[Arc<Vec<u64>>],
+    cfg: &RunConfig,
+) -> (Duration, f64) {
+    let t0 = Instant::now();
+    let stop = AtomicBool::new(false);
+    let fill = |c: &dyn BenchCache| (c.len() as f64 / capacity as f64).min(1.0);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..cfg.threads)
+            .map(|t| {
+                let (seq, stop) = (&seqs[t], &stop);
+                let mode = cfg.mode;
+                s.spawn(move || {
+                    let mut w = Worker::new();
+                    let mut i = 0;
+                    while i < seq.len() {
+                        let end = (i + BATCH as usize).min(seq.len());
+                        for &x in &seq[i..end] {
+                            let (op, k) = unpack(x);
+                            step(cache, &mut w, op, thread_key(k, t, mode), false);
+                        }
+                        i = end;
+                        // Relaxed: only ends the warm-up.
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                    }
+                })
+            })
+            .collect();
+        loop {
+            std::thread::sleep(Duration::from_millis(5));
+            let done = handles.iter().all(|h| h.is_finished());
+            if done || fill(cache) >= cfg.fill || t0.elapsed() >= cfg.warmup_limit {
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
+        }
+        for h in handles {
+            h.join().expect("warm-up worker panicked");
+        }
+    });
+    (t0.elapsed(), fill(cache))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::make;
+    use crate::workload::Workload;
+
+    fn cfg(threads: usize, measure: Measure) -> RunConfig {
+        RunConfig {
+            threads,
+            mode: Mode::Shared,
+            measure,
+            fill: 0.98,
+            warmup_limit: Duration::from_secs(5),
+            sample_every: 16,
+        }
+    }
+
+    /// Requests mode stops when the first thread is done: at least `n` operations from that
+    /// thread, at most `threads × (n + batch)` in all; counts add up per class.
+    #[test]
+    fn requests_mode_counts_add_up() {
+        let w = Workload::parse("cachebench:keys=5000").unwrap();
+        let (seqs, keys) = w.generate(3, 20_000, Mode::Shared).unwrap();
+        let cap = keys / 10;
+        let c = make("mobius", cap).unwrap();
+        let r = run(&*c, cap, &seqs, &cfg(3, Measure::Requests(10_000))).unwrap();
+        assert!(r.ops >= 10_000 && r.ops <= 3 * (10_000 + BATCH), "{} ops", r.ops);
+        let lookups = r.classes[0].count + r.classes[1].count;
+        assert!(lookups > 0 && r.classes[2].count > 0 && r.classes[3].count > 0);
+        // Every op is exactly one lookup, insert or erase (no read-through in this mix).
+        let total: u64 = r.classes.iter().map(|c| c.count).sum();
+        assert_eq!(total, r.ops);
+        let sampled: u64 = r.classes.iter().map(|c| c.hist.len()).sum();
+        assert!(sampled > 0 && sampled <= r.ops / 16 + 3, "{sampled} samples");
+        // Erases keep this mix from filling the cache; warm-up ends after one pass instead.
+        assert!(r.filled > 0.0 && r.warmup < Duration::from_secs(5));
+    }
+
+    /// A read-through run on a cache big enough for every key ends with (nearly) every
+    /// lookup a hit; on the null cache every lookup hits.
+    #[test]
+    fn hit_ratios_are_right_at_the_extremes() {
+        let w = Workload::parse("zipf:keys=1000").unwrap();
+        let (seqs, keys) = w.generate(2, 50_000, Mode::PerThread).unwrap();
+        let c = make("sieve", 2 * keys).unwrap();
+        let r = run(&*c, 2 * keys, &seqs, &cfg(2, Measure::Duration(Duration::from_millis(50))))
+            .unwrap();
+        assert!(r.hit_ratio() > 0.99, "hit ratio {}", r.hit_ratio());
+        assert!(r.filled > 0.4, "warm-up filled {:.2}", r.filled);
+        let n = make("null", 10).unwrap();
+        let r = run(&*n, 10, &seqs, &cfg(2, Measure::Requests(5_000))).unwrap();
+        assert_eq!(r.hit_ratio(), 1.0);
+        assert_eq!(r.classes[2].count, 0);
+    }
+
+    #[test]
+    fn bad_configs_are_refused() {
+        let c = make("null", 10).unwrap();
+        let seqs = vec![Arc::new(vec![0u64; 10])];
+        let mut bad = cfg(1, Measure::Requests(10));
+        bad.sample_every = 3;
+        assert!(run(&*c, 10, &seqs, &bad).is_err());
+        assert!(run(&*c, 10, &seqs, &cfg(2, Measure::Requests(10))).is_err());
+    }
+}

@@ -1,0 +1,395 @@
+//! Workloads: what each thread asks of the cache, precomputed before the clock starts.
+//!
+//! A workload spec is `kind:key=value,...`:
+//!
+//! | kind | operations | parameters (defaults) |
+//! |---|---|---|
+//! | `zipf` | read-through (get; insert on a miss) over Zipf(alpha) keys | `alpha=1.0`, `keys=1000000` |
+//! | `ycsb` | YCSB-style mix: `read` share of read-through gets, the rest updates (insert) over Zipf keys; `ycsb:a` = 50 % reads, `b` = 95 %, `c` = 100 % | `read=0.95`, `alpha=0.99`, `keys=1000000` |
+//! | `nbq` | the NbQ-CLOCK paper's mix: `get` share of plain GETs (no insert on a miss), the rest ADDs (insert) over power-law keys | `get=0.7`, `alpha=1.0`, `keys=1000000` |
+//! | `cachebench` | a mix modelled on RocksDB's `cache_bench`, percentages of lookup (get only), insert, lookup-insert (read-through) and erase | `lookup=50`, `insert=40`, `lookup-insert=0`, `erase=10`, `alpha=1.0`, `keys=1000000` |
+//! | anything else | any trace the trace layer reads (a file, or its generators `uniform:`, `latest:`, `scan:`, `twophase:`): gets are read-through, sets are inserts, deletes are erases | — |
+//!
+//! All kinds also take `seed=1`. Keys are hashed (splitmix64) so that popular keys spread over
+//! the hash space, and kept to 62 bits: the top two bits of each precomputed `u64` carry the
+//! operation, so a thread's whole workload is one flat array (no allocation, no branching on a
+//! side table in the measured loop).
+//!
+//! Two ways to give threads their keys ([`Mode`]): `shared` — all threads draw from one key
+//! space (independent draws per thread for generators; different starting points of one trace)
+//! and share one capacity; `per-thread` — the papers' scaling method: every thread replays the
+//! same sequence in its own key space and the capacity is multiplied by the thread count.
+
+use crate::BenchError;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Zipf};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use sifter_trace::{Op as TraceOp, TraceSource};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// What one request does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Op {
+    /// Get; on a miss insert (a look-aside cache in front of a backend).
+    Read,
+    /// Get only (a miss inserts nothing).
+    Get,
+    /// Insert or overwrite.
+    Insert,
+    /// Remove.
+    Erase,
+}
+
+impl Op {
+    /// All operations, in their encoding order.
+    pub const ALL: [Op; 4] = [Op::Read, Op::Get, Op::Insert, Op::Erase];
+
+    /// Short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Get => "get",
+            Op::Insert => "insert",
+            Op::Erase => "erase",
+        }
+    }
+}
+
+const KEY_BITS: u32 = 62;
+const KEY_MASK: u64 = (1 << KEY_BITS) - 1;
+
+/// Packs an operation and a key into one word.
+#[inline]
+pub fn pack(op: Op, key: u64) -> u64 {
+    (op as u64) << KEY_BITS | (key & KEY_MASK)
+}
+
+/// Unpacks [`pack`].
+#[inline]
+pub fn unpack(w: u64) -> (Op, u64) {
+    (Op::ALL[(w >> KEY_BITS) as usize], w & KEY_MASK)
+}
+
+/// One thread's precomputed operations ([`pack`]ed words), shared between threads that replay
+/// the same sequence.
+pub type Sequence = Arc<Vec<u64>>;
+
+/// How threads share keys and capacity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// One key space and one capacity for all threads.
+    Shared,
+    /// Each thread replays the same sequence in its own key space; capacity × threads.
+    PerThread,
+}
+
+impl Mode {
+    /// Parses `shared` / `per-thread`.
+    pub fn parse(s: &str) -> Result<Mode, BenchError> {
+        match s {
+            "shared" => Ok(Mode::Shared),
+            "per-thread" | "perthread" | "scaling" => Ok(Mode::PerThread),
+            _ => Err(BenchError::Config(format!("mode {s:?}: expected shared or per-thread"))),
+        }
+    }
+
+    /// Name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Shared => "shared",
+            Mode::PerThread => "per-thread",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    /// Synthetic: per-mille shares of read, get, insert, erase over Zipf keys.
+    Mix { shares: [f64; 4], alpha: f64, keys: u64 },
+    /// A trace (file or the trace layer's generator).
+    Trace(String),
+}
+
+/// A parsed workload spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    spec: String,
+    kind: Kind,
+    seed: u64,
+}
+
+fn num(kind: &str, key: &str, v: &str) -> Result<f64, BenchError> {
+    v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).ok_or_else(|| {
+        BenchError::Config(format!("workload {kind}: {key}={v} is not a non-negative number"))
+    })
+}
+
+impl Workload {
+    /// Parses a spec (see the module docs).
+    pub fn parse(spec: &str) -> Result<Workload, BenchError> {
+        let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+        if !["zipf", "ycsb", "nbq", "cachebench"].contains(&kind) {
+            return Ok(Workload { spec: spec.into(), kind: Kind::Trace(spec.into()), seed: 1 });
+        }
+        let (mut alpha, mut keys, mut seed) = (1.0, 1_000_000u64, 1u64);
+        // read, get, insert, erase
+        let mut shares = match kind {
+            "zipf" => [1.0, 0.0, 0.0, 0.0],
+            "ycsb" => {
+                alpha = 0.99;
+                [0.95, 0.0, 0.05, 0.0]
+            }
+            "nbq" => [0.0, 0.7, 0.3, 0.0],
+            _ => [0.0, 50.0, 40.0, 10.0],
+        };
+        for kv in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if kind == "ycsb" && kv.len() == 1 {
+                let read = match kv {
+                    "a" => 0.5,
+                    "b" => 0.95,
+                    "c" => 1.0,
+                    _ => {
+                        return Err(BenchError::Config(format!(
+                            "workload ycsb:{kv}: known presets are a, b, c"
+                        )))
+                    }
+                };
+                shares = [read, 0.0, 1.0 - read, 0.0];
+                continue;
+            }
+            let (k, v) = kv.split_once('=').ok_or_else(|| {
+                BenchError::Config(format!("workload {kind}: expected key=value, got {kv:?}"))
+            })?;
+            match (kind, k) {
+                (_, "alpha") => alpha = num(kind, k, v)?,
+                (_, "keys") => {
+                    keys = v.parse().ok().filter(|&n| n > 0 && n <= KEY_MASK).ok_or_else(|| {
+                        BenchError::Config(format!("workload {kind}: keys={v} must be ≥ 1"))
+                    })?
+                }
+                (_, "seed") => {
+                    seed = v.parse().map_err(|_| {
+                        BenchError::Config(format!("workload {kind}: seed={v} is not an integer"))
+                    })?
+                }
+                ("ycsb", "read") => {
+                    let r = num(kind, k, v)?;
+                    if r > 1.0 {
+                        return Err(BenchError::Config(format!("ycsb: read={v} must be ≤ 1")));
+                    }
+                    shares = [r, 0.0, 1.0 - r, 0.0];
+                }
+                ("nbq", "get") => {
+                    let g = num(kind, k, v)?;
+                    if g > 1.0 {
+                        return Err(BenchError::Config(format!("nbq: get={v} must be ≤ 1")));
+                    }
+                    shares = [0.0, g, 1.0 - g, 0.0];
+                }
+                ("cachebench", "lookup") => shares[1] = num(kind, k, v)?,
+                ("cachebench", "insert") => shares[2] = num(kind, k, v)?,
+                ("cachebench", "lookup-insert") => shares[0] = num(kind, k, v)?,
+                ("cachebench", "erase") => shares[3] = num(kind, k, v)?,
+                _ => {
+                    return Err(BenchError::Config(format!(
+                        "workload {kind}: unknown parameter {k:?}"
+                    )))
+                }
+            }
+        }
+        let total: f64 = shares.iter().sum();
+        if total <= 0.0 {
+            return Err(BenchError::Config(format!("workload {spec}: all shares are zero")));
+        }
+        if kind == "cachebench" && (total - 100.0).abs() > 1e-9 {
+            return Err(BenchError::Config(format!(
+                "cachebench: lookup + insert + lookup-insert + erase must be 100 (got {total})"
+            )));
+        }
+        let shares = shares.map(|s| s / total);
+        Ok(Workload { spec: spec.into(), kind: Kind::Mix { shares, alpha, keys }, seed })
+    }
+
+    /// The spec as given.
+    pub fn spec(&self) -> &str {
+        &self.spec
+    }
+
+    /// Generates each thread's operations (`requests` per thread for synthetic kinds; a trace
+    /// is replayed whole) and returns them with the number of distinct keys one thread's key
+    /// space holds (what cache-size fractions refer to).
+    pub fn generate(
+        &self,
+        threads: usize,
+        requests: usize,
+        mode: Mode,
+    ) -> Result<(Vec<Sequence>, u64), BenchError> {
+        if threads == 0 || requests == 0 {
+            return Err(BenchError::Config("threads and requests must be at least 1".into()));
+        }
+        match &self.kind {
+            Kind::Mix { shares, alpha, keys } => {
+                let gen = |seed: u64| mix_sequence(*shares, *alpha, *keys, requests, seed);
+                let seqs = match mode {
+                    Mode::Shared => (0..threads as u64)
+                        .map(|t| gen(self.seed.wrapping_add(t)).map(Arc::new))
+                        .collect::<Result<Vec<_>, _>>()?,
+                    Mode::PerThread => {
+                        let one = Arc::new(gen(self.seed)?);
+                        vec![one; threads]
+                    }
+                };
+                Ok((seqs, *keys))
+            }
+            Kind::Trace(arg) => {
+                let src = TraceSource::parse(arg, None)
+                    .map_err(|e| BenchError::Config(format!("workload {arg}: {e}")))?;
+                let mut ops = Vec::new();
+                let mut distinct = HashSet::new();
+                for r in src.requests().map_err(|e| BenchError::Config(e.to_string()))? {
+                    let r = r.map_err(|e| BenchError::Config(e.to_string()))?;
+                    let key = splitmix(r.key) & KEY_MASK;
+                    distinct.insert(key);
+                    let op = match r.op {
+                        TraceOp::Get | TraceOp::Other => Op::Read,
+                        TraceOp::Set => Op::Insert,
+                        TraceOp::Delete => Op::Erase,
+                    };
+                    ops.push(pack(op, key));
+                }
+                if ops.is_empty() {
+                    return Err(BenchError::Config(format!("workload {arg}: no requests")));
+                }
+                let one = Arc::new(ops);
+                let seqs = match mode {
+                    // Different starting points of one trace: each thread rotates it.
+                    Mode::Shared => (0..threads)
+                        .map(|t| {
+                            let start = t * one.len() / threads;
+                            let mut v = Vec::with_capacity(one.len());
+                            v.extend_from_slice(&one[start..]);
+                            v.extend_from_slice(&one[..start]);
+                            Arc::new(v)
+                        })
+                        .collect(),
+                    Mode::PerThread => vec![one; threads],
+                };
+                Ok((seqs, distinct.len() as u64))
+            }
+        }
+    }
+}
+
+/// splitmix64's finaliser: spreads consecutive ranks over the key space.
+#[inline]
+pub fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
+    x ^ (x >> 31)
+}
+
+fn mix_sequence(
+    shares: [f64; 4],
+    alpha: f64,
+    keys: u64,
+    requests: usize,
+    seed: u64,
+) -> Result<Vec<u64>, BenchError> {
+    let z = Zipf::new(keys as f64, alpha)
+        .map_err(|e| BenchError::Config(format!("zipf(alpha={alpha}, keys={keys}): {e}")))?;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let cum = [shares[0], shares[0] + shares[1], shares[0] + shares[1] + shares[2]];
+    Ok((0..requests)
+        .map(|_| {
+            let rank = z.sample(&mut rng) as u64;
+            let u: f64 = if shares[0] == 1.0 { 0.0 } else { rng.random() };
+            let op = if u < cum[0] {
+                Op::Read
+            } else if u < cum[1] {
+                Op::Get
+            } else if u < cum[2] {
+                Op::Insert
+            } else {
+                Op::Erase
+            };
+            pack(op, splitmix(rank))
+        })
+        .collect())
+}
+
+/// The key a thread uses for sequence key `k` in per-thread mode: its own key space.
+#[inline]
+pub fn thread_key(k: u64, thread: usize, mode: Mode) -> u64 {
+    match mode {
+        Mode::Shared => k,
+        // Bits 56..62 select the thread's key space (up to 64 threads).
+        Mode::PerThread => k ^ ((thread as u64 & 63) << 56),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack_round_trips() {
+        for op in Op::ALL {
+            for k in [0, 1, KEY_MASK, 12345] {
+                assert_eq!(unpack(pack(op, k)), (op, k));
+            }
+        }
+    }
+
+    fn shares_of(spec: &str) -> [f64; 4] {
+        let w = Workload::parse(spec).unwrap();
+        let (seqs, _) = w.generate(1, 100_000, Mode::Shared).unwrap();
+        let mut n = [0usize; 4];
+        for &x in seqs[0].iter() {
+            n[unpack(x).0 as usize] += 1;
+        }
+        n.map(|c| c as f64 / 100_000.0)
+    }
+
+    #[test]
+    fn mixes_have_the_asked_shares() {
+        let close = |a: [f64; 4], b: [f64; 4]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 0.01);
+        assert!(close(shares_of("zipf:keys=1000"), [1.0, 0.0, 0.0, 0.0]));
+        assert!(close(shares_of("ycsb:a,keys=1000"), [0.5, 0.0, 0.5, 0.0]));
+        assert!(close(shares_of("nbq:keys=1000"), [0.0, 0.7, 0.3, 0.0]));
+        let cb = "cachebench:lookup=60,insert=20,lookup-insert=10,erase=10,keys=1000";
+        assert!(close(shares_of(cb), [0.1, 0.6, 0.2, 0.1]));
+    }
+
+    #[test]
+    fn bad_specs_are_refused() {
+        for bad in [
+            "zipf:alpha=-1",
+            "zipf:keys=0",
+            "zipf:what=1",
+            "ycsb:z",
+            "ycsb:read=2",
+            "cachebench:lookup=60",
+            "nbq:get=x",
+            "zipf:alpha",
+        ] {
+            assert!(Workload::parse(bad).is_err(), "{bad} accepted");
+        }
+        assert!(Workload::parse("/no/such/file").unwrap().generate(1, 10, Mode::Shared).is_err());
+    }
+
+    #[test]
+    fn modes_share_or_separate_keys() {
+        let w = Workload::parse("zipf:keys=100").unwrap();
+        let (s, keys) = w.generate(2, 1000, Mode::Shared).unwrap();
+        assert_eq!(keys, 100);
+        assert_ne!(s[0], s[1], "shared mode: independent draws per thread");
+        let (p, _) = w.generate(2, 1000, Mode::PerThread).unwrap();
+        assert_eq!(p[0], p[1], "per-thread mode: the same sequence");
+        let k = unpack(p[0][0]).1;
+        assert_ne!(thread_key(k, 0, Mode::PerThread), thread_key(k, 1, Mode::PerThread));
+    }
+}
