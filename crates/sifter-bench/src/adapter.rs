@@ -243,7 +243,7 @@ mod tests {
                 c.insert(k);
             }
             let len = c.len();
-            assert!(len <= 130 && len >= 50, "{name}: {len} entries for capacity 100");
+            assert!((50..=130).contains(&len), "{name}: {len} entries for capacity 100");
         }
         assert!(make("nope", 10).is_err());
         assert!(make("mobius", 0).is_err());
