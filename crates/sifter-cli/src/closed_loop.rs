@@ -252,7 +252,7 @@ pub fn sequences(keys: u64, workers: usize) -> Vec<Vec<u64>> {
     (0..workers).map(|t| zipf_seq(keys, 1 << 20, t as u64 + 1)).collect()
 }
 
-/// Parses `5us`, `100us`, `1ms`, `500ns` (a bare number is µs).
+/// Parses `5us`, `100us`, `1ms`, `500ns`, `2s` (a bare number is µs).
 pub fn parse_latency_arg(s: &str) -> Result<Duration> {
     parse_latency(s)
 }
@@ -297,13 +297,15 @@ fn parse_latency(s: &str) -> Result<Duration> {
         (n, 1e-3)
     } else if let Some(n) = t.strip_suffix("ns") {
         (n, 1e-9)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
     } else {
         (t, 1e-6)
     };
     let v: f64 = num
         .trim()
         .parse()
-        .with_context(|| format!("latency '{s}': expected e.g. 5us, 100us, 1ms"))?;
+        .with_context(|| format!("latency '{s}': expected e.g. 5us, 100us, 1ms, 2s"))?;
     if !(0.0..1e9).contains(&v) {
         bail!("latency '{s}' out of range");
     }

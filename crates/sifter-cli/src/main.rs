@@ -5,6 +5,7 @@
 //! default experiment suite and its report).
 
 mod analyze;
+mod bench_cmd;
 mod closed_loop;
 mod lab;
 mod model_cmd;
@@ -35,14 +36,23 @@ enum Cmd {
     Trace(trace_cmd::TraceCmd),
     /// List the simulator's policies and their parameters.
     Policies,
-    /// Throughput benchmarks of the concurrent caches.
-    #[command(subcommand)]
-    Bench(BenchCmd),
+    /// Throughput, hit ratio and latency of concurrent caches side by side (sifter's policies
+    /// and peers) over thread counts; `closed-loop` for the emulated-backend experiment.
+    Bench(BenchTop),
     /// Queueing-model predictions of throughput from the hit ratio.
     #[command(subcommand)]
     Model(model_cmd::ModelCmd),
     /// Run the default experiment suite and write a report.
     Lab(lab::LabArgs),
+}
+
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+struct BenchTop {
+    #[command(subcommand)]
+    cmd: Option<BenchCmd>,
+    #[command(flatten)]
+    args: bench_cmd::BenchArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -63,7 +73,10 @@ fn main() {
             Ok(())
         }
         Cmd::Model(m) => model_cmd::run(m),
-        Cmd::Bench(BenchCmd::ClosedLoop(a)) => closed_loop::closed_loop(a),
+        Cmd::Bench(BenchTop { cmd: Some(BenchCmd::ClosedLoop(a)), .. }) => {
+            closed_loop::closed_loop(a)
+        }
+        Cmd::Bench(BenchTop { cmd: None, args }) => bench_cmd::run_cmd(args),
         Cmd::Lab(a) => lab::run(a),
     };
     if let Err(e) = res {

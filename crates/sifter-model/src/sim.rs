@@ -243,7 +243,7 @@ pub fn simulate(net: &Network, n: u32, o: &SimOptions) -> Result<SimResult, Stri
                 batch_start = sim.now;
             } else if done > o.warmup {
                 resp_sum += r;
-                if (done - o.warmup) % batch == 0 && batch_x.len() < o.batches as usize {
+                if (done - o.warmup).is_multiple_of(batch) && batch_x.len() < o.batches as usize {
                     batch_x.push(batch as f64 / (sim.now - batch_start).max(1e-12));
                     batch_start = sim.now;
                 }

@@ -46,7 +46,7 @@ fn run(policy: Policy, cd: bool, cap: u64, keys: u64, threads: usize, dur: Durat
                 barrier.wait();
                 let end = Instant::now() + dur;
                 let mut ops = 0u64;
-                while ops % 256 != 0 || Instant::now() < end {
+                while !ops.is_multiple_of(256) || Instant::now() < end {
                     ops += 1;
                     // skewed keys so hot keys are contended
                     let k = (rng.random::<f64>().powi(3) * keys as f64) as u64;

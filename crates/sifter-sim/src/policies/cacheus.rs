@@ -333,7 +333,7 @@ impl Policy for Cacheus {
                 self.insert(req);
             }
         }
-        if self.n_req % self.interval == 0 {
+        if self.n_req.is_multiple_of(self.interval) {
             self.update_lr();
         }
         hit
