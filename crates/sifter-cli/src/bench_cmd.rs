@@ -130,6 +130,9 @@ pub fn measure(a: &BenchArgs) -> Result<Report> {
     if a.repeat == 0 || a.sequence == 0 || a.requests == 0 {
         bail!("--repeat, --sequence and --requests must be at least 1");
     }
+    if a.sample_every != 0 && !a.sample_every.is_power_of_two() {
+        bail!("--sample-every must be 0 or a power of two (got {})", a.sample_every);
+    }
     if !(a.fill > 0.0 && a.fill <= 1.0) {
         bail!("--fill must be in (0, 1]");
     }

@@ -155,13 +155,34 @@ fn lab_quick_writes_a_report() {
         "latest",
         "SIEVE",
         "Belady",
-        "miss-ratios",
-        "throughput-model",
+        "id=\"miss-ratios\"",
+        "id=\"throughput\"",
+        "id=\"latency\"",
+        "id=\"throughput-model\"",
+        "id=\"model-vs-measured\"",
+        "Harness ceiling",
+        "quick_cache",
+        "moka",
+        "mobius",
         "<svg",
     ] {
         assert!(html.contains(w), "report lacks {w}");
     }
-    assert!(d.path().join("rep/results.json").exists() && d.path().join("rep/sim.csv").exists());
+    // Self-contained: plots inline, nothing loaded from elsewhere.
+    assert!(html.matches("<svg").count() >= 5, "plots are not inline");
+    assert!(!html.contains("<img") && !html.contains("src=\"http"), "report refers to files");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.path().join("rep/results.json")).expect("json"),
+    )
+    .expect("valid json");
+    for key in ["simulation", "throughput", "model", "machine", "command"] {
+        assert!(json.get(key).is_some(), "results.json lacks {key}");
+    }
+    let rows = json["throughput"]["rows"].as_array().expect("throughput rows");
+    assert!(rows.iter().any(|r| r["cache"] == "null" && r["mops"].as_f64().unwrap_or(0.0) > 0.0));
+    assert!(
+        d.path().join("rep/sim.csv").exists() && d.path().join("rep/bench/results.csv").exists()
+    );
 }
 
 #[test]
@@ -335,4 +356,63 @@ fn analyze_commands() {
     fails_with(&sifter(&["analyze", "warmup", z, "-p", "belady"], p), "next use");
     // one-size analyses refuse a list instead of silently taking its first size
     fails_with(&sifter(&["analyze", "hand", z, "-s", "0.01,0.1"], p), "one cache size");
+}
+
+#[test]
+fn bench_writes_table_csv_json_and_plots() {
+    let d = tempfile::tempdir().expect("tmp");
+    let p = d.path();
+    let args = [
+        "bench",
+        "--caches",
+        "mobius,lru,null",
+        "--threads",
+        "1,2",
+        "--workload",
+        "ycsb:b,keys=5000",
+        "--requests",
+        "20000",
+        "--sequence",
+        "50000",
+        "--repeat",
+        "2",
+        "-q",
+        "--out",
+        "b",
+    ];
+    let out = ok(&sifter(&args, p));
+    assert!(out.contains("mobius") && out.contains("null"), "{out}");
+    let csv = std::fs::read_to_string(p.join("b/results.csv")).expect("csv");
+    assert_eq!(csv.lines().count(), 1 + 3 * 2, "{csv}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/results.json")).expect("json"))
+            .expect("valid json");
+    assert!(
+        json["machine"].is_object()
+            && json["command"].as_str().is_some_and(|c| c.contains("bench"))
+    );
+    assert_eq!(json["report"]["rows"].as_array().map(Vec::len), Some(6));
+    for f in ["throughput", "latency", "hit-ratio"] {
+        for ext in ["svg", "png"] {
+            let path = p.join(format!("b/{f}-shared-0.1.{ext}"));
+            assert!(path.metadata().is_ok_and(|m| m.len() > 1000), "{} missing", path.display());
+        }
+    }
+    // --json prints the same document to stdout
+    let mut j = args.to_vec();
+    j.extend(["--json", "--no-plots"]);
+    let out = ok(&sifter(&j, p));
+    assert!(serde_json::from_str::<serde_json::Value>(&out).is_ok(), "{out}");
+    // bad input: clear errors
+    fails_with(&sifter(&["bench", "--caches", "nope"], p), "unknown cache");
+    fails_with(&sifter(&["bench", "--threads", "0"], p), "--threads");
+    fails_with(&sifter(&["bench", "--workload", "zipf:alpha=x"], p), "alpha");
+    fails_with(
+        &sifter(&["bench", "--sample-every", "3", "--requests", "10", "-q"], p),
+        "power of two",
+    );
+    fails_with(&sifter(&["bench", "--duration", "soon"], p), "--duration");
+    // --list describes every cache
+    let out = ok(&sifter(&["bench", "--list"], p));
+    assert!(out.contains("foyer") && out.contains("mutex-lru") && out.contains("null"), "{out}");
 }
