@@ -39,8 +39,8 @@ echo "== NbQ-CLOCK mix (70 % GET / 30 % ADD), shared keys"
 $S bench "${common[@]}" --workload nbq:get=0.7,alpha=1.0,keys=1000000 --threads 1,2,4,8 \
   --caches clock,fifo,mobius,sieve,quick_cache -o "$OUT/nbq-mix" | tee "$OUT/nbq-mix.txt"
 
-echo "== Harness cost: latency sampling on (1/64) vs off, and the null cache"
-for every in 64 0; do
+echo "== Harness cost: latency sampling on (1/256) vs off, and the null cache"
+for every in 256 0; do
   $S bench --duration 500ms --repeat 5 -q --threads 1,2 --caches null,mobius,quick_cache \
     --sample-every "$every" --no-plots -o "$OUT/harness-sample-$every" | tee "$OUT/harness-sample-$every.txt"
 done

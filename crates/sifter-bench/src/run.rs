@@ -4,9 +4,9 @@
 //! operation, calls the cache, and bumps thread-local counters — no allocation, no lock, no
 //! shared write of the harness's own. One operation in `sample_every` (a power of two) on
 //! average is timed with two or three `Instant::now()` calls and recorded in a thread-local
-//! HdrHistogram; which ones is drawn by a per-thread xorshift generator, not a fixed stride, so
-//! that sampling cannot alias with a cache's own periodic work (moka, for one, runs
-//! maintenance every few dozen operations). Per-thread statistics are merged after the threads
+//! HdrHistogram; the gaps between timed operations are drawn by a per-thread xorshift
+//! generator, not a fixed stride, so that sampling cannot alias with a cache's own periodic work
+//! (moka, for one, runs maintenance every few dozen operations). Per-thread statistics are merged after the threads
 //! have joined. The measured phase continues each thread's sequence where its warm-up stopped,
 //! so it never replays requests the cache has just seen.
 //!
@@ -239,7 +239,7 @@ pub fn run(
         )));
     }
     let (warmup, filled, positions) = warm_up(cache, capacity, seqs, cfg);
-    let mask = u64::from(cfg.sample_every.max(1)) - 1;
+    let every = u64::from(cfg.sample_every.max(1));
     let sampling = cfg.sample_every != 0;
     let target = match cfg.measure {
         Measure::Requests(n) => n.max(1),
@@ -255,8 +255,17 @@ pub fn run(
                 let mut i = positions[t] % seq.len();
                 s.spawn(move || {
                     let mut w = Worker::new();
-                    // xorshift64: which operations are timed (never zero: seeded odd).
+                    // xorshift64 (never zero: seeded odd) draws the gap to the next timed
+                    // operation uniformly in 1..2·every, so the mean gap is `every` and the
+                    // measured loop pays one decrement and one branch per operation.
                     let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ ((t as u64) << 1) | 1;
+                    let mut next_gap = move || {
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        1 + rng % (2 * every - 1)
+                    };
+                    let mut gap = next_gap();
                     barrier.wait();
                     let start = Instant::now();
                     loop {
@@ -266,10 +275,11 @@ pub fn run(
                             if i == seq.len() {
                                 i = 0;
                             }
-                            rng ^= rng << 13;
-                            rng ^= rng >> 7;
-                            rng ^= rng << 17;
-                            let timed = sampling && (rng & mask) == 0;
+                            gap -= 1;
+                            let timed = sampling && gap == 0;
+                            if gap == 0 {
+                                gap = next_gap();
+                            }
                             step(cache, &mut w, op, thread_key(k, t, mode), timed);
                             w.ops += 1;
                         }

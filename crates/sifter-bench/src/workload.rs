@@ -219,8 +219,8 @@ impl Workload {
     }
 
     /// Generates each thread's operations (`requests` per thread for synthetic kinds; a trace
-    /// is replayed whole) and returns them with the number of distinct keys one thread's key
-    /// space holds (what cache-size fractions refer to).
+    /// is replayed whole) and returns them with the dataset size: the distinct keys of one
+    /// thread's sequence (what cache-size fractions refer to, as the simulator's do).
     pub fn generate(
         &self,
         threads: usize,
@@ -242,7 +242,10 @@ impl Workload {
                         vec![one; threads]
                     }
                 };
-                Ok((seqs, *keys))
+                // The dataset is what the first sequence touches (a skewed draw reaches only
+                // part of `keys`), as a trace's distinct objects are for the simulator.
+                let distinct: HashSet<u64> = seqs[0].iter().map(|&w| unpack(w).1).collect();
+                Ok((seqs, distinct.len() as u64))
             }
             Kind::Trace(arg) => {
                 let src = TraceSource::parse(arg, None)
@@ -385,7 +388,9 @@ mod tests {
     fn modes_share_or_separate_keys() {
         let w = Workload::parse("zipf:keys=100").unwrap();
         let (s, keys) = w.generate(2, 1000, Mode::Shared).unwrap();
-        assert_eq!(keys, 100);
+        let distinct: HashSet<u64> = s[0].iter().map(|&x| unpack(x).1).collect();
+        assert_eq!(keys, distinct.len() as u64);
+        assert!(keys <= 100 && keys > 50, "{keys} distinct keys");
         assert_ne!(s[0], s[1], "shared mode: independent draws per thread");
         let (p, _) = w.generate(2, 1000, Mode::PerThread).unwrap();
         assert_eq!(p[0], p[1], "per-thread mode: the same sequence");

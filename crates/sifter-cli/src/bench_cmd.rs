@@ -30,7 +30,8 @@ pub struct BenchArgs {
     /// `per-thread` (each thread its own key space, capacity × threads: the papers' method).
     #[arg(short, long, default_value = "shared")]
     pub mode: String,
-    /// Cache sizes as fractions of one key space (comma-separated).
+    /// Cache sizes as fractions of the dataset: the distinct keys of one thread's sequence
+    /// (comma-separated).
     #[arg(short, long, default_value = "0.1")]
     pub size: String,
     /// Measured operations per thread; the phase ends when the first thread is done.
@@ -45,8 +46,9 @@ pub struct BenchArgs {
     /// Runs per cache and configuration (medians and min–max are reported).
     #[arg(short, long, default_value_t = 3)]
     pub repeat: usize,
-    /// Time one operation in this many (a power of two; 0 disables latency sampling).
-    #[arg(long, default_value_t = 64)]
+    /// Time one operation in this many on average (a power of two; 0 disables latency
+    /// sampling).
+    #[arg(long, default_value_t = 256)]
     pub sample_every: u32,
     /// Warm-up ends when the cache is this full (or after one pass, or `--warmup-limit`).
     #[arg(long, default_value_t = 0.98)]
