@@ -397,6 +397,92 @@ pub fn plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
             )?);
         }
     }
+    files.extend(size_plots(out, report)?);
+    Ok(files)
+}
+
+/// With several sizes, the Mobius paper's Fig. 10 views per mode: the best throughput over the
+/// thread counts, the single-thread throughput and the single-thread hit ratio, against size.
+fn size_plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut modes: Vec<Mode> = Vec::new();
+    for r in &report.rows {
+        if !modes.contains(&r.mode) {
+            modes.push(r.mode);
+        }
+    }
+    for mode in modes {
+        let rows: Vec<&Row> =
+            report.rows.iter().filter(|r| r.mode == mode && r.summary.cache != "null").collect();
+        let mut sizes: Vec<f64> = rows.iter().map(|r| r.size).collect();
+        sizes.sort_by(f64::total_cmp);
+        sizes.dedup();
+        if sizes.len() < 2 {
+            continue;
+        }
+        let mut caches: Vec<&str> = Vec::new();
+        for r in &rows {
+            if !caches.contains(&r.summary.cache.as_str()) {
+                caches.push(&r.summary.cache);
+            }
+        }
+        let min_t = rows.iter().map(|r| r.summary.threads).min().unwrap_or(1);
+        let per_cache = |f: &dyn Fn(&[&&Row]) -> Option<f64>| -> Vec<Series> {
+            caches
+                .iter()
+                .map(|c| {
+                    let pts = sizes
+                        .iter()
+                        .filter_map(|&sz| {
+                            let at: Vec<&&Row> = rows
+                                .iter()
+                                .filter(|r| r.summary.cache == *c && r.size == sz)
+                                .collect();
+                            f(&at).map(|y| (sz * 100.0, y))
+                        })
+                        .collect();
+                    (c.to_string(), pts)
+                })
+                .collect()
+        };
+        let best = per_cache(&|at| at.iter().map(|r| r.summary.mops).max_by(f64::total_cmp));
+        let one = |get: fn(&Summary) -> f64| {
+            per_cache(&move |at: &[&&Row]| {
+                at.iter().find(|r| r.summary.threads == min_t).map(|r| get(&r.summary))
+            })
+        };
+        let m = mode.name();
+        let views: [(String, &str, &str, Vec<Series>); 3] = [
+            (
+                format!("Best throughput over thread counts vs cache size ({m})"),
+                "Mops/s",
+                "max-throughput-vs-size",
+                best,
+            ),
+            (
+                format!("Throughput at {min_t} thread(s) vs cache size ({m})"),
+                "Mops/s",
+                "throughput-vs-size",
+                one(|s| s.mops),
+            ),
+            (
+                format!("Hit ratio at {min_t} thread(s) vs cache size ({m})"),
+                "hit ratio",
+                "hit-ratio-vs-size",
+                one(|s| s.hit_ratio),
+            ),
+        ];
+        for (title, ylabel, stem, series) in views {
+            let axes = Axes {
+                title: &title,
+                xlabel: "cache size (% of the dataset)",
+                ylabel,
+                log_y: false,
+                x_names: None,
+            };
+            files.extend(lines_svg_png(&out.join(format!("{stem}-{m}")), &axes, &series)?);
+        }
+    }
     Ok(files)
 }
 

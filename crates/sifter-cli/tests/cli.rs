@@ -398,6 +398,36 @@ fn bench_writes_table_csv_json_and_plots() {
             assert!(path.metadata().is_ok_and(|m| m.len() > 1000), "{} missing", path.display());
         }
     }
+    // several sizes add the Fig. 10 views against size
+    let sizes = [
+        "bench",
+        "--caches",
+        "mobius,mobius-wd",
+        "--threads",
+        "1",
+        "--size",
+        "0.1,0.5",
+        "--workload",
+        "zipf:keys=5000",
+        "--requests",
+        "5000",
+        "--sequence",
+        "20000",
+        "--repeat",
+        "1",
+        "-q",
+        "--out",
+        "s",
+    ];
+    ok(&sifter(&sizes, p));
+    for f in
+        ["max-throughput-vs-size-shared", "throughput-vs-size-shared", "hit-ratio-vs-size-shared"]
+    {
+        assert!(
+            p.join(format!("s/{f}.png")).exists() && p.join(format!("s/{f}.svg")).exists(),
+            "{f}"
+        );
+    }
     // --json prints the same document to stdout
     let mut j = args.to_vec();
     j.extend(["--json", "--no-plots"]);
