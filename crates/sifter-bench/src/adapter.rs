@@ -55,91 +55,37 @@ struct Foyer(foyer_memory::Cache<u64, u64>);
 struct MutexLru(Mutex<lru::LruCache<u64, u64>>);
 struct Null;
 
-impl BenchCache for Sifter {
-    #[inline]
-    fn get(&self, k: u64) -> bool {
-        self.0.get(&k).is_some()
-    }
-    #[inline]
-    fn insert(&self, k: u64) {
-        self.0.insert(k, k)
-    }
-    fn remove(&self, k: u64) {
-        self.0.remove(&k);
-    }
-    fn len(&self) -> usize {
-        self.0.len()
-    }
+/// The caches whose API is `get(&k) -> Option<_>` and `insert(k, v)`: the adapter differs
+/// only in how an entry is removed and how the entries are counted.
+macro_rules! adapter {
+    ($($t:ty => remove: $remove:ident, len: |$c:ident| $len:expr;)*) => {$(
+        impl BenchCache for $t {
+            #[inline]
+            fn get(&self, k: u64) -> bool {
+                self.0.get(&k).is_some()
+            }
+            #[inline]
+            fn insert(&self, k: u64) {
+                let _ = self.0.insert(k, k);
+            }
+            fn remove(&self, k: u64) {
+                let _ = self.0.$remove(&k);
+            }
+            fn len(&self) -> usize {
+                let $c = &self.0;
+                $len
+            }
+        }
+    )*};
 }
 
-impl BenchCache for Quick {
-    #[inline]
-    fn get(&self, k: u64) -> bool {
-        self.0.get(&k).is_some()
-    }
-    #[inline]
-    fn insert(&self, k: u64) {
-        self.0.insert(k, k)
-    }
-    fn remove(&self, k: u64) {
-        self.0.remove(&k);
-    }
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-}
-
-impl BenchCache for Moka {
-    #[inline]
-    fn get(&self, k: u64) -> bool {
-        self.0.get(&k).is_some()
-    }
-    #[inline]
-    fn insert(&self, k: u64) {
-        self.0.insert(k, k)
-    }
-    fn remove(&self, k: u64) {
-        self.0.invalidate(&k);
-    }
-    fn len(&self) -> usize {
-        self.0.run_pending_tasks();
-        self.0.entry_count() as usize
-    }
-}
-
-impl BenchCache for MiniMoka {
-    #[inline]
-    fn get(&self, k: u64) -> bool {
-        self.0.get(&k).is_some()
-    }
-    #[inline]
-    fn insert(&self, k: u64) {
-        self.0.insert(k, k)
-    }
-    fn remove(&self, k: u64) {
-        self.0.invalidate(&k);
-    }
-    fn len(&self) -> usize {
-        self.0.sync();
-        self.0.entry_count() as usize
-    }
-}
-
-impl BenchCache for Foyer {
-    #[inline]
-    fn get(&self, k: u64) -> bool {
-        self.0.get(&k).is_some()
-    }
-    #[inline]
-    fn insert(&self, k: u64) {
-        self.0.insert(k, k);
-    }
-    fn remove(&self, k: u64) {
-        self.0.remove(&k);
-    }
-    fn len(&self) -> usize {
-        self.0.usage()
-    }
+adapter! {
+    Sifter => remove: remove, len: |c| c.len();
+    Quick => remove: remove, len: |c| c.len();
+    // moka and mini-moka apply writes in batches: settle them before counting.
+    Moka => remove: invalidate, len: |c| { c.run_pending_tasks(); c.entry_count() as usize };
+    MiniMoka => remove: invalidate, len: |c| { c.sync(); c.entry_count() as usize };
+    Foyer => remove: remove, len: |c| c.usage();
 }
 
 impl BenchCache for MutexLru {

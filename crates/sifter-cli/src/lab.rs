@@ -142,6 +142,24 @@ fn pivot(res: &[SimResult], sizes: &[CacheSize]) -> Pivot {
     (header, rows)
 }
 
+/// A plain HTML table (header row, then the rows), escaped.
+fn html_table<S: AsRef<str>>(header: &[S], rows: &[Vec<String>]) -> String {
+    let mut h = String::from("<table><tr>");
+    for c in header {
+        let _ = write!(h, "<th>{}</th>", esc(c.as_ref()));
+    }
+    h.push_str("</tr>");
+    for r in rows {
+        h.push_str("<tr>");
+        for c in r {
+            let _ = write!(h, "<td>{}</td>", esc(c));
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+    h
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
@@ -255,22 +273,12 @@ fn throughput_section(out: &std::path::Path, quick: bool, quiet: bool) -> Result
          threads the threads are <em>oversubscribed</em>, which punishes caches whose locks are \
          held by a thread the operating system has paused. <em>null</em> is a cache that does \
          nothing: it shows the cost of the benchmark harness itself, which must be far below any \
-         real cache's.</p><table><tr>",
+         real cache's.</p>",
     );
-    for c in &header {
-        let _ = write!(h, "<th>{}</th>", esc(c));
-    }
-    h.push_str("</tr>");
-    for r in &rows {
-        h.push_str("<tr>");
-        for c in r {
-            let _ = write!(h, "<td>{}</td>", esc(c));
-        }
-        h.push_str("</tr>");
-    }
+    h.push_str(&html_table(&header, &rows));
     let _ = write!(
         h,
-        "</table><p>Harness ceiling: {}.</p><figure>{}<figcaption>Throughput (million operations per second) \
+        "<p>Harness ceiling: {}.</p><figure>{}<figcaption>Throughput (million operations per second) \
          against the number of threads. Policies that only touch shared state on a miss (Mobius, \
          CLOCK, FIFO, and SIEVE's lock-free hits) keep their throughput as threads are added; LRU \
          takes a lock on every hit.</figcaption></figure><figure>{}<figcaption>Hit ratio at {max_t} \
@@ -371,20 +379,10 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
          ratio sends more requests through them, and past a critical hit ratio <em>p*</em> throughput falls. \
          FIFO-like policies (FIFO, CLOCK, SIEVE, Mobius) only touch shared structures on a miss, so their \
          throughput keeps rising. The model (sifter-model: bounds and exact MVA, validated against the \
-         paper's equations and simulator) extrapolates this to machines larger than this one.</p><table><tr>",
+         paper's equations and simulator) extrapolates this to machines larger than this one.</p>",
     );
-    for c in header {
-        let _ = write!(h, "<th>{}</th>", esc(c));
-    }
-    h.push_str("</tr>");
-    for r in &rows {
-        h.push_str("<tr>");
-        for c in r {
-            let _ = write!(h, "<td>{}</td>", esc(c));
-        }
-        h.push_str("</tr>");
-    }
-    h.push_str("</table><figure>");
+    h.push_str(&html_table(&header, &rows));
+    h.push_str("<figure>");
     h.push_str(svg.trim_start_matches(|c| c != '<'));
     h.push_str("<figcaption>Upper bound (the paper's analysis) and exact MVA for LRU, probabilistic LRU (q = 0.5), FIFO and Mobius.</figcaption></figure>");
     // Measured vs predicted on this machine: a closed loop with a sleeping 100 µs backend.
@@ -435,20 +433,10 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
          threads replay a Zipf workload against sifter's caches; every miss waits an emulated 100 µs backend \
          (sleeping, so waiting requests use no CPU) before inserting. Growing the cache raises the hit ratio. \
          The model is calibrated with each policy's measured cost of a hit and a miss at that cache size, the \
-         two cores as a 2-server station, and the measured mean backend wait.</p><table><tr>",
+         two cores as a 2-server station, and the measured mean backend wait.</p>",
     );
-    for c in closed_header {
-        let _ = write!(h, "<th>{}</th>", esc(c));
-    }
-    h.push_str("</tr>");
-    for r in &closed_rows {
-        h.push_str("<tr>");
-        for c in r {
-            let _ = write!(h, "<td>{}</td>", esc(c));
-        }
-        h.push_str("</tr>");
-    }
-    h.push_str("</table><figure>");
+    h.push_str(&html_table(&closed_header, &closed_rows));
+    h.push_str("<figure>");
     h.push_str(closed_svg.trim_start_matches(|c| c != '<'));
     h.push_str("<figcaption>Throughput against hit ratio: measured, and predicted by the calibrated model.</figcaption></figure>");
     Ok(Section {

@@ -334,6 +334,78 @@ impl FreqLists {
     }
 }
 
+/// The resident ids of a sampling policy (Random, Hyperbolic, LHD): a dense vector to draw
+/// uniformly from, and each id's index in it; removal swaps the last id into the hole.
+#[derive(Debug, Clone)]
+pub struct SampleSet {
+    ids: Vec<u32>,
+    pos: Vec<u32>,
+}
+
+impl SampleSet {
+    /// An empty set over ids `0..n`.
+    pub fn new(n: u32) -> Self {
+        SampleSet { ids: Vec::new(), pos: vec![NIL; n as usize] }
+    }
+
+    /// Ids held.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Whether `id` is held.
+    #[inline]
+    pub fn contains(&self, id: u32) -> bool {
+        self.pos.get(id as usize).is_some_and(|&p| p != NIL)
+    }
+
+    /// The id at index `i` (< len), for uniform draws.
+    #[inline]
+    pub fn get(&self, i: usize) -> u32 {
+        self.ids[i]
+    }
+
+    /// The ids, in no order.
+    pub fn ids(&self) -> &[u32] {
+        &self.ids
+    }
+
+    /// Adds `id` (not held).
+    pub fn insert(&mut self, id: u32) {
+        self.pos[id as usize] = self.ids.len() as u32;
+        self.ids.push(id);
+    }
+
+    /// Removes `id` (held).
+    pub fn remove(&mut self, id: u32) {
+        let at = self.pos[id as usize] as usize;
+        self.ids.swap_remove(at);
+        if let Some(&moved) = self.ids.get(at) {
+            self.pos[moved as usize] = at as u32;
+        }
+        self.pos[id as usize] = NIL;
+    }
+
+    /// Checks that every held id's index points back at it.
+    pub fn validate(&self) -> Result<(), String> {
+        for (i, &id) in self.ids.iter().enumerate() {
+            if self.pos[id as usize] != i as u32 {
+                return Err(format!("id {id} at {i} but its index says {}", self.pos[id as usize]));
+            }
+        }
+        let held = self.pos.iter().filter(|&&p| p != NIL).count();
+        if held != self.ids.len() {
+            return Err(format!("{held} ids have an index, {} are held", self.ids.len()));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

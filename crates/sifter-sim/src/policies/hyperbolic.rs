@@ -11,11 +11,10 @@
 //! Source: libCacheSim `cache/eviction/Hyperbolic.c`. It samples through its hash table with its
 //! own generator, so figures agree statistically (within 0.01), not bit for bit. Seeded.
 
+use crate::lists::SampleSet;
 use crate::policy::{Policy, PolicyCtx, Req};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-
-const ABSENT: u32 = u32::MAX;
 
 /// Hyperbolic.
 #[derive(Debug)]
@@ -24,8 +23,7 @@ pub struct Hyperbolic {
     used: u64,
     samples: u32,
     now: u64,
-    resident: Vec<u32>,
-    pos: Vec<u32>,
+    resident: SampleSet,
     size: Vec<u32>,
     freq: Vec<u32>,
     enter: Vec<u64>,
@@ -41,8 +39,7 @@ impl Hyperbolic {
             used: 0,
             samples,
             now: 0,
-            resident: Vec::new(),
-            pos: vec![ABSENT; n],
+            resident: SampleSet::new(ctx.n_objects),
             size: vec![0; n],
             freq: vec![0; n],
             enter: vec![0; n],
@@ -78,7 +75,7 @@ impl Policy for Hyperbolic {
         false
     }
     fn lookup(&mut self, req: &Req) -> bool {
-        if self.pos[req.id as usize] == ABSENT {
+        if !self.resident.contains(req.id) {
             return false;
         }
         self.freq[req.id as usize] += 1;
@@ -88,28 +85,24 @@ impl Policy for Hyperbolic {
         if self.resident.is_empty() {
             return;
         }
-        let (mut best, mut best_score) = (0usize, f64::INFINITY);
+        let (mut best, mut best_score) = (0u32, f64::INFINITY);
         for _ in 0..self.samples.max(1) {
             let i = self.rng.random_range(0..self.resident.len());
-            let id = self.resident[i] as usize;
+            let id = self.resident.get(i) as usize;
             let age = (self.now - self.enter[id]) as f64;
             let score = 1.0e8 * self.freq[id] as f64 / age;
             if score < best_score {
-                best = i;
+                best = id as u32;
                 best_score = score;
             }
         }
-        let id = self.resident.swap_remove(best);
-        if let Some(&moved) = self.resident.get(best) {
-            self.pos[moved as usize] = best as u32;
-        }
-        self.pos[id as usize] = ABSENT;
+        let id = best;
+        self.resident.remove(id);
         self.used -= self.size[id as usize] as u64;
     }
     fn insert(&mut self, req: &Req) {
         let id = req.id as usize;
-        self.pos[id] = self.resident.len() as u32;
-        self.resident.push(req.id);
+        self.resident.insert(req.id);
         self.size[id] = req.size;
         self.freq[id] = 1;
         self.enter[id] = self.now;

@@ -22,6 +22,7 @@
 //! application class (id 1), so only its 16 classes are allocated here. Samples come from our
 //! seeded generator, so figures agree statistically (within 0.01), not bit for bit.
 
+use crate::lists::SampleSet;
 use crate::policy::{Policy, PolicyCtx, Req};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -52,8 +53,7 @@ pub struct Lhd {
     cap: u64,
     used: u64,
     associativity: u32,
-    resident: Vec<u32>,
-    pos: Vec<u32>,
+    resident: SampleSet,
     size: Vec<u32>,
     stamp: Vec<u64>,
     last_hit_age: Vec<u64>,
@@ -92,8 +92,7 @@ impl Lhd {
             cap: ctx.capacity,
             used: 0,
             associativity,
-            resident: Vec::new(),
-            pos: vec![ABSENT; n],
+            resident: SampleSet::new(ctx.n_objects),
             size: vec![0; n],
             stamp: vec![0; n],
             last_hit_age: vec![0; n],
@@ -253,7 +252,7 @@ impl Lhd {
     }
 
     fn is_resident(&self, id: u32) -> bool {
-        id != ABSENT && self.pos[id as usize] != ABSENT
+        id != ABSENT && self.resident.contains(id)
     }
 }
 
@@ -271,7 +270,7 @@ impl Policy for Lhd {
         self.resident.len()
     }
     fn lookup(&mut self, req: &Req) -> bool {
-        if self.pos[req.id as usize] == ABSENT {
+        if !self.resident.contains(req.id) {
             return false;
         }
         self.update(req.id as usize, false);
@@ -284,7 +283,7 @@ impl Policy for Lhd {
         let candidates = if self.reconfigurations > 50 { self.associativity } else { 8 };
         let (mut victim, mut victim_rank) = (ABSENT, f32::MAX);
         for _ in 0..candidates {
-            let id = self.resident[self.rng.random_range(0..self.resident.len())];
+            let id = self.resident.get(self.rng.random_range(0..self.resident.len()));
             let rank = self.hit_density(id as usize);
             if rank < victim_rank {
                 (victim, victim_rank) = (id, rank);
@@ -302,7 +301,7 @@ impl Policy for Lhd {
         }
         if victim == ABSENT {
             // Densities are finite, so a sample always wins; kept so eviction always progresses.
-            victim = self.resident[0];
+            victim = self.resident.get(0);
         }
         self.ewma_victim_density =
             EWMA_DECAY * self.ewma_victim_density + (1.0 - EWMA_DECAY) * victim_rank;
@@ -313,32 +312,21 @@ impl Policy for Lhd {
         if self.explorer[v] {
             self.explorer_budget += self.size[v] as i64;
         }
-        let at = self.pos[v] as usize;
-        self.resident.swap_remove(at);
-        if let Some(&moved) = self.resident.get(at) {
-            self.pos[moved as usize] = at as u32;
-        }
-        self.pos[v] = ABSENT;
+        self.resident.remove(victim);
         self.used -= self.size[v] as u64;
     }
     fn insert(&mut self, req: &Req) {
         let id = req.id as usize;
-        self.pos[id] = self.resident.len() as u32;
-        self.resident.push(req.id);
+        self.resident.insert(req.id);
         self.size[id] = req.size;
         self.used += req.size as u64;
         self.update(id, true);
     }
     fn validate(&self) -> Result<(), String> {
-        let used: u64 = self.resident.iter().map(|&id| self.size[id as usize] as u64).sum();
+        let used: u64 = self.resident.ids().iter().map(|&id| self.size[id as usize] as u64).sum();
         if used != self.used {
             return Err(format!("occupied {} but resident sizes sum to {used}", self.used));
         }
-        for (i, &id) in self.resident.iter().enumerate() {
-            if self.pos[id as usize] != i as u32 {
-                return Err(format!("id {id} at {i} but pos says {}", self.pos[id as usize]));
-            }
-        }
-        Ok(())
+        self.resident.validate()
     }
 }
