@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use sifter_sim::policies::multistep::MultiStep;
 use sifter_sim::policies::sieve::Sieve;
 use sifter_sim::policy::{Policy, PolicyCtx, Req};
-use sifter_sim::registry::parse_policy_list;
+use sifter_sim::registry::{parse_policy_list, PolicySpec};
 use sifter_sim::runner::CacheSize;
 use sifter_sim::trace::LoadedTrace;
 use sifter_trace::TraceSource;
@@ -84,8 +84,8 @@ pub enum AnalyzeCmd {
     Ideal {
         /// Trace file or synthetic workload.
         trace: String,
-        /// Policies (comma-separated; those that list their contents: fifo, clock/gclock, lru,
-        /// lfu, arc, arc-sieve, sieve).
+        /// Policies (comma-separated; those that list their contents — an unsupported one is
+        /// refused with the list).
         #[arg(short, long, default_value = "lru,lfu,arc,sieve")]
         policy: String,
         /// Cache size (one value).
@@ -428,7 +428,8 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 let name = p.sim_name();
                 if p.wants_next_access() || p.resident_ids().is_none() {
                     bail!(
-                        "{name} does not list its contents; use fifo, clock, lru, lfu, arc, arc-sieve or sieve"
+                        "{name} does not list its contents; policies that do: {}",
+                        listing_policies().join(", ")
                     );
                 }
                 let (mut misses, mut pts) = (0u64, Vec::new());
@@ -653,6 +654,20 @@ pub struct Outputs {
     /// SVG plot.
     #[arg(long)]
     svg: Option<PathBuf>,
+}
+
+/// Registry names of the policies whose contents `ideal` can list.
+fn listing_policies() -> Vec<&'static str> {
+    let ctx = PolicyCtx { capacity: 4, n_objects: 4, seed: 0 };
+    sifter_sim::registry::names()
+        .into_iter()
+        .filter(|n| {
+            PolicySpec::parse(n)
+                .ok()
+                .and_then(|s| s.build(&ctx).ok())
+                .is_some_and(|p| !p.wants_next_access() && p.resident_ids().is_some())
+        })
+        .collect()
 }
 
 /// The ideal set of a run of requests: the `cap` most requested ids among them (ties: smaller id

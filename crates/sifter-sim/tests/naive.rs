@@ -32,6 +32,18 @@ fn run_real(name: &str, t: &LoadedTrace, cap: u64, bytes: bool) -> u64 {
         if let Err(e) = p.check() {
             panic!("{name} cap {cap} bytes {bytes}: after request {i}: {e}");
         }
+        // Policies that list their contents (for `analyze ideal`) list each id once, within
+        // capacity, and (object mode: every listing policy admits everything) the id just asked.
+        if let Some(mut ids) = p.resident_ids() {
+            let n = ids.len();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len(), n, "{name}: an id listed twice after request {i}");
+            if !bytes {
+                assert!(n as u64 <= cap, "{name}: {n} listed, capacity {cap}");
+                assert!(ids.binary_search(&t.ids[i]).is_ok(), "{name}: request {i} not listed");
+            }
+        }
     }
     misses
 }

@@ -341,6 +341,13 @@ impl Policy for ClockPro {
             self.run_test();
         }
     }
+    fn resident(&self) -> Option<Vec<u32>> {
+        Some(
+            (0..self.status.len() as u32)
+                .filter(|&id| matches!(self.status[id as usize], HOT | COLD))
+                .collect(),
+        )
+    }
     fn validate(&self) -> Result<(), String> {
         let (mut hot, mut cold, mut test, mut resident) = (0u64, 0u64, 0u64, 0usize);
         let mut listed = 0usize;

@@ -108,4 +108,7 @@ impl Policy for Hyperbolic {
         self.enter[id] = self.now;
         self.used += req.size as u64;
     }
+    fn resident(&self) -> Option<Vec<u32>> {
+        Some(self.resident.ids().to_vec())
+    }
 }

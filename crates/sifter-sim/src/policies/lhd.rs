@@ -322,6 +322,9 @@ impl Policy for Lhd {
         self.used += req.size as u64;
         self.update(id, true);
     }
+    fn resident(&self) -> Option<Vec<u32>> {
+        Some(self.resident.ids().to_vec())
+    }
     fn validate(&self) -> Result<(), String> {
         let used: u64 = self.resident.ids().iter().map(|&id| self.size[id as usize] as u64).sum();
         if used != self.used {

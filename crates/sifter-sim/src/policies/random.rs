@@ -66,6 +66,9 @@ impl Policy for Random {
         self.size[req.id as usize] = req.size;
         self.used += req.size as u64;
     }
+    fn resident(&self) -> Option<Vec<u32>> {
+        Some(self.resident.ids().to_vec())
+    }
     fn validate(&self) -> Result<(), String> {
         self.resident.validate().map_err(|e| format!("Random: {e}"))
     }
