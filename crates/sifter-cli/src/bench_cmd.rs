@@ -145,6 +145,17 @@ pub fn measure(a: &BenchArgs) -> Result<Report> {
     let warmup_limit = parse_latency_arg(&a.warmup_limit).context("--warmup-limit")?;
     let workload = Workload::parse(&a.workload)?;
     let max_t = *threads.iter().max().unwrap_or(&1);
+    // Precomputed operations live in memory: refuse absurd sizes instead of failing to allocate.
+    let copies = if modes.contains(&Mode::Shared) { max_t as u128 } else { 1 };
+    let bytes = a.sequence as u128 * copies * 8;
+    const LIMIT: u128 = 8 << 30;
+    if bytes > LIMIT {
+        bail!(
+            "--sequence {} × {copies} thread sequence(s) would take {:.1} GiB; the limit is 8 GiB",
+            a.sequence,
+            bytes as f64 / (1u64 << 30) as f64
+        );
+    }
     let total = (modes.len() * sizes.len() * threads.len() * caches.len() * a.repeat) as u64;
     let pb = crate::progress::bar(total, "bench", a.quiet);
     let mut rows = Vec::new();

@@ -442,6 +442,7 @@ fn bench_writes_table_csv_json_and_plots() {
         "power of two",
     );
     fails_with(&sifter(&["bench", "--duration", "soon"], p), "--duration");
+    fails_with(&sifter(&["bench", "--sequence", "100000000000"], p), "8 GiB");
     // --list describes every cache
     let out = ok(&sifter(&["bench", "--list"], p));
     assert!(out.contains("foyer") && out.contains("mutex-lru") && out.contains("null"), "{out}");
