@@ -24,6 +24,10 @@ pub trait BenchCache: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Whether inserts report their eviction time through `sifter::profile` (sifter's caches).
+    fn reports_evictions(&self) -> bool {
+        false
+    }
 }
 
 /// Every cache name [`make`] accepts, with a one-line description.
@@ -58,7 +62,7 @@ struct Null;
 /// The caches whose API is `get(&k) -> Option<_>` and `insert(k, v)`: the adapter differs
 /// only in how an entry is removed and how the entries are counted.
 macro_rules! adapter {
-    ($($t:ty => remove: $remove:ident, len: |$c:ident| $len:expr;)*) => {$(
+    ($($t:ty => remove: $remove:ident, len: |$c:ident| $len:expr, evictions: $ev:expr;)*) => {$(
         impl BenchCache for $t {
             #[inline]
             fn get(&self, k: u64) -> bool {
@@ -75,17 +79,20 @@ macro_rules! adapter {
                 let $c = &self.0;
                 $len
             }
+            fn reports_evictions(&self) -> bool {
+                $ev
+            }
         }
     )*};
 }
 
 adapter! {
-    Sifter => remove: remove, len: |c| c.len();
-    Quick => remove: remove, len: |c| c.len();
+    Sifter => remove: remove, len: |c| c.len(), evictions: true;
+    Quick => remove: remove, len: |c| c.len(), evictions: false;
     // moka and mini-moka apply writes in batches: settle them before counting.
-    Moka => remove: invalidate, len: |c| { c.run_pending_tasks(); c.entry_count() as usize };
-    MiniMoka => remove: invalidate, len: |c| { c.sync(); c.entry_count() as usize };
-    Foyer => remove: remove, len: |c| c.usage();
+    Moka => remove: invalidate, len: |c| { c.run_pending_tasks(); c.entry_count() as usize }, evictions: false;
+    MiniMoka => remove: invalidate, len: |c| { c.sync(); c.entry_count() as usize }, evictions: false;
+    Foyer => remove: remove, len: |c| c.usage(), evictions: false;
 }
 
 impl BenchCache for MutexLru {

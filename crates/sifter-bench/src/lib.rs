@@ -64,8 +64,8 @@ pub struct Summary {
     pub mops_runs: Vec<f64>,
     /// Hit ratio of the median run.
     pub hit_ratio: f64,
-    /// Latencies of the median run per class (`hit`, `miss`, `insert`, `erase`), classes with
-    /// no calls left out.
+    /// Latencies of the median run per class (`hit`, `miss`, `insert`, `erase`, and `evict`
+    /// for caches that report it), classes with no calls left out.
     pub latency: Vec<(String, Latency)>,
     /// Share of estimated time per class in the median run.
     pub breakdown: Vec<(String, f64)>,

@@ -11,10 +11,13 @@
 //! so it never replays requests the cache has just seen.
 //!
 //! Latency classes: `hit` and `miss` time the lookup alone (a read-through miss then inserts,
-//! timed as `insert`), `insert` is the insert call including any eviction it does, `erase` the
-//! removal. The time breakdown (the Mobius paper's access / insert / evict split) is estimated
-//! as count × mean sampled latency per class; eviction runs inside `insert` in every cache's
-//! public API, so it is reported as part of insert.
+//! timed as `insert`), `insert` the insert call, `erase` the removal. Eviction runs inside
+//! `insert` in every cache's public API; for sifter's caches (which report it through
+//! `sifter::profile`) the sampled inserts are split into `insert` (without eviction) and
+//! `evict` (the time that insert spent evicting, zero when it found room) — the Mobius paper's
+//! access / insert / evict breakdown. For the peers, `insert` includes their eviction and
+//! there is no `evict` class. The breakdown is estimated as count × mean sampled latency per
+//! class.
 
 use crate::adapter::BenchCache;
 use crate::workload::{thread_key, unpack, Mode, Op};
@@ -74,11 +77,14 @@ pub enum Class {
     Insert,
     /// A removal.
     Erase,
+    /// Eviction inside an insert (caches that report it).
+    Evict,
 }
 
 impl Class {
     /// All classes.
-    pub const ALL: [Class; 4] = [Class::Hit, Class::Miss, Class::Insert, Class::Erase];
+    pub const ALL: [Class; 5] =
+        [Class::Hit, Class::Miss, Class::Insert, Class::Erase, Class::Evict];
 
     /// Name.
     pub fn name(self) -> &'static str {
@@ -87,6 +93,7 @@ impl Class {
             Class::Miss => "miss",
             Class::Insert => "insert",
             Class::Erase => "erase",
+            Class::Evict => "evict",
         }
     }
 }
@@ -118,7 +125,7 @@ pub struct RunResult {
     /// Measured phase wall time.
     pub elapsed: Duration,
     /// Per latency class.
-    pub classes: [ClassStats; 4],
+    pub classes: [ClassStats; 5],
     /// Warm-up wall time.
     pub warmup: Duration,
     /// Cache fill (len / capacity) at the end of warm-up.
@@ -138,12 +145,12 @@ impl RunResult {
     }
 
     /// Estimated time per class (count × mean sampled latency), as shares of their sum.
-    pub fn breakdown(&self) -> [f64; 4] {
+    pub fn breakdown(&self) -> [f64; 5] {
         let t: Vec<f64> = self.classes.iter().map(|c| c.count as f64 * c.hist.mean()).collect();
         let sum: f64 = t.iter().sum();
-        let mut out = [0.0; 4];
+        let mut out = [0.0; 5];
         if sum > 0.0 {
-            for i in 0..4 {
+            for i in 0..5 {
                 out[i] = t[i] / sum;
             }
         }
@@ -152,7 +159,7 @@ impl RunResult {
 }
 
 struct Worker {
-    classes: [ClassStats; 4],
+    classes: [ClassStats; 5],
     ops: u64,
     /// When this thread started and stopped measuring.
     span: Option<(Instant, Instant)>,
@@ -184,14 +191,24 @@ fn step(cache: &dyn BenchCache, w: &mut Worker, op: Op, k: u64, timed: bool) {
     };
     let insert = |w: &mut Worker, k: u64| {
         if timed {
+            sifter::profile::sample_evictions(true);
             let t0 = Instant::now();
             cache.insert(k);
             let ns = t0.elapsed().as_nanos() as u64;
-            let _ = w.classes[2].hist.record(ns.max(1));
+            sifter::profile::sample_evictions(false);
+            let evict = sifter::profile::take_evict_nanos().min(ns);
+            let _ = w.classes[2].hist.record((ns - evict).max(1));
+            if cache.reports_evictions() {
+                // Zero when the insert found room: the mean is the eviction cost per insert.
+                let _ = w.classes[4].hist.record(evict);
+            }
         } else {
             cache.insert(k);
         }
         w.classes[2].count += 1;
+        if cache.reports_evictions() {
+            w.classes[4].count += 1;
+        }
     };
     match op {
         Op::Read => {
@@ -403,10 +420,15 @@ mod tests {
         assert!(r.ops >= 10_000 && r.ops <= 3 * (10_000 + BATCH), "{} ops", r.ops);
         let lookups = r.classes[0].count + r.classes[1].count;
         assert!(lookups > 0 && r.classes[2].count > 0 && r.classes[3].count > 0);
-        // Every op is exactly one lookup, insert or erase (no read-through in this mix).
-        let total: u64 = r.classes.iter().map(|c| c.count).sum();
+        // Every op is exactly one lookup, insert or erase (no read-through in this mix); every
+        // insert into a sifter cache also counts as one (possibly empty) eviction.
+        let total: u64 = r.classes[..4].iter().map(|c| c.count).sum();
         assert_eq!(total, r.ops);
-        let sampled: u64 = r.classes.iter().map(|c| c.hist.len()).sum();
+        assert_eq!(r.classes[4].count, r.classes[2].count);
+        assert!(r.classes[4].hist.mean() > 0.0, "no eviction time measured");
+        // Inserts that found room record an eviction time of zero: the histogram must take it.
+        assert!(ClassStats::new().hist.record(0).is_ok());
+        let sampled: u64 = r.classes[..4].iter().map(|c| c.hist.len()).sum();
         assert!(sampled > r.ops / 32 && sampled < r.ops / 8, "{sampled} samples of {}", r.ops);
         // Erases keep this mix from filling the cache; warm-up ends after one pass instead.
         assert!(r.filled > 0.0 && r.warmup < Duration::from_secs(5));

@@ -221,7 +221,7 @@ pub fn table_text(rows: &[Row]) -> String {
         "hit p50 ns",
         "hit p99 ns",
         "miss+ins p99 ns",
-        "time in hits",
+        "time % hit/miss/ins/evict",
     ];
     let body: Vec<Vec<String>> = rows
         .iter()
@@ -235,11 +235,13 @@ pub fn table_text(rows: &[Row]) -> String {
                 (None, Some(i)) => i.p99.to_string(),
                 _ => "-".into(),
             };
-            let hits_share = s
-                .breakdown
-                .iter()
-                .find(|(c, _)| c == "hit")
-                .map_or("-".into(), |(_, v)| format!("{:.0}%", v * 100.0));
+            let share = |class: &str| {
+                s.breakdown
+                    .iter()
+                    .find(|(c, _)| c == class)
+                    .map_or("-".into(), |(_, v)| format!("{:.0}", v * 100.0))
+            };
+            let shares = ["hit", "miss", "insert", "evict"].map(share).join("/");
             vec![
                 r.mode.name().into(),
                 format!("{}", r.size),
@@ -252,7 +254,7 @@ pub fn table_text(rows: &[Row]) -> String {
                 p("hit", |l| l.p50),
                 p("hit", |l| l.p99),
                 miss_ins,
-                hits_share,
+                shares,
             ]
         })
         .collect();
@@ -261,7 +263,7 @@ pub fn table_text(rows: &[Row]) -> String {
 
 /// CSV: one row per cache × configuration, latency columns per class.
 pub fn csv_text(rows: &[Row]) -> String {
-    let classes = ["hit", "miss", "insert", "erase"];
+    let classes = ["hit", "miss", "insert", "evict", "erase"];
     let mut head = vec![
         "mode".to_string(),
         "size".into(),

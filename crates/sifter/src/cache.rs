@@ -172,11 +172,15 @@ where
         // RMW, not from ordering with other memory.
         let reserved = self.held.fetch_add(weight, Ordering::Relaxed) + weight;
         if reserved > self.capacity {
+            #[cfg(feature = "profile")]
+            let t0 = crate::profile::start();
             while self.held.load(Ordering::Relaxed) > self.capacity {
                 if !self.evict_one(&guard) {
                     break;
                 }
             }
+            #[cfg(feature = "profile")]
+            crate::profile::stop(t0);
         }
         let p = Entry::boxed(key, value, hash, weight);
         self.len.add(1);

@@ -83,6 +83,9 @@ mod counter;
 #[cfg(not(loom))]
 pub use cache::Cache;
 
+#[cfg(feature = "profile")]
+pub mod profile;
+
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod loom_api;
