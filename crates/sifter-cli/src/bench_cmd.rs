@@ -357,8 +357,11 @@ pub fn plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
                 (c.to_string(), pts)
             })
             .collect();
-        let title =
-            format!("Throughput vs threads ({}, {} keys, size {size})", mode.name(), report.keys);
+        let title = format!(
+            "Throughput vs threads ({}, {} distinct keys, size {size})",
+            mode.name(),
+            report.keys
+        );
         let axes = Axes {
             title: &title,
             xlabel: "threads",
