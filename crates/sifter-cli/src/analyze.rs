@@ -225,8 +225,7 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 pub fn run(cmd: AnalyzeCmd) -> Result<()> {
     match cmd {
         AnalyzeCmd::Mrc { trace, policy, size, bytes, format, io } => {
-            let specs = parse_policy_list(&policy)?;
-            check_specs(&specs)?;
+            let specs = checked_specs(&policy)?;
             let sizes = sizes_arg(&size)?;
             let src = TraceSource::parse(&trace, format.as_deref())?;
             let t = load(&src, false)?;
@@ -251,19 +250,10 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
             }
             let title = format!("Miss-ratio curve: {}", t.name);
-            emit(
-                io.csv.as_deref(),
-                &out,
-                io.svg.as_deref(),
-                &title,
-                "log10(cache size)",
-                "miss ratio",
-                &series,
-            )?;
+            io.emit(&out, &title, "log10(cache size)", "miss ratio", &series)?;
         }
         AnalyzeCmd::Compare { traces, policy, size, format, csv, svg } => {
-            let specs = parse_policy_list(&policy)?;
-            check_specs(&specs)?;
+            let specs = checked_specs(&policy)?;
             let sizes = parse_sizes(&size)?;
             if sizes.len() != 1 {
                 bail!("compare takes one cache size");
@@ -367,8 +357,7 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             if window == 0 {
                 bail!("--window must be at least 1");
             }
-            let specs = parse_policy_list(&policy)?;
-            check_specs(&specs)?;
+            let specs = checked_specs(&policy)?;
             let (t, cap) = trace_and_capacity(&trace, format.as_deref(), &size)?;
             let mut out = String::from("policy,window,start,miss_ratio\n");
             let mut series = Vec::new();
@@ -396,19 +385,10 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 series.push((name, pts));
             }
             let title = format!("Miss ratio per {window} requests: {}", t.name);
-            emit(
-                io.csv.as_deref(),
-                &out,
-                io.svg.as_deref(),
-                &title,
-                "request",
-                "miss ratio",
-                &series,
-            )?;
+            io.emit(&out, &title, "request", "miss ratio", &series)?;
         }
         AnalyzeCmd::Ideal { trace, policy, size, every, phases, format, io } => {
-            let specs = parse_policy_list(&policy)?;
-            check_specs(&specs)?;
+            let specs = checked_specs(&policy)?;
             let (t, cap) = trace_and_capacity(&trace, format.as_deref(), &size)?;
             let every = every.unwrap_or((t.len() / 200).max(1));
             if every == 0 {
@@ -458,15 +438,7 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 String::new()
             };
             let title = format!("Ideal object ratio (cache size {cap}{per}): {}", t.name);
-            emit(
-                io.csv.as_deref(),
-                &out,
-                io.svg.as_deref(),
-                &title,
-                "request",
-                "ideal object ratio",
-                &series,
-            )?;
+            io.emit(&out, &title, "request", "ideal object ratio", &series)?;
         }
         AnalyzeCmd::Vectors { trace, size, p, m, format, io } => {
             if !(1..=64).contains(&p) || !(1..=64).contains(&m) {
@@ -506,19 +478,10 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 }
             }
             let title = format!("Multi-step LRU (P={p}, M={m}): hits by vector: {}", t.name);
-            emit(
-                io.csv.as_deref(),
-                &out,
-                io.svg.as_deref(),
-                &title,
-                "log10(cache size)",
-                "share of hits",
-                &series,
-            )?;
+            io.emit(&out, &title, "log10(cache size)", "share of hits", &series)?;
         }
         AnalyzeCmd::Warmup { trace, policy, size, window, format, io } => {
-            let specs = parse_policy_list(&policy)?;
-            check_specs(&specs)?;
+            let specs = checked_specs(&policy)?;
             let (t, cap) = trace_and_capacity(&trace, format.as_deref(), &size)?;
             let window = window.unwrap_or((t.len() / 100).max(1));
             if window == 0 {
@@ -560,15 +523,7 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 series.push((name, pts));
             }
             let title = format!("Hit ratio from a cache full of garbage: {}", t.name);
-            emit(
-                io.csv.as_deref(),
-                &out,
-                io.svg.as_deref(),
-                &title,
-                "request",
-                "hit ratio",
-                &series,
-            )?;
+            io.emit(&out, &title, "request", "hit ratio", &series)?;
         }
         AnalyzeCmd::Hand { trace, size, every, format, io } => {
             let (t, cap) = trace_and_capacity(&trace, format.as_deref(), &size)?;
@@ -596,15 +551,7 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             }
             let title = format!("SIEVE hand position (0 = tail, 1 = head): {}", t.name);
             let series = [("SIEVE".to_string(), pts)];
-            emit(
-                io.csv.as_deref(),
-                &out,
-                io.svg.as_deref(),
-                &title,
-                "request",
-                "hand position",
-                &series,
-            )?;
+            io.emit(&out, &title, "request", "hand position", &series)?;
         }
     }
     Ok(())
@@ -624,25 +571,33 @@ fn trace_and_capacity(trace: &str, format: Option<&str>, size: &str) -> Result<(
     Ok((t, cap))
 }
 
-/// Writes the CSV text (to `csv`, or stdout without one) and, if asked, a line plot.
-fn emit(
-    csv: Option<&std::path::Path>,
-    out: &str,
-    svg: Option<&std::path::Path>,
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    series: &[(String, Vec<(f64, f64)>)],
-) -> Result<()> {
-    match csv {
-        Some(p) => write_to(p, out)?,
-        None => print!("{out}"),
+/// Parses a policy list and checks every spec against the registry.
+fn checked_specs(policy: &str) -> Result<Vec<PolicySpec>> {
+    let specs = parse_policy_list(policy)?;
+    check_specs(&specs)?;
+    Ok(specs)
+}
+
+impl Outputs {
+    /// Writes the CSV (or prints it) and the plot, if one was asked for.
+    fn emit(
+        &self,
+        out: &str,
+        title: &str,
+        x_label: &str,
+        y_label: &str,
+        series: &[(String, Vec<(f64, f64)>)],
+    ) -> Result<()> {
+        match &self.csv {
+            Some(p) => write_to(p, out)?,
+            None => print!("{out}"),
+        }
+        if let Some(p) = &self.svg {
+            crate::plot::lines(p, title, x_label, y_label, series)?;
+            eprintln!("wrote {}", p.display());
+        }
+        Ok(())
     }
-    if let Some(p) = svg {
-        crate::plot::lines(p, title, x_label, y_label, series)?;
-        eprintln!("wrote {}", p.display());
-    }
-    Ok(())
 }
 
 /// Where an analysis writes its results.
