@@ -171,9 +171,10 @@ impl Worker {
     }
 }
 
-/// Runs one operation; `timed` records its latencies.
+/// Runs one operation; `timed` records its latencies; `evictions` is the cache's
+/// `reports_evictions()`, asked once per run rather than per insert.
 #[inline(always)]
-fn step(cache: &dyn BenchCache, w: &mut Worker, op: Op, k: u64, timed: bool) {
+fn step(cache: &dyn BenchCache, evictions: bool, w: &mut Worker, op: Op, k: u64, timed: bool) {
     let lookup = |w: &mut Worker, k: u64| -> bool {
         if timed {
             let t0 = Instant::now();
@@ -198,7 +199,7 @@ fn step(cache: &dyn BenchCache, w: &mut Worker, op: Op, k: u64, timed: bool) {
             sifter::profile::sample_evictions(false);
             let evict = sifter::profile::take_evict_nanos().min(ns);
             let _ = w.classes[2].hist.record((ns - evict).max(1));
-            if cache.reports_evictions() {
+            if evictions {
                 // Zero when the insert found room: the mean is the eviction cost per insert.
                 let _ = w.classes[4].hist.record(evict);
             }
@@ -206,7 +207,7 @@ fn step(cache: &dyn BenchCache, w: &mut Worker, op: Op, k: u64, timed: bool) {
             cache.insert(k);
         }
         w.classes[2].count += 1;
-        if cache.reports_evictions() {
+        if evictions {
             w.classes[4].count += 1;
         }
     };
@@ -256,6 +257,7 @@ pub fn run(
         )));
     }
     let (warmup, filled, positions) = warm_up(cache, capacity, seqs, cfg);
+    let evictions = cache.reports_evictions();
     let every = u64::from(cfg.sample_every.max(1));
     let sampling = cfg.sample_every != 0;
     let target = match cfg.measure {
@@ -297,7 +299,7 @@ pub fn run(
                             if gap == 0 {
                                 gap = next_gap();
                             }
-                            step(cache, &mut w, op, thread_key(k, t, mode), timed);
+                            step(cache, evictions, &mut w, op, thread_key(k, t, mode), timed);
                             w.ops += 1;
                         }
                         // Relaxed: the flag only ends the phase; no data is published with it.
@@ -366,7 +368,7 @@ fn warm_up(
                         let end = (i + BATCH as usize).min(seq.len());
                         for &x in &seq[i..end] {
                             let (op, k) = unpack(x);
-                            step(cache, &mut w, op, thread_key(k, t, mode), false);
+                            step(cache, false, &mut w, op, thread_key(k, t, mode), false);
                         }
                         i = end;
                         // Relaxed: only ends the warm-up.
