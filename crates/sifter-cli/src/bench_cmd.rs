@@ -340,12 +340,7 @@ pub fn plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
             continue;
         }
         let tag = format!("{}-{}", mode.name(), size);
-        let mut caches: Vec<&str> = Vec::new();
-        for r in &rows {
-            if !caches.contains(&r.summary.cache.as_str()) {
-                caches.push(&r.summary.cache);
-            }
-        }
+        let caches = caches_in_order(&rows);
         let series: Vec<Series> = caches
             .iter()
             .map(|c| {
@@ -417,6 +412,17 @@ pub fn plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// The cache names of `rows`, each once, in first-seen order.
+fn caches_in_order<'a>(rows: &[&'a Row]) -> Vec<&'a str> {
+    let mut caches: Vec<&str> = Vec::new();
+    for r in rows {
+        if !caches.contains(&r.summary.cache.as_str()) {
+            caches.push(&r.summary.cache);
+        }
+    }
+    caches
+}
+
 /// With several sizes, the Mobius paper's Fig. 10 views per mode: the best throughput over the
 /// thread counts, the single-thread throughput and the single-thread hit ratio, against size.
 fn size_plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
@@ -436,12 +442,7 @@ fn size_plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
         if sizes.len() < 2 {
             continue;
         }
-        let mut caches: Vec<&str> = Vec::new();
-        for r in &rows {
-            if !caches.contains(&r.summary.cache.as_str()) {
-                caches.push(&r.summary.cache);
-            }
-        }
+        let caches = caches_in_order(&rows);
         let min_t = rows.iter().map(|r| r.summary.threads).min().unwrap_or(1);
         let per_cache = |f: &dyn Fn(&[&&Row]) -> Option<f64>| -> Vec<Series> {
             caches

@@ -213,13 +213,12 @@ fn throughput_section(out: &std::path::Path, quick: bool, quiet: bool) -> Result
         report.rows.iter().find(|r| r.summary.cache == cache && r.summary.threads == t)
     };
     let max_t = report.rows.iter().map(|r| r.summary.threads).max().unwrap_or(1);
-    let head_threads: Vec<usize> =
+    let mut head_threads: Vec<usize> =
         [1, 2, max_t].into_iter().filter(|&t| find("mobius", t).is_some()).collect();
-    let mut head_threads = head_threads;
     head_threads.dedup();
     let mut header: Vec<String> = vec!["cache".into()];
     header.extend(head_threads.iter().map(|t| format!("Mops/s @{t} thr")));
-    header.push("hit ratio".into());
+    header.push(format!("hit ratio @{max_t} thr"));
     let rows: Vec<Vec<String>> = ["mobius", "sieve", "lru", "quick_cache", "moka"]
         .iter()
         .filter(|c| find(c, 1).is_some())
