@@ -1,50 +1,133 @@
-//! `Cache<K, V>`: the index, a policy, and exact accounting.
+//! `Cache<K, V>`: the arena, the index, a policy, the epochs, and capacity tokens.
+//!
+//! # Capacity tokens
+//!
+//! The capacity is a pool of tokens (weight units) that is conserved exactly: at every instant,
+//! tokens in the stripes + tokens in the global pool + tokens held by inserts in flight + the
+//! weight of the LIVE entries = the capacity. An insert takes its entry's weight in tokens
+//! *before* it links the entry (from its stripe, else the global pool, else by evicting), and
+//! an entry's tokens come back when it leaves the index (eviction, removal, replacement), to
+//! the stripe of the thread that unlinked it. So the live weight never exceeds the capacity,
+//! not even transiently, however many inserts are in flight or preempted.
+//!
+//! Stripes (one per group of threads, cache-padded) keep the common path off shared lines: at
+//! steady state an insert evicts one victim and takes back its tokens in its own stripe. A
+//! stripe keeps at most `spill` tokens (about 1/1024 of the capacity) after a removal; the rest
+//! goes back to the global pool, so tokens stranded in idle threads' stripes are bounded by
+//! `stripes × spill`. An insert that finds nothing in its stripe, the pool, or the policy takes
+//! the other stripes' tokens.
+//!
+//! An insert that can get neither tokens nor a slot within a bounded number of attempts (every
+//! entry held by inserts in flight, or reclamation held up by a preempted thread) is not
+//! stored; [`Cache::rejected`] counts them.
 
-use crate::counter::Striped;
 use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::{Mode, Queues};
-use crate::raw::entry::{Entry, EVICTED};
-use crate::raw::index::{Index, Inserted};
+use crate::raw::epoch::{thread_id, Epochs, Guard};
+use crate::raw::index::Index;
+use crate::raw::slot::{Arena, Slot, DEAD, EMPTY, LIVE, RETIRED};
+use crate::sync::Backoff;
 use crate::{BuildError, Policy};
-use crossbeam_epoch::{self as epoch, Guard};
 use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
 use std::borrow::Borrow;
 use std::collections::HashSet;
 use std::hash::{BuildHasher, Hash};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
 type Weigher<K, V> = Box<dyn Fn(&K, &V) -> u64 + Send + Sync>;
+
+/// Attempts an insert makes to get tokens or a slot before it gives up.
+const ATTEMPTS: usize = 64;
 
 // The queue variant is large because its heads and tails are cache-padded, on purpose; a
 // cache has exactly one of these, so boxing would only add an indirection on every operation.
 #[allow(clippy::large_enum_variant)]
-pub(crate) enum Structure<K, V> {
-    Queues(Queues<Entry<K, V>>),
-    Locked(Locked<K, V>),
+#[derive(Debug)]
+enum Structure {
+    Queues(Queues),
+    Locked(Locked),
+}
+
+/// Free and retired slots of one stripe.
+#[derive(Debug, Default)]
+struct Lists {
+    /// Reusable slots (EMPTY, or RETIRED with contents to drop at reuse).
+    free: Vec<u32>,
+    /// Retired slots by epoch residue: (epoch, slots).
+    limbo: [(u64, Vec<u32>); 3],
+    /// Retirements since this stripe last tried to advance the epoch.
+    since_advance: u32,
+}
+
+/// Retirements per stripe between attempts to advance the epoch: slots wait in limbo for
+/// about two such rounds.
+const ADVANCE_EVERY: u32 = 16;
+
+impl Lists {
+    /// Moves every limbo bucket old enough at epoch `now` to the free list.
+    fn collect(&mut self, now: u64) {
+        for (e, v) in &mut self.limbo {
+            if !v.is_empty() && Epochs::reusable(*e, now) {
+                self.free.append(v);
+            }
+        }
+    }
+
+    /// Puts `s` in limbo; true when it is time to try to advance the epoch.
+    fn retire(&mut self, s: u32, epoch: u64) -> bool {
+        let (e, v) = &mut self.limbo[(epoch % 3) as usize];
+        if *e != epoch {
+            // The bucket holds slots of epoch - 3 (or older): reusable already.
+            self.free.append(v);
+            *e = epoch;
+        }
+        v.push(s);
+        self.since_advance += 1;
+        if self.since_advance >= ADVANCE_EVERY {
+            self.since_advance = 0;
+            return true;
+        }
+        false
+    }
+}
+
+#[derive(Debug, Default)]
+struct Stripe {
+    /// Capacity tokens held by this stripe.
+    tokens: AtomicU64,
+    /// Entries linked minus entries unlinked by this stripe's threads (weighted caches' `len`).
+    live: AtomicI64,
+    lists: Mutex<Lists>,
 }
 
 /// A concurrent cache. See the [crate docs](crate) for the consistency model and costs.
 pub struct Cache<K, V, S = foldhash::fast::RandomState> {
-    index: Index<K, V>,
-    structure: Structure<K, V>,
+    arena: Arena<K, V>,
+    index: Index,
+    epochs: Epochs,
+    structure: Structure,
+    stripes: Box<[CachePadded<Stripe>]>,
+    /// Tokens not in any stripe.
+    pool: CachePadded<AtomicU64>,
+    /// Slots never used so far are `fresh..arena.len()`.
+    fresh: CachePadded<AtomicUsize>,
+    /// Inserts not stored (see the module docs).
+    rejected: CachePadded<AtomicU64>,
     policy: Policy,
     consecutive: bool,
     hasher: S,
     weigher: Option<Weigher<K, V>>,
     /// Capacity in weight units (entries when there is no weigher).
     capacity: u64,
-    /// Weight of the entries the policy holds (live, plus removed ones a lock-free queue has not
-    /// reached yet). Eviction keeps it at or below `capacity`.
-    held: CachePadded<AtomicU64>,
-    /// Entries reachable from the index.
-    len: Striped,
-    /// Weight of the entries reachable from the index.
-    live_weight: Striped,
+    /// Most tokens a stripe keeps after a removal.
+    spill: u64,
 }
 
-// SAFETY: entries are shared between threads (values are cloned from any thread: V: Sync,
-// and dropped on any thread: V: Send; same for keys). All shared state is atomics or behind
-// locks; raw pointers are dereferenced only under the epoch protocol described in `raw/`.
+// SAFETY: slots are shared between threads: keys and values are read (`get` clones values: V:
+// Sync; keys are compared: K: Sync) and dropped (K, V: Send) from any thread. Every other
+// shared field is an atomic or behind a lock; slot contents are accessed under the epoch and
+// state protocol of `raw/`.
 unsafe impl<K: Send + Sync, V: Send + Sync, S: Send> Send for Cache<K, V, S> {}
 // SAFETY: as above; `S` is only used through `&S` (BuildHasher::hash_one).
 unsafe impl<K: Send + Sync, V: Send + Sync, S: Sync> Sync for Cache<K, V, S> {}
@@ -54,21 +137,10 @@ impl<K, V, S> std::fmt::Debug for Cache<K, V, S> {
         f.debug_struct("Cache")
             .field("policy", &self.policy)
             .field("capacity", &self.capacity)
-            .field("len", &self.len.sum())
-            .field("weight", &self.live_weight.sum())
+            .field("slots", &self.arena.len())
+            .field("capacity_tokens_free", &self.free_tokens())
             .finish_non_exhaustive()
     }
-}
-
-/// Frees an entry once no pinned thread can still see it.
-///
-/// # Safety
-/// Both links of `e` are gone (it is unreachable from the index and the policy) and it is
-/// retired exactly once.
-unsafe fn retire<K, V>(guard: &Guard, e: *const Entry<K, V>) {
-    let e = e as *mut Entry<K, V>;
-    // SAFETY: per the contract; the deferred drop runs after every guard that could hold `e`.
-    unsafe { guard.defer_unchecked(move || drop(Box::from_raw(e))) };
 }
 
 impl<K, V, S> Cache<K, V, S>
@@ -81,40 +153,91 @@ where
         policy: Policy,
         consecutive: bool,
         capacity: u64,
-        estimated_entries: usize,
+        entries: usize,
         weigher: Option<Weigher<K, V>>,
         hasher: S,
     ) -> Result<Self, BuildError> {
+        // Room for the entries, plus slots waiting out their grace period or held by the
+        // queues after a removal.
+        let slots = entries + entries / 16 + 256;
+        // Growth room for when retired slots cannot be reused in time (see `alloc`).
+        let extra = slots;
+        if slots + extra > u32::MAX as usize - 2 {
+            return Err(BuildError::TooLarge(entries as u64));
+        }
+        let arena = Arena::new(slots, extra);
+        // Entry-bounded caches index at most `capacity` entries (tokens); weighted ones at most
+        // one per slot.
+        let index = Index::new(if weigher.is_some() { arena.max_len() } else { slots });
         let structure = match policy {
             Policy::Mobius => Structure::Queues(Queues::new(Mode::Mobius { consecutive })),
             Policy::Clock => Structure::Queues(Queues::new(Mode::Clock)),
             Policy::Fifo => Structure::Queues(Queues::new(Mode::Fifo)),
-            Policy::Sieve => Structure::Locked(Locked::new(Kind::Sieve)),
-            Policy::Lru => Structure::Locked(Locked::new(Kind::Lru)),
+            Policy::Sieve => Structure::Locked(Locked::new(Kind::Sieve, arena.max_len())),
+            Policy::Lru => Structure::Locked(Locked::new(Kind::Lru, arena.max_len())),
         };
+        let n_stripes = std::thread::available_parallelism()
+            .map_or(4, |n| n.get() * 4)
+            .clamp(4, 64)
+            .next_power_of_two();
         Ok(Cache {
-            index: Index::new(estimated_entries),
+            arena,
+            index,
+            epochs: Epochs::new(),
             structure,
+            stripes: (0..n_stripes).map(|_| CachePadded::new(Stripe::default())).collect(),
+            pool: CachePadded::new(AtomicU64::new(capacity)),
+            fresh: CachePadded::new(AtomicUsize::new(0)),
+            rejected: CachePadded::new(AtomicU64::new(0)),
             policy,
             consecutive,
             hasher,
             weigher,
             capacity,
-            held: CachePadded::new(AtomicU64::new(0)),
-            len: Striped::new(),
-            live_weight: Striped::new(),
+            spill: (capacity / 1024).max(1),
         })
     }
 
+    #[inline]
     fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
         self.hasher.hash_one(key)
+    }
+
+    #[inline]
+    fn slot(&self, s: u32) -> &Slot<K, V> {
+        self.arena.get(s)
+    }
+
+    #[inline]
+    fn stripe(&self, tid: usize) -> &Stripe {
+        &self.stripes[tid & (self.stripes.len() - 1)]
+    }
+
+    #[inline]
+    fn pin(&self) -> (Guard<'_>, usize) {
+        let tid = thread_id();
+        (self.epochs.pin(tid), tid)
+    }
+
+    /// Finds the slot of `key` (the caller is pinned).
+    #[inline]
+    fn find<Q>(&self, hash: u64, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
+        self.index.find(hash, |s| {
+            // SAFETY: `s` was read from a published index word and the caller is pinned.
+            unsafe { self.slot(s).key() }.borrow() == key
+        })
     }
 
     /// Returns a clone of the value for `key`, marking the entry as recently used.
     ///
     /// Takes no lock and makes no atomic read-modify-write for every policy except LRU (whose
-    /// hits take its global lock by design). At most one plain store: the reference bit, only
-    /// if it was clear.
+    /// hits take its global lock by design). Shared stores: at most one, the reference bit, and
+    /// only if it was clear.
+    #[inline]
     pub fn get<Q>(&self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
@@ -122,20 +245,16 @@ where
         V: Clone,
     {
         let hash = self.hash(key);
-        let guard = epoch::pin();
-        // SAFETY: pinned for the lifetime of `e`.
-        let e = unsafe { self.index.find(hash, key) }?;
+        let (_guard, _) = self.pin();
+        let s = self.find(hash, key)?;
+        let slot = self.slot(s);
         match &self.structure {
-            Structure::Queues(_) => {
-                if self.policy != Policy::Fifo {
-                    e.touch();
-                }
-            }
-            Structure::Locked(l) => l.on_hit(e),
+            Structure::Queues(_) if self.policy == Policy::Fifo => {}
+            Structure::Locked(l) if self.policy == Policy::Lru => l.on_hit_lru(s),
+            _ => slot.touch(),
         }
-        let v = e.value.clone();
-        drop(guard);
-        Some(v)
+        // SAFETY: found in the index while pinned: not reused before `_guard` drops.
+        Some(unsafe { slot.value() }.clone())
     }
 
     /// Whether `key` is cached (does not count as a use).
@@ -145,56 +264,75 @@ where
         Q: Hash + Eq + ?Sized,
     {
         let hash = self.hash(key);
-        let _guard = epoch::pin();
-        // SAFETY: pinned.
-        unsafe { self.index.find(hash, key) }.is_some()
+        let _guard = self.pin();
+        self.find(hash, key).is_some()
     }
 
     /// Inserts or replaces the value for `key`, evicting as needed to stay within capacity.
     ///
-    /// An entry heavier than the whole capacity is not stored (and any previous value for the
-    /// key is removed), like libCacheSim and most caches.
+    /// An entry heavier than the whole capacity (or than `u32::MAX` units) is not stored, and
+    /// any previous value for the key is removed, like libCacheSim and most caches. An insert
+    /// that cannot get room within a bounded number of attempts is not stored either (see
+    /// [`Cache::rejected`]).
     pub fn insert(&self, key: K, value: V) {
         let weight = match &self.weigher {
             Some(w) => w(&key, &value),
             None => 1,
         };
-        if weight > self.capacity {
+        if weight > self.capacity || weight > u32::MAX as u64 {
             self.remove_entry(&key);
             return;
         }
         let hash = self.hash(&key);
-        let guard = epoch::pin();
-        // Make room first, then link (libCacheSim's order: the new entry is never its own
-        // victim, and a one-thread run matches the simulator exactly). The weight is reserved
-        // before evicting so concurrent inserters see each other's demand.
-        // Relaxed (all counters): statistics; exactness comes from every change being one
-        // RMW, not from ordering with other memory.
-        let reserved = self.held.fetch_add(weight, Ordering::Relaxed) + weight;
-        if reserved > self.capacity {
-            #[cfg(feature = "profile")]
-            let t0 = crate::profile::start();
-            while self.held.load(Ordering::Relaxed) > self.capacity {
-                if !self.evict_one(&guard) {
-                    break;
-                }
+        // Tokens, slot and policy need no pin: the policies touch only slot numbers and
+        // atomics, and a thread preempted there (say, in an enqueue gap) must not hold back the
+        // reuse of slots. Only reading other entries' keys in the index needs one.
+        let tid = thread_id();
+        let st = self.stripe(tid);
+        if !self.acquire(st, weight) {
+            self.rejected.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let Some(s) = self.alloc(st) else {
+            self.credit(st, weight);
+            self.rejected.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        // SAFETY: `alloc` handed us EMPTY slot `s` exclusively.
+        unsafe { self.arena.fill(s, key, value, hash, weight as u32) };
+        let old = {
+            let _guard = self.epochs.pin(tid);
+            let lock = self.index.lock(hash);
+            // SAFETY: `s` is ours and filled.
+            let key = unsafe { self.slot(s).key() };
+            let old = self.index.insert(&lock, hash, s, |o| {
+                // SAFETY: a published slot, pinned.
+                let other = unsafe { self.slot(o).key() };
+                other == key
+            });
+            old.map(|o| {
+                // Relaxed: state changes are serialised by the home lock.
+                self.slot(o).state.store(DEAD, Ordering::Relaxed);
+                // SAFETY: published, pinned (once we unpin, the slot may be retired and reused).
+                (o, unsafe { self.slot(o).weight() })
+            })
+        };
+        match old {
+            Some((_, w)) => {
+                self.credit(st, w);
+                self.spill(st);
             }
-            #[cfg(feature = "profile")]
-            crate::profile::stop(t0);
+            None => self.count_live(st, 1),
         }
-        let p = Entry::boxed(key, value, hash, weight);
-        self.len.add(1);
-        self.live_weight.add(weight as i64);
-        // SAFETY: fresh valid entry; pinned.
-        if let Inserted::Replaced(old) = unsafe { self.index.insert(p) } {
-            // SAFETY: we own old's index link; pinned. This subtracts old's len and weight.
-            unsafe { self.drop_removed(old, &guard) };
-        }
+        let old = old.map(|(o, _)| o);
         match &self.structure {
-            // SAFETY: `p` stays allocated while the policy holds its link; pinned.
-            Structure::Queues(q) => unsafe { q.insert(p) },
-            // SAFETY: as above.
-            Structure::Locked(l) => unsafe { l.insert(p) },
+            Structure::Queues(q) => q.insert(&self.arena, s),
+            Structure::Locked(l) => l.insert(s),
+        }
+        if let (Some(o), Structure::Locked(l)) = (old, &self.structure) {
+            if l.remove(o) {
+                self.retire(st, o);
+            }
         }
     }
 
@@ -205,14 +343,11 @@ where
         Q: Hash + Eq + ?Sized,
         V: Clone,
     {
-        let hash = self.hash(key);
-        let guard = epoch::pin();
-        // SAFETY: pinned.
-        let e = unsafe { self.index.remove(hash, key) }?;
-        // SAFETY: pinned; `e` was just unlinked by us.
-        let v = unsafe { &*e }.value.clone();
-        // SAFETY: we own e's index link.
-        unsafe { self.drop_removed(e, &guard) };
+        let (_guard, tid) = self.pin();
+        let s = self.unlink_key(key, tid)?;
+        // SAFETY: we unlinked `s` while pinned; it is not reused before `_guard` drops.
+        let v = unsafe { self.slot(s).value() }.clone();
+        self.release_removed(s, tid);
         Some(v)
     }
 
@@ -221,92 +356,335 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let hash = self.hash(key);
-        let guard = epoch::pin();
-        // SAFETY: pinned.
-        if let Some(e) = unsafe { self.index.remove(hash, key) } {
-            // SAFETY: we own e's index link.
-            unsafe { self.drop_removed(e, &guard) };
+        let (_guard, tid) = self.pin();
+        if let Some(s) = self.unlink_key(key, tid) {
+            self.release_removed(s, tid);
         }
     }
 
-    /// Accounting after `e` left the index (removed or replaced): drops the index link, lets a
-    /// locked policy unlink it at once, and retires it if that was the last link.
-    ///
-    /// # Safety
-    /// The caller owns `e`'s index link and is pinned with `guard`.
-    unsafe fn drop_removed(&self, e: *const Entry<K, V>, guard: &Guard) {
-        // SAFETY: allocated while we hold a link.
-        let r = unsafe { &*e };
-        self.len.add(-1);
-        self.live_weight.add(-(r.weight as i64));
+    /// Unlinks `key` from the index (LIVE → DEAD) and returns its tokens; the caller is pinned.
+    fn unlink_key<Q>(&self, key: &Q, tid: usize) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let hash = self.hash(key);
+        let s = {
+            let lock = self.index.lock(hash);
+            let s = self.index.remove(&lock, hash, |s| {
+                // SAFETY: a published slot, pinned.
+                unsafe { self.slot(s).key() }.borrow() == key
+            })?;
+            // Relaxed: serialised by the home lock.
+            self.slot(s).state.store(DEAD, Ordering::Relaxed);
+            s
+        };
+        let st = self.stripe(tid);
+        // SAFETY: published, pinned.
+        self.credit(st, unsafe { self.slot(s).weight() });
+        self.count_live(st, -1);
+        self.spill(st);
+        Some(s)
+    }
+
+    /// After an unlink: a locked policy lets go of the slot at once.
+    fn release_removed(&self, s: u32, tid: usize) {
         if let Structure::Locked(l) = &self.structure {
-            if l.on_remove(r) {
-                self.held.fetch_sub(r.weight, Ordering::Relaxed);
-                if r.unlink_one() {
-                    // SAFETY: both links gone.
-                    unsafe { retire(guard, e) };
+            if l.remove(s) {
+                self.retire(self.stripe(tid), s);
+            }
+        }
+    }
+
+    /// Unlinks the policy's victim `v` from the index if it is still there; returns the
+    /// tokens that freed (0 if it was removed already). The caller is pinned.
+    fn unlink_victim(&self, v: u32, st: &Stripe) -> u64 {
+        let slot = self.slot(v);
+        // SAFETY: the policy held `v`, so it was published; pinned.
+        let hash = unsafe { slot.hash() };
+        {
+            let lock = self.index.lock(hash);
+            // Relaxed: serialised by the home lock.
+            if slot.state.load(Ordering::Relaxed) != LIVE {
+                return 0;
+            }
+            let found = self.index.remove(&lock, hash, |s| s == v);
+            debug_assert_eq!(found, Some(v), "a LIVE slot is in the index");
+            slot.state.store(DEAD, Ordering::Relaxed);
+        }
+        // SAFETY: as above.
+        let w = unsafe { slot.weight() };
+        self.credit(st, w);
+        self.count_live(st, -1);
+        w
+    }
+
+    /// Evicts one victim into `st`'s limbo; returns the tokens freed, or `None` if the policy
+    /// had nothing to give.
+    fn evict_one(&self, st: &Stripe) -> Option<u64> {
+        let v = match &self.structure {
+            Structure::Queues(q) => q.evict(&self.arena),
+            Structure::Locked(l) => l.evict(&self.arena),
+        }?;
+        let w = self.unlink_victim(v, st);
+        self.retire(st, v);
+        Some(w)
+    }
+
+    /// Retires slot `s` (out of the index and the policy) into `st`'s limbo.
+    fn retire(&self, st: &Stripe, s: u32) {
+        // Relaxed: we own the slot now; the epoch fence below orders everything before.
+        self.slot(s).state.store(RETIRED, Ordering::Relaxed);
+        let e = self.epochs.retire_epoch();
+        let advance = st.lists.lock().retire(s, e);
+        if advance {
+            self.epochs.try_advance();
+        }
+    }
+
+    #[inline]
+    fn credit(&self, st: &Stripe, w: u64) {
+        // Relaxed (all token moves): counters whose exactness comes from each move being one
+        // RMW; no other memory is published through them.
+        st.tokens.fetch_add(w, Ordering::Relaxed);
+    }
+
+    #[inline]
+    fn count_live(&self, st: &Stripe, d: i64) {
+        if self.weigher.is_some() {
+            // Relaxed: a statistic.
+            st.live.fetch_add(d, Ordering::Relaxed);
+        }
+    }
+
+    /// Returns a stripe's tokens above `spill` to the pool.
+    fn spill(&self, st: &Stripe) {
+        let t = st.tokens.load(Ordering::Relaxed);
+        if t > self.spill {
+            let extra = t - self.spill;
+            if st
+                .tokens
+                .compare_exchange(t, self.spill, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                self.pool.fetch_add(extra, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Takes `w` tokens from `st`, if it has them.
+    #[inline]
+    fn take(st: &Stripe, w: u64) -> bool {
+        let mut t = st.tokens.load(Ordering::Relaxed);
+        while t >= w {
+            match st.tokens.compare_exchange_weak(t, t - w, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => t = now,
+            }
+        }
+        false
+    }
+
+    /// Moves up to `want` tokens from the pool into `st`; false if the pool was empty.
+    fn refill(&self, st: &Stripe, want: u64) -> bool {
+        let mut p = self.pool.load(Ordering::Relaxed);
+        while p > 0 {
+            let n = p.min(want);
+            match self.pool.compare_exchange_weak(p, p - n, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => {
+                    self.credit(st, n);
+                    return true;
+                }
+                Err(now) => p = now,
+            }
+        }
+        false
+    }
+
+    /// Gets `w` tokens for an insert: from the stripe, the pool, by evicting, or from the
+    /// other stripes. False if none came within the attempt bound.
+    fn acquire(&self, st: &Stripe, w: u64) -> bool {
+        if Self::take(st, w) {
+            return true;
+        }
+        #[cfg(feature = "profile")]
+        let t0 = crate::profile::start();
+        let mut backoff = Backoff::default();
+        let mut got = false;
+        for _ in 0..ATTEMPTS {
+            if self.refill(st, w.max(self.spill)) || self.evict_one(st).is_some() {
+                if Self::take(st, w) {
+                    got = true;
+                    break;
+                }
+                continue;
+            }
+            // Nothing in the pool or the policy: the tokens are in other stripes, or held by
+            // inserts in flight.
+            for other in self.stripes.iter() {
+                let t = other.tokens.swap(0, Ordering::Relaxed);
+                if t > 0 {
+                    self.credit(st, t);
                 }
             }
+            if Self::take(st, w) {
+                got = true;
+                break;
+            }
+            backoff.snooze();
         }
-        if r.unlink_one() {
-            // SAFETY: both links gone.
-            unsafe { retire(guard, e) };
-        }
+        #[cfg(feature = "profile")]
+        crate::profile::stop(t0);
+        got
     }
 
-    /// Evicts one entry; false if nothing could be evicted.
-    fn evict_one(&self, guard: &Guard) -> bool {
-        let victim = match &self.structure {
-            // SAFETY: `guard` is pinned for the call.
-            Structure::Queues(q) => unsafe { q.evict(guard) },
-            Structure::Locked(l) => l.evict(),
-        };
-        let Some(e) = victim else { return false };
-        // SAFETY: we now own the policy link, so `e` is allocated.
-        let r = unsafe { &*e };
-        self.held.fetch_sub(r.weight, Ordering::Relaxed);
-        // SAFETY: allocated (we hold a link).
-        if unsafe { self.index.unlink(e, EVICTED) } {
-            self.len.add(-1);
-            self.live_weight.add(-(r.weight as i64));
-            if r.unlink_one() {
-                // SAFETY: both links gone.
-                unsafe { retire(guard, e) };
+    /// A slot for a new entry, EMPTY and ours; `None` if none could be had within the
+    /// attempt bound.
+    fn alloc(&self, st: &Stripe) -> Option<u32> {
+        let mut backoff = Backoff::default();
+        for attempt in 0..ATTEMPTS {
+            let got = st.lists.lock().free.pop();
+            if let Some(s) = got {
+                return Some(self.prepare(s));
             }
+            // Relaxed: uniqueness comes from the RMW; the slot was never published.
+            if self.fresh.load(Ordering::Relaxed) < self.arena.len() {
+                let s = self.fresh.fetch_add(1, Ordering::Relaxed);
+                if s < self.arena.len() {
+                    return Some(s as u32);
+                }
+            }
+            // Slots retired at epoch e are reusable at e + 2: up to two advances.
+            let mut now = 0;
+            let mut got = None;
+            for _ in 0..2 {
+                now = self.epochs.try_advance();
+                let mut l = st.lists.lock();
+                l.collect(now);
+                got = l.free.pop();
+                if got.is_some() {
+                    break;
+                }
+            }
+            if let Some(s) = got {
+                return Some(self.prepare(s));
+            }
+            // Other stripes' free slots (those of idle threads).
+            for other in self.stripes.iter() {
+                if std::ptr::eq(&**other, st) {
+                    continue;
+                }
+                let Some(mut l) = other.lists.try_lock() else { continue };
+                l.collect(now);
+                let n = l.free.len().div_ceil(2);
+                if n > 0 {
+                    let at = l.free.len() - n;
+                    let taken: Vec<u32> = l.free.drain(at..).collect();
+                    drop(l);
+                    let mut mine = st.lists.lock();
+                    mine.free.extend_from_slice(&taken);
+                    let s = mine.free.pop();
+                    drop(mine);
+                    if let Some(s) = s {
+                        return Some(self.prepare(s));
+                    }
+                }
+            }
+            // Every slot is live, in limbo or held by the queues as removed: a thread preempted
+            // while pinned holds the epochs back. Grow the arena by a chunk (up to twice its
+            // size) rather than wait for it; past that, evict (the scan takes removed slots
+            // first where it finds them) and wait.
+            if let Some(range) = self.arena.grow() {
+                let mut l = st.lists.lock();
+                l.free.extend(range.rev());
+                if let Some(s) = l.free.pop() {
+                    return Some(s);
+                }
+            }
+            if attempt >= ATTEMPTS / 4 && self.evict_one(st).is_some() {
+                self.spill(st);
+            }
+            backoff.snooze();
         }
-        if r.unlink_one() {
-            // SAFETY: both links gone.
-            unsafe { retire(guard, e) };
-        }
-        true
+        None
+    }
+
+    /// Drops the old contents of a reused slot (outside any lock).
+    fn prepare(&self, s: u32) -> u32 {
+        // SAFETY: `s` came from a free list: retired at least two epochs ago, so no thread
+        // can still read it, and the free list handed it to us alone.
+        unsafe { self.arena.clear(s) };
+        s
     }
 
     /// Removes every entry. Entries inserted concurrently with `clear` may or may not remain.
-    /// Values are dropped once no reader can still be cloning them (epoch reclamation).
+    /// Values are dropped once no reader can still be cloning them; with no other thread
+    /// inside the cache, all are dropped before `clear` returns.
     pub fn clear(&self) {
-        let guard = epoch::pin();
-        let mut removed = Vec::new();
-        // SAFETY: pinned.
-        unsafe { self.index.drain(|e| removed.push(e)) };
-        for e in removed {
-            // SAFETY: drain handed us each entry's index link.
-            unsafe { self.drop_removed(e, &guard) };
+        {
+            let (_guard, tid) = self.pin();
+            let st = self.stripe(tid);
+            for s in self.index.slots() {
+                let slot = self.slot(s);
+                // SAFETY: read from a published word, pinned.
+                let hash = unsafe { slot.hash() };
+                let unlinked = {
+                    let lock = self.index.lock(hash);
+                    let found = self.index.remove(&lock, hash, |x| x == s).is_some();
+                    if found {
+                        // Relaxed: serialised by the home lock.
+                        slot.state.store(DEAD, Ordering::Relaxed);
+                    }
+                    found
+                };
+                if unlinked {
+                    // SAFETY: as above.
+                    self.credit(st, unsafe { slot.weight() });
+                    self.count_live(st, -1);
+                    self.release_removed(s, tid);
+                }
+            }
+            // The queues still hold the removed slots: take them out now.
+            if let Structure::Queues(_) = self.structure {
+                while self.evict_one(st).is_some() {}
+            }
+            self.spill(st);
         }
-        // Lock-free queues still hold the removed entries: reclaim them now.
-        if let Structure::Queues(_) = self.structure {
-            while self.held.load(Ordering::Relaxed) > 0 && self.evict_one(&guard) {}
+        self.reclaim();
+    }
+
+    /// Makes every retired slot that no pinned thread can see reusable, and drops its contents.
+    fn reclaim(&self) {
+        let mut now = self.epochs.current();
+        for _ in 0..3 {
+            now = self.epochs.try_advance();
+        }
+        for st in self.stripes.iter() {
+            let taken: Vec<u32> = {
+                let mut l = st.lists.lock();
+                l.collect(now);
+                std::mem::take(&mut l.free)
+            };
+            for &s in &taken {
+                // SAFETY: from a free list (see `prepare`); we hold these slots until they go
+                // back below.
+                unsafe { self.arena.clear(s) };
+            }
+            st.lists.lock().free.extend_from_slice(&taken);
         }
     }
 
     /// Entries in the cache (reachable by `get`).
     ///
-    /// Exact when no operation is in flight. During concurrent modification it is approximate:
-    /// it sums per-stripe counters one after another (no snapshot), so changes made while it
-    /// reads may be half-counted — a reader preempted mid-sum can see a figure above the
-    /// capacity although no more than `capacity` + (inserting threads) entries were ever linked.
+    /// Exact when no operation is in flight, and never above the capacity (entry-bounded
+    /// caches). While inserts are in flight it may count their entries a little early.
     pub fn len(&self) -> usize {
-        self.len.sum() as usize
+        if self.weigher.is_none() {
+            return self.weight() as usize;
+        }
+        // Relaxed: a statistic.
+        let n: i64 = self.stripes.iter().map(|s| s.live.load(Ordering::Relaxed)).sum();
+        n.clamp(0, self.arena.len() as i64) as usize
     }
 
     /// Whether the cache holds no entries.
@@ -314,9 +692,10 @@ where
         self.len() == 0
     }
 
-    /// Total weight of the entries in the cache (equals `len` without a weigher).
+    /// Total weight of the entries in the cache (equals `len` without a weigher): the capacity
+    /// minus the free tokens, so never above the capacity.
     pub fn weight(&self) -> u64 {
-        self.live_weight.sum()
+        self.capacity.saturating_sub(self.free_tokens())
     }
 
     /// The capacity, in entries (or in weight units with a weigher).
@@ -334,130 +713,139 @@ where
         self.consecutive
     }
 
-    /// Bytes of memory per entry beyond the key and value (the entry header, one queue node or
-    /// list slot, and the index bucket share at the default sizing).
-    pub fn overhead_per_entry() -> usize {
-        // The header (with its embedded queue node), allocator rounding aside, plus one bucket.
-        std::mem::size_of::<Entry<(), ()>>() + std::mem::size_of::<usize>()
+    /// Inserts that were not stored because no room could be made within the attempt bound
+    /// (see the module docs of the capacity tokens in `DESIGN.md`); 0 in normal operation.
+    pub fn rejected(&self) -> u64 {
+        self.rejected.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of memory per entry beyond the key and value, at full capacity: the slot's header,
+    /// the index's share, and the spare slots' share.
+    pub fn overhead_per_entry(&self) -> f64 {
+        let slot = std::mem::size_of::<Slot<K, V>>();
+        let kv = std::mem::size_of::<K>() + std::mem::size_of::<V>();
+        let locked = match self.structure {
+            Structure::Locked(_) => 8 * self.arena.len(),
+            Structure::Queues(_) => 0,
+        };
+        let total = slot * self.arena.len() + self.index.bytes() + locked;
+        let entries = (self.capacity as usize).max(1);
+        total as f64 / entries as f64 - kv as f64
     }
 
     /// Checks every invariant; call only when no other thread is using the cache (tests).
     ///
-    /// Checks: every indexed entry is LIVE, in its own bucket, with a unique key, held by the
-    /// policy exactly once, and has both links; every entry the policy holds but the index does
-    /// not is a removed one awaiting the eviction scan, with one link; `len`, `weight` and the
-    /// policy-held weight equal what the structures contain; the held weight is within capacity.
+    /// Checks: the index's pass-through counts; every indexed slot is LIVE, with its key's
+    /// hash, and keys are unique; the policy holds every LIVE slot exactly once and otherwise
+    /// only DEAD slots; every slot is exactly once in the index-or-policy, a free list, a
+    /// limbo, or never used; tokens are conserved (free tokens + live weight = capacity).
     pub fn validate(&self) -> Result<(), String> {
-        let _guard = epoch::pin();
-        // SAFETY: quiescent by contract; pinned.
-        let indexed = unsafe { self.index.entries() };
-        let held: Vec<*const Entry<K, V>> = match &self.structure {
-            // SAFETY: quiescent by contract.
-            Structure::Queues(q) => unsafe { q.items(self.len() * 4 + 1_000_000)? },
-            Structure::Locked(l) => l.items()?,
+        let _guard = self.pin();
+        let hash_of = |s: u32| {
+            // SAFETY: quiescent by contract; indexed slots are published.
+            unsafe { self.slot(s).hash() }
         };
-        let held_set: HashSet<*const Entry<K, V>> = held.iter().copied().collect();
-        if held_set.len() != held.len() {
-            return Err(format!(
-                "the policy holds {} entries, {} distinct: a duplicate",
-                held.len(),
-                held_set.len()
-            ));
-        }
+        self.index.validate(hash_of)?;
+        let indexed = self.index.slots();
+        let mut keys = HashSet::new();
         let mut live_w = 0u64;
-        for &p in &indexed {
-            // SAFETY: quiescent, linked entries are allocated.
-            let e = unsafe { &*p };
-            if e.state.load(Ordering::Relaxed) != crate::raw::entry::LIVE {
-                return Err("an indexed entry is not LIVE".into());
+        for &s in &indexed {
+            let slot = self.slot(s);
+            if slot.state.load(Ordering::Relaxed) != LIVE {
+                return Err(format!("indexed slot {s} is not LIVE"));
             }
-            if self.index.bucket_of(e.hash) >= self.index.bucket_count()
-                || self.hash(&e.key) != e.hash
-            {
-                return Err("an entry's stored hash does not match its key".into());
+            // SAFETY: quiescent, published.
+            let (k, h, w) = unsafe { (slot.key(), slot.hash(), slot.weight()) };
+            if self.hash(k) != h {
+                return Err(format!("slot {s}: stored hash does not match its key"));
             }
-            if !held_set.contains(&p) {
-                return Err(
-                    "an indexed entry is not held by the policy (it could never be evicted)".into(),
-                );
+            if !keys.insert(k) {
+                return Err("two indexed slots have the same key".into());
             }
-            if e.links.load(Ordering::Relaxed) != 2 {
-                return Err(format!(
-                    "an indexed entry has {} links, expected 2",
-                    e.links.load(Ordering::Relaxed)
-                ));
-            }
-            live_w += e.weight;
+            live_w += w;
         }
-        let indexed_set: HashSet<*const Entry<K, V>> = indexed.iter().copied().collect();
-        if indexed_set.len() != indexed.len() {
-            return Err("an entry is linked twice in the index".into());
+        let held = match &self.structure {
+            Structure::Queues(q) => q.items(&self.arena),
+            Structure::Locked(l) => l.items(),
         }
-        // Unique keys: entries with equal keys have equal hashes, so compare within hashes.
-        let mut by_hash: std::collections::HashMap<u64, Vec<*const Entry<K, V>>> =
-            Default::default();
-        for &p in &indexed {
-            // SAFETY: as above.
-            by_hash.entry(unsafe { (*p).hash }).or_default().push(p);
+        .map_err(|e| format!("{e} ({})", self.debug_structure()))?;
+        let mut where_ = vec![0u8; self.arena.len()];
+        for &s in &held {
+            if where_[s as usize] != 0 {
+                return Err(format!("slot {s} is held by the policy twice"));
+            }
+            where_[s as usize] = 1;
+            let st = self.slot(s).state.load(Ordering::Relaxed);
+            if st != LIVE && st != DEAD {
+                return Err(format!("the policy holds slot {s} in state {st}"));
+            }
         }
-        for group in by_hash.values().filter(|g| g.len() > 1) {
-            for (i, &a) in group.iter().enumerate() {
-                for &b in &group[i + 1..] {
-                    // SAFETY: as above.
-                    if unsafe { (*a).key == (*b).key } {
-                        return Err("two indexed entries have the same key".into());
-                    }
+        for &s in &indexed {
+            if where_[s as usize] != 1 {
+                return Err(format!("indexed slot {s} is not held by the policy"));
+            }
+        }
+        let live_count = (0..self.arena.len())
+            .filter(|&s| self.slot(s as u32).state.load(Ordering::Relaxed) == LIVE)
+            .count();
+        if live_count != indexed.len() {
+            return Err(format!("{live_count} LIVE slots, {} indexed", indexed.len()));
+        }
+        let fresh = self.fresh.load(Ordering::Relaxed).min(self.arena.base_len());
+        // Slots ever handed out: the used part of the base array, and every grown chunk.
+        let known = |s: usize| s < fresh || s >= self.arena.base_len();
+        for st in self.stripes.iter() {
+            let l = st.lists.lock();
+            let lists = l.free.iter().chain(l.limbo.iter().flat_map(|(_, v)| v.iter()));
+            for &s in lists {
+                if !known(s as usize) || where_[s as usize] != 0 {
+                    return Err(format!("slot {s} is free or in limbo twice, or also held"));
+                }
+                where_[s as usize] = 2;
+                let state = self.slot(s).state.load(Ordering::Relaxed);
+                if state != RETIRED && state != EMPTY {
+                    return Err(format!("free or retired slot {s} is in state {state}"));
                 }
             }
         }
-        let mut held_w = 0u64;
-        for &p in &held {
-            // SAFETY: held entries are allocated (policy link).
-            let e = unsafe { &*p };
-            held_w += e.weight;
-            if !indexed_set.contains(&p) {
-                if e.state.load(Ordering::Relaxed) == crate::raw::entry::LIVE {
-                    return Err("a LIVE entry is held by the policy but not indexed".into());
-                }
-                if e.links.load(Ordering::Relaxed) != 1 {
-                    return Err(
-                        "a removed entry awaiting eviction does not have exactly 1 link".into()
-                    );
-                }
-            }
+        if let Some(s) = (0..self.arena.len()).find(|&s| known(s) && where_[s] == 0) {
+            return Err(format!("slot {s} is lost: neither held, free nor in limbo"));
         }
-        let (len, w, h) = (self.len(), self.weight(), self.held.load(Ordering::Relaxed));
-        if len != indexed.len() || w != live_w || h != held_w {
+        let free = self.free_tokens();
+        if free + live_w != self.capacity {
             return Err(format!(
-                "counters disagree: len {len} vs {} indexed, weight {w} vs {live_w}, held {h} vs {held_w}",
-                indexed.len()
+                "tokens not conserved: {free} free + {live_w} live weight != capacity {}",
+                self.capacity
             ));
         }
-        if h > self.capacity {
-            return Err(format!("held weight {h} exceeds the capacity {}", self.capacity));
+        if self.weigher.is_some() && self.len() != indexed.len() {
+            return Err(format!("len {} but {} entries indexed", self.len(), indexed.len()));
         }
         Ok(())
+    }
+
+    fn debug_structure(&self) -> String {
+        match &self.structure {
+            Structure::Queues(q) => q.debug_state(),
+            Structure::Locked(_) => "locked list".into(),
+        }
+    }
+}
+
+impl<K, V, S> Cache<K, V, S> {
+    fn free_tokens(&self) -> u64 {
+        // Relaxed: a snapshot of counters (see `len`).
+        self.stripes.iter().map(|s| s.tokens.load(Ordering::Relaxed)).sum::<u64>()
+            + self.pool.load(Ordering::Relaxed)
     }
 }
 
 impl<K, V, S> Drop for Cache<K, V, S> {
     fn drop(&mut self) {
-        // Exclusive access: free every entry still linked from the index or the policy, each
-        // once. Entries already retired are freed by the epoch collector.
-        let mut all: HashSet<*const Entry<K, V>> = HashSet::new();
-        let held = match &mut self.structure {
-            Structure::Queues(q) => q.drain(),
-            Structure::Locked(l) => l.drain(),
-        };
-        all.extend(held);
-        // SAFETY: exclusive access.
-        for p in unsafe { self.index.entries_exclusive() } {
-            all.insert(p);
-        }
-        for p in all {
-            // SAFETY: each entry was allocated by Box::into_raw, is linked from the index or the
-            // policy (so not retired), and appears once in the set.
-            drop(unsafe { Box::from_raw(p.cast_mut()) });
+        for s in 0..self.arena.len() {
+            // SAFETY: `&mut self`: no other thread uses the cache; every non-EMPTY slot holds
+            // contents that were never dropped, and each slot is visited once.
+            unsafe { self.arena.clear(s as u32) };
         }
     }
 }

@@ -32,43 +32,47 @@
 //! # Consistency model
 //!
 //! * **The index is linearizable.** `insert`, `remove` and `clear` take effect at one instant
-//!   (a pointer store under a short per-stripe lock); a `get` that overlaps them returns either
-//!   the value before or the value after, never a mix. A `get` that starts after `insert`
-//!   returns returns the new value (or a later one, or nothing if it was evicted since).
+//!   (one atomic store of an index word, under the short lock of the key's home bucket); a
+//!   `get` that overlaps them returns either the value before or the value after, never a mix.
+//!   A `get` that starts after `insert` returns returns the new value (or a later one, or
+//!   nothing if it was evicted since).
 //! * **The policy is eventually consistent.** The reference bit a hit sets may be cleared by a
 //!   concurrent eviction pass (costing that entry its second chance), and which entry is evicted
 //!   under concurrency is an approximation of the single-threaded order — for Mobius the paper
 //!   reports SIEVE's hit ratio within 0.5 points, which our tests check.
 //! * `get` returns a clone of the value (`V: Clone`); store `Arc<T>` for large values. A value
-//!   being read is never freed under the reader: entries are reclaimed through epochs
-//!   (crossbeam-epoch), and dropped once no thread that could hold them is pinned.
+//!   being read is never dropped under the reader: entries live in a preallocated arena of
+//!   slots, and a slot is reused only after every thread that could have found it has left
+//!   the cache (epochs, one pin per operation, no shared write to pin).
 //!
-//! # Capacity: how far `len` and `weight` may overshoot
+//! # Capacity: the bound always holds
 //!
-//! An insert links its entry first and then evicts until the weight the policy holds is within
-//! the capacity. So while inserts are in flight, `len`/`weight` may exceed the bound by at most
-//! the weight of one entry per concurrently inserting thread, for the duration of those calls;
-//! when no insert is in flight the bound holds exactly. With the lock-free queues (Mobius, CLOCK,
-//! FIFO), a removed entry keeps its place in the queue until the eviction scan reaches it and
-//! counts against the capacity until then (it no longer counts in `len`/`weight`); memory is
-//! therefore bounded by the capacity at all times. An entry whose weight exceeds the whole
-//! capacity is not stored. If an eviction cannot make progress within a bounded number of
-//! attempts (extreme preemption), the insert returns and the next insert evicts more.
+//! The capacity is a pool of tokens that an insert takes *before* it links its entry and that
+//! an entry gives back the moment it leaves the index. So `len`/`weight` never exceed the
+//! capacity — not while inserts are in flight, not when a thread is preempted anywhere, and
+//! not at rest. Removed and replaced entries give their capacity back at once (with the
+//! lock-free queues their slot waits for the eviction scan, which takes it first). Tokens are
+//! striped per group of threads; up to `stripes × capacity/1024` of them may sit unused in the
+//! stripes of idle threads, which the others take when the pool runs dry. An entry whose weight
+//! exceeds the capacity is not stored. An insert that cannot make room within a bounded number
+//! of attempts (extreme preemption of tiny caches) is not stored either, and counted by
+//! [`Cache::rejected`].
 //!
 //! # Costs
 //!
-//! Per entry, beyond the key and value: [`Cache::overhead_per_entry`] bytes (a 56-byte header
-//! with the hash, weight, reference bit, state and links; a 16-byte queue node or list slot;
-//! and about one 8-byte index bucket). Hits: one hash, one bucket load, a chain walk (one
-//! entry at the default load factor), an optional bit store, and the value clone. Misses: an
-//! allocation, a stripe lock on the index, one tail swap, and on eviction one head CAS.
+//! Per entry, beyond the key and value: [`Cache::overhead_per_entry`] bytes (a 24-byte slot
+//! header with the hash, weight, queue link, reference bit and state; about 12 bytes of index;
+//! and a share of the 1/16 spare slots). Hits: one hash, one pin (a store to the thread's own
+//! record), one index line (tags of seven entries), one slot line, an optional bit store, and
+//! the value clone. Misses: the index line; inserts take tokens and a slot from the thread's
+//! stripe and evict into it (one CAS on the queue head), all without allocation.
 //!
 //! # Safety
 //!
-//! The unsafe core (`raw/`: the lock-free queue, the entry, the index) is small, documents the
-//! invariant behind every `unsafe` block and the pairing of every atomic ordering, is model
-//! checked with loom, stress-tested with invariant checks ([`Cache::validate`]) under
-//! oversubscription, and run under Miri.
+//! The unsafe core (`raw/`: the arena, the index, the lock-free queue, the epochs) is small,
+//! documents the invariant behind every `unsafe` block and the pairing of every atomic
+//! ordering, is model checked with loom, stress-tested with invariant checks
+//! ([`Cache::validate`]) under oversubscription, and run under Miri.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -79,9 +83,12 @@ mod sync;
 #[cfg(not(loom))]
 mod cache;
 #[cfg(not(loom))]
-mod counter;
-#[cfg(not(loom))]
 pub use cache::Cache;
+
+/// Test-only stall points (feature `test-hooks`), to park a thread inside the windows a
+/// preempted thread can leave open.
+#[cfg(all(feature = "test-hooks", not(loom)))]
+pub use raw::queue::hooks;
 
 #[cfg(feature = "profile")]
 pub mod profile;
@@ -242,8 +249,10 @@ impl<K, V, S> CacheBuilder<K, V, S> {
         self
     }
 
-    /// Expected number of entries, to size the index (default: the capacity, or for weighted
-    /// caches `weight_capacity / 64` clamped to 1,024..=4,194,304).
+    /// The most entries a weight-bounded cache holds (default `weight_capacity / 64` clamped
+    /// to 1,024..=4,194,304): its slot arena and index are preallocated for this many, and when
+    /// they are all in use an insert evicts even if weight remains. Ignored by entry-bounded
+    /// caches, whose arena is sized from the capacity.
     pub fn estimated_entries(mut self, n: usize) -> Self {
         self.estimated_entries = Some(n);
         self
@@ -282,7 +291,11 @@ impl<K, V, S> CacheBuilder<K, V, S> {
         if self.capacity.is_some_and(|c| c > u32::MAX as u64) {
             return Err(BuildError::TooLarge(capacity));
         }
-        let estimate = self.estimated_entries.unwrap_or(estimate).min(1 << 30);
+        let estimate = if self.capacity.is_some() {
+            estimate
+        } else {
+            self.estimated_entries.unwrap_or(estimate).min(1 << 30)
+        };
         cache::Cache::from_parts(
             self.policy,
             self.consecutive,

@@ -1,96 +1,126 @@
 //! Hooks for the loom model checks (`tests/loom.rs`), compiled only with `--cfg loom`: the
-//! queue policies over a minimal item type, with nodes leaked instead of epoch-reclaimed (loom
-//! models the atomics; reclamation is crossbeam-epoch's, tested separately under Miri).
+//! queue policies over a small array of slots, and the epochs, with a model arena whose slots
+//! are really reused (so a reuse the epochs should have prevented shows up as a corrupted
+//! value or a lost or duplicated slot).
 
-use crate::policy::queues::{Mode, QueueItem, Queues};
-use crate::raw::queue::{QNode, Reclaim};
-use crate::sync::{AtomicBool, Ordering};
+use crate::policy::queues::{Mode, Nodes, Queues};
+use crate::raw::epoch::Epochs;
+use crate::raw::queue::Links;
+use crate::sync::{AtomicU32, AtomicU8, Ordering};
 
-/// A queue item: an id and a reference bit.
+/// Model slots: queue link, reference bit, liveness.
 #[derive(Debug)]
-pub struct Item {
-    node: QNode<Item>,
-    /// Identity.
-    pub id: usize,
-    visited: AtomicBool,
+pub struct Slots {
+    next: Vec<AtomicU32>,
+    visited: Vec<AtomicU8>,
+    live: Vec<AtomicU8>,
 }
 
-impl Item {
-    /// A leaked item (lives for the whole model run).
-    pub fn new(id: usize, visited: bool) -> &'static Item {
-        let p = Box::into_raw(Box::new(Item {
-            node: QNode::embedded(),
-            id,
-            visited: AtomicBool::new(visited),
-        }));
-        // SAFETY: fresh, unshared.
-        unsafe {
-            (*p).node.item = p;
-            &*p
+impl Slots {
+    /// `n` slots, not visited, live.
+    pub fn new(n: usize) -> Self {
+        Slots {
+            next: (0..n).map(|_| AtomicU32::new(u32::MAX)).collect(),
+            visited: (0..n).map(|_| AtomicU8::new(0)).collect(),
+            live: (0..n).map(|_| AtomicU8::new(1)).collect(),
         }
     }
-    /// A hit.
-    pub fn touch(&self) {
-        self.visited.store(true, Ordering::Relaxed);
+    /// A hit on slot `s`.
+    pub fn touch(&self, s: u32) {
+        self.visited[s as usize].store(1, Ordering::Relaxed);
+    }
+    /// Sets slot `s`'s reference bit.
+    pub fn set_visited(&self, s: u32, v: bool) {
+        self.visited[s as usize].store(v as u8, Ordering::Relaxed);
+    }
+    /// Marks slot `s` removed (a candidate without a second chance).
+    pub fn kill(&self, s: u32) {
+        self.live[s as usize].store(0, Ordering::Relaxed);
     }
 }
 
-impl QueueItem for Item {
-    unsafe fn embedded_node(this: *const Self) -> *mut QNode<Self> {
-        // SAFETY: valid item; no reference created.
-        unsafe { std::ptr::addr_of!((*this).node).cast_mut() }
-    }
-    fn visited(&self) -> &AtomicBool {
-        &self.visited
-    }
-    fn is_live(&self) -> bool {
-        true
+impl Links for Slots {
+    fn next(&self, s: u32) -> &AtomicU32 {
+        &self.next[s as usize]
     }
 }
 
-struct Leak;
-impl Reclaim for Leak {
-    unsafe fn retire_node<T>(&self, _node: *mut QNode<T>) {}
+impl Nodes for Slots {
+    fn visited(&self, s: u32) -> &AtomicU8 {
+        &self.visited[s as usize]
+    }
+    fn is_live(&self, s: u32) -> bool {
+        self.live[s as usize].load(Ordering::Relaxed) != 0
+    }
+    fn count(&self) -> usize {
+        self.next.len()
+    }
 }
 
-/// Mobius / CLOCK / FIFO queues.
+/// Mobius / CLOCK / FIFO queues over [`Slots`].
 #[derive(Debug)]
-pub struct Core(Queues<Item>);
+pub struct Core {
+    q: Queues,
+    /// The slots.
+    pub slots: Slots,
+}
 
 impl Core {
-    /// `mode`: "mobius", "mobius-wd", "clock" or "fifo".
-    pub fn new(mode: &str) -> Core {
-        Core(Queues::new(match mode {
-            "mobius" => Mode::Mobius { consecutive: true },
-            "mobius-wd" => Mode::Mobius { consecutive: false },
-            "clock" => Mode::Clock,
-            _ => Mode::Fifo,
-        }))
+    /// `mode`: "mobius", "mobius-wd", "clock" or "fifo"; `n` slots.
+    pub fn new(mode: &str, n: usize) -> Core {
+        Core {
+            q: Queues::new(match mode {
+                "mobius" => Mode::Mobius { consecutive: true },
+                "mobius-wd" => Mode::Mobius { consecutive: false },
+                "clock" => Mode::Clock,
+                _ => Mode::Fifo,
+            }),
+            slots: Slots::new(n),
+        }
     }
-    /// Enqueues an item (each item at most once: use a new `Item` to re-insert an id).
-    pub fn insert(&self, item: &'static Item) {
-        // SAFETY: items are leaked ('static); no reclamation under loom.
-        unsafe { self.0.insert(item) }
+    /// Enqueues slot `s` (which must be in no queue), reference bit cleared.
+    pub fn insert(&self, s: u32) {
+        self.slots.set_visited(s, false);
+        self.q.insert(&self.slots, s);
     }
-    /// Evicts one item.
-    pub fn evict(&self) -> Option<usize> {
-        // SAFETY: nodes are leaked, so every node stays allocated.
-        unsafe { self.0.evict(&Leak) }.map(|p| {
-            // SAFETY: items are 'static.
-            unsafe { (*p).id }
-        })
+    /// Evicts one slot.
+    pub fn evict(&self) -> Option<u32> {
+        self.q.evict(&self.slots)
     }
-    /// Ids in the queues (quiescent), or a broken-invariant error.
-    pub fn items(&self) -> Result<Vec<usize>, String> {
-        // SAFETY: called after all threads joined.
-        let v = unsafe { self.0.items(1000) }?;
-        // SAFETY: items are 'static.
-        Ok(v.into_iter().map(|p| unsafe { (*p).id }).collect())
+    /// Slots in the queues (quiescent), or a broken-invariant error.
+    pub fn items(&self) -> Result<Vec<u32>, String> {
+        self.q.items(&self.slots)
     }
-
-    /// Head chain and tail of each queue, for failure messages.
+    /// Head and tail words, for failure messages.
     pub fn debug_state(&self) -> String {
-        // SAFETY: quiescent; nodes leaked.
-        unsafe { self.0.debug_state() }
+        self.q.debug_state()
+    }
+}
+
+/// The epochs, with few records (so the shared-counter path is modelled too).
+#[derive(Debug)]
+pub struct Ebr(Epochs);
+
+impl Ebr {
+    /// Epochs with `records` private records.
+    pub fn new(records: usize) -> Self {
+        Ebr(Epochs::with_records(records))
+    }
+    /// Pins thread `tid` while `f` runs.
+    pub fn pinned<R>(&self, tid: usize, f: impl FnOnce() -> R) -> R {
+        let _g = self.0.pin(tid);
+        f()
+    }
+    /// The epoch for a slot retired now.
+    pub fn retire_epoch(&self) -> u64 {
+        self.0.retire_epoch()
+    }
+    /// Tries to advance; the epoch now.
+    pub fn try_advance(&self) -> u64 {
+        self.0.try_advance()
+    }
+    /// Whether a slot retired at `retired` is reusable at `now`.
+    pub fn reusable(retired: u64, now: u64) -> bool {
+        Epochs::reusable(retired, now)
     }
 }

@@ -127,21 +127,28 @@ fn values_are_dropped_exactly_once() {
             }
         }
         c.clear();
+        // With no other thread inside the cache, `clear` drops every value before it returns.
+        assert_eq!(drops.load(Ordering::Relaxed), n as usize, "{p:?}: values left after clear");
         drop(c);
-        // Deferred frees run as the epoch advances.
-        for _ in 0..if cfg!(miri) { 200 } else { 10_000 } {
-            if drops.load(Ordering::Relaxed) == n as usize {
-                break;
-            }
-            crossbeam_epoch_flush();
-        }
-        assert_eq!(drops.load(Ordering::Relaxed), n as usize, "{p:?}: leaked values");
+        assert_eq!(drops.load(Ordering::Relaxed), n as usize, "{p:?}: dropped twice");
     }
 }
 
-fn crossbeam_epoch_flush() {
-    // Flushing this thread's bag and pinning repeatedly advances the global epoch and runs the
-    // deferred frees.
-    crossbeam_epoch::pin().flush();
-    std::thread::yield_now();
+#[test]
+fn drop_releases_live_values_exactly_once() {
+    for (p, cd) in each_policy() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let c: Cache<u64, Arc<Tracked>> =
+            Cache::builder().capacity(20).policy(p).consecutive_detection(cd).build();
+        let n = if cfg!(miri) { 100 } else { 3000 };
+        for i in 0..n {
+            c.insert(i % 97, Arc::new(Tracked(drops.clone())));
+            if i % 5 == 0 {
+                let _ = c.remove(&(i % 31));
+            }
+        }
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        drop(c);
+        assert_eq!(drops.load(Ordering::Relaxed), n as usize, "{p:?}: leaked or double drop");
+    }
 }

@@ -1,46 +1,33 @@
-//! Lock-based baselines: SIEVE as in the SIEVE paper's CacheLib prototype, and LRU with one
-//! global lock.
+//! Lock-based baselines on the same slots and index: SIEVE as in the SIEVE paper's CacheLib
+//! prototype, and LRU with one global lock.
 //!
-//! Both keep a doubly linked list of slots (a slab indexed by `u32`) under one mutex; each entry
-//! remembers its slot (`Entry::slot`, accessed only under that mutex).
+//! Both keep a doubly linked list of slot numbers under one mutex (the links live inside the
+//! mutex, one pair per slot of the arena).
 //!
 //! **SIEVE** (Zhang et al., NSDI'24, Alg. 1; CacheLib `MMSieve`): insert links at the head under
 //! the lock; a hit sets the visited bit *without* the lock; eviction runs the hand under the
 //! lock — from the tail towards the head, clearing visited bits and wrapping, evicting the first
-//! unvisited entry and leaving the hand at its newer neighbour — exactly the simulator's SIEVE.
+//! unvisited (or removed) slot and leaving the hand at its newer neighbour — exactly the
+//! simulator's SIEVE.
 //!
-//! **LRU**: every hit takes the lock and moves the entry to the head; eviction takes the tail.
+//! **LRU**: every hit takes the lock and moves the slot to the head; eviction takes the tail.
 //! This is the classic baseline whose per-hit lock the papers show does not scale.
 //!
-//! Removing an entry unlinks it at once (under the lock), so these policies hold no removed
-//! entries.
+//! A removed slot is unlinked at once (under the lock), so these policies hold no removed
+//! entries once `remove` returns.
 
-use crate::raw::entry::{Entry, NO_SLOT};
+use crate::policy::queues::Nodes;
 use crate::sync::Ordering;
 use parking_lot::Mutex;
 
 const NIL: u32 = u32::MAX;
+/// `prev` of a slot not in the list.
+const OUT: u32 = u32::MAX - 1;
 
 #[derive(Debug)]
-struct Slot<K, V> {
-    entry: *const Entry<K, V>,
-    /// Towards the head (newer).
-    prev: u32,
-    /// Towards the tail (older).
-    next: u32,
-}
-
-impl<K, V> Clone for Slot<K, V> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<K, V> Copy for Slot<K, V> {}
-
-#[derive(Debug)]
-struct List<K, V> {
-    slots: Vec<Slot<K, V>>,
-    free: Vec<u32>,
+struct List {
+    /// Per slot: towards the head (newer), towards the tail (older).
+    links: Vec<[u32; 2]>,
     /// Newest.
     head: u32,
     /// Oldest.
@@ -59,68 +46,48 @@ pub(crate) enum Kind {
 
 /// SIEVE or LRU under one lock.
 #[derive(Debug)]
-pub(crate) struct Locked<K, V> {
-    list: Mutex<List<K, V>>,
+pub(crate) struct Locked {
+    list: Mutex<List>,
     kind: Kind,
 }
 
-// SAFETY: the raw entry pointers are only dereferenced while the cache keeps the entries alive
-// (the policy link); the list itself is behind a mutex.
-unsafe impl<K: Send + Sync, V: Send + Sync> Send for Locked<K, V> {}
-// SAFETY: as above.
-unsafe impl<K: Send + Sync, V: Send + Sync> Sync for Locked<K, V> {}
-
-impl<K, V> List<K, V> {
-    fn push_head(&mut self, entry: *const Entry<K, V>) -> u32 {
-        let s = Slot { entry, prev: NIL, next: self.head };
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = s;
-                i
-            }
-            None => {
-                self.slots.push(s);
-                (self.slots.len() - 1) as u32
-            }
-        };
+impl List {
+    fn push_head(&mut self, i: u32) {
+        self.links[i as usize] = [NIL, self.head];
         if self.head != NIL {
-            self.slots[self.head as usize].prev = i;
+            self.links[self.head as usize][0] = i;
         } else {
             self.tail = i;
         }
         self.head = i;
         self.len += 1;
-        i
     }
 
     fn unlink(&mut self, i: u32) {
-        let Slot { prev, next, .. } = self.slots[i as usize];
+        let [prev, next] = self.links[i as usize];
         if prev != NIL {
-            self.slots[prev as usize].next = next;
+            self.links[prev as usize][1] = next;
         } else {
             self.head = next;
         }
         if next != NIL {
-            self.slots[next as usize].prev = prev;
+            self.links[next as usize][0] = prev;
         } else {
             self.tail = prev;
         }
+        if self.hand == i {
+            self.hand = prev;
+        }
+        self.links[i as usize] = [OUT, NIL];
         self.len -= 1;
-    }
-
-    fn free(&mut self, i: u32) {
-        self.unlink(i);
-        self.slots[i as usize].entry = std::ptr::null();
-        self.free.push(i);
     }
 }
 
-impl<K, V> Locked<K, V> {
-    pub fn new(kind: Kind) -> Self {
+impl Locked {
+    pub fn new(kind: Kind, slots: usize) -> Self {
         Locked {
             list: Mutex::new(List {
-                slots: Vec::new(),
-                free: Vec::new(),
+                links: vec![[OUT, NIL]; slots],
                 head: NIL,
                 tail: NIL,
                 hand: NIL,
@@ -130,62 +97,34 @@ impl<K, V> Locked<K, V> {
         }
     }
 
-    /// Links a new entry at the head. `e` keeps the provenance of the original allocation
-    /// (the list may be where it is eventually freed from).
-    ///
-    /// # Safety
-    /// `e` is a live entry whose policy link this list now holds.
-    pub unsafe fn insert(&self, e: *const Entry<K, V>) {
-        let mut l = self.list.lock();
-        let i = l.push_head(e);
-        // Relaxed: `slot` is only accessed under this lock.
-        // SAFETY: live entry per the contract.
-        unsafe { (*e).slot.store(i, Ordering::Relaxed) };
+    /// Links slot `i` (in no list) at the head.
+    pub fn insert(&self, i: u32) {
+        self.list.lock().push_head(i);
     }
 
-    /// A hit: LRU moves the entry to the head under the lock; SIEVE only sets the bit.
+    /// A hit on slot `i`: LRU moves it to the head under the lock; SIEVE only sets the bit
+    /// (done by the caller, lock-free).
     #[inline]
-    pub fn on_hit(&self, e: &Entry<K, V>) {
-        match self.kind {
-            Kind::Sieve => e.touch(),
-            Kind::Lru => {
-                let mut l = self.list.lock();
-                let i = e.slot.load(Ordering::Relaxed);
-                if i != NO_SLOT && l.head != i {
-                    l.unlink(i);
-                    // re-link the same slot at the head
-                    let old = l.head;
-                    l.slots[i as usize].prev = NIL;
-                    l.slots[i as usize].next = old;
-                    if old != NIL {
-                        l.slots[old as usize].prev = i;
-                    } else {
-                        l.tail = i;
-                    }
-                    l.head = i;
-                    l.len += 1;
-                }
-            }
+    pub fn on_hit_lru(&self, i: u32) {
+        let mut l = self.list.lock();
+        if l.links[i as usize][0] != OUT && l.head != i {
+            l.unlink(i);
+            l.push_head(i);
         }
     }
 
-    /// Unlinks a removed entry; true if it was in the list (its policy link is then dropped).
-    pub fn on_remove(&self, e: &Entry<K, V>) -> bool {
+    /// Unlinks slot `i` if the list still holds it; true if it did (the caller now owns it).
+    pub fn remove(&self, i: u32) -> bool {
         let mut l = self.list.lock();
-        let i = e.slot.load(Ordering::Relaxed);
-        if i == NO_SLOT {
+        if l.links[i as usize][0] == OUT {
             return false;
         }
-        if l.hand == i {
-            l.hand = l.slots[i as usize].prev;
-        }
-        l.free(i);
-        e.slot.store(NO_SLOT, Ordering::Relaxed);
+        l.unlink(i);
         true
     }
 
     /// Picks and unlinks a victim.
-    pub fn evict(&self) -> Option<*const Entry<K, V>> {
+    pub fn evict<N: Nodes>(&self, n: &N) -> Option<u32> {
         let mut l = self.list.lock();
         if l.tail == NIL {
             return None;
@@ -194,31 +133,25 @@ impl<K, V> Locked<K, V> {
             Kind::Lru => l.tail,
             Kind::Sieve => {
                 let mut o = if l.hand == NIL { l.tail } else { l.hand };
-                loop {
-                    let s = l.slots[o as usize];
-                    // SAFETY: an entry in the list is kept alive by its policy link.
-                    let e = unsafe { &*s.entry };
-                    let live = e.state.load(Ordering::Relaxed) == crate::raw::entry::LIVE;
-                    // Relaxed: hint bit (see Entry::touch).
-                    if !(live && e.visited.load(Ordering::Relaxed)) {
-                        break;
-                    }
-                    e.visited.store(false, Ordering::Relaxed);
-                    o = if s.prev == NIL { l.tail } else { s.prev };
+                // Relaxed: hint bits (see `Cache::get`).
+                while n.is_live(o) && n.visited(o).load(Ordering::Relaxed) != 0 {
+                    n.visited(o).store(0, Ordering::Relaxed);
+                    let prev = l.links[o as usize][0];
+                    o = if prev == NIL { l.tail } else { prev };
                 }
-                l.hand = l.slots[o as usize].prev;
                 o
             }
         };
-        let e = l.slots[victim as usize].entry;
-        l.free(victim);
-        // SAFETY: as above.
-        unsafe { (*e).slot.store(NO_SLOT, Ordering::Relaxed) };
-        Some(e)
+        let newer = l.links[victim as usize][0];
+        l.unlink(victim);
+        if self.kind == Kind::Sieve {
+            l.hand = newer;
+        }
+        Some(victim)
     }
 
-    /// Entries head to tail (quiescent validation).
-    pub fn items(&self) -> Result<Vec<*const Entry<K, V>>, String> {
+    /// Slots head to tail (quiescent validation).
+    pub fn items(&self) -> Result<Vec<u32>, String> {
         let l = self.list.lock();
         let mut out = Vec::with_capacity(l.len);
         let (mut c, mut prev) = (l.head, NIL);
@@ -226,37 +159,19 @@ impl<K, V> Locked<K, V> {
             if out.len() > l.len {
                 return Err("list longer than its length: a cycle?".into());
             }
-            let s = l.slots[c as usize];
-            if s.prev != prev {
+            if l.links[c as usize][0] != prev {
                 return Err(format!("slot {c}: broken prev link"));
             }
-            // SAFETY: listed entries are alive (policy link).
-            if unsafe { (*s.entry).slot.load(Ordering::Relaxed) } != c {
-                return Err(format!("slot {c}: the entry records another slot"));
-            }
-            out.push(s.entry);
+            out.push(c);
             prev = c;
-            c = s.next;
+            c = l.links[c as usize][1];
         }
         if out.len() != l.len || l.tail != prev {
-            return Err(format!("list walks {} entries, len says {}", out.len(), l.len));
+            return Err(format!("list walks {} slots, len says {}", out.len(), l.len));
         }
-        if l.hand != NIL && !out.iter().any(|&e| std::ptr::eq(e, l.slots[l.hand as usize].entry)) {
+        if l.hand != NIL && !out.contains(&l.hand) {
             return Err("SIEVE hand points outside the list".into());
         }
         Ok(out)
-    }
-
-    /// Unlinks everything (exclusive access) and returns the entries.
-    pub fn drain(&mut self) -> Vec<*const Entry<K, V>> {
-        let l = self.list.get_mut();
-        let mut out = Vec::new();
-        let mut c = l.head;
-        while c != NIL {
-            out.push(l.slots[c as usize].entry);
-            c = l.slots[c as usize].next;
-        }
-        *l = List { slots: Vec::new(), free: Vec::new(), head: NIL, tail: NIL, hand: NIL, len: 0 };
-        out
     }
 }

@@ -1,5 +1,5 @@
-//! The eviction policies behind `Cache`. Each keeps one link to every entry it holds and hands
-//! it back on eviction; the cache does the accounting and the freeing.
+//! The eviction policies behind `Cache`, over slot numbers. Each holds the slots it was given
+//! and hands one back on eviction; the cache does the accounting and the reclamation.
 
 #[cfg(not(loom))]
 pub(crate) mod locked;

@@ -1,248 +1,272 @@
-//! The index: key → entry. A fixed array of buckets, each a singly linked chain of entries.
+//! The index: hash → slot. An open-addressing table of 64-byte buckets, each one cache line:
+//! seven entry words and a control word.
 //!
-//! * **Lookups take no lock and perform no atomic read-modify-write**: under an epoch guard
-//!   they load the bucket head and follow `chain` links with Acquire loads, comparing the stored
-//!   hash and then the key.
-//! * **Writes** (insert, replace, remove, the index half of an eviction) take one of a fixed set
-//!   of striped mutexes (bucket `b` uses stripe `b % stripes`), so chain updates are simple
-//!   pointer stores published with Release. Critical sections are a chain walk and two stores;
-//!   no user code runs under them (keys are compared, values are never touched).
-//! * An unlinked entry keeps its `chain` pointer, so a reader standing on it can still walk on;
-//!   it is freed only through the epoch collector after both its links are gone.
-//! * The bucket count is fixed at build time (a cache's size is bounded); chains stay short at
-//!   the default load factor of at most one entry per bucket.
+//! * An entry word is `tag << 32 | (slot + 1)`, where the tag is the hash's upper 32 bits;
+//!   0 is an empty word. A lookup loads its home bucket's line, compares the tags of seven
+//!   words, and reads a slot (a second line) only on a tag match: a miss usually touches one
+//!   line, a hit two.
+//! * Overflow goes to the following buckets (linear probing by bucket). The control word counts
+//!   the entries *passing through* the bucket (homed before it, stored after it), so a lookup
+//!   stops at the first bucket nothing passes through. Entries never move: a lookup that races
+//!   with writers sees each word either before or after a change, never half of it.
+//! * **Lookups take no lock and write nothing.** Writers take the spin lock in their *home*
+//!   bucket's control word (bit 0), so all writes concerning one home bucket are serialised;
+//!   they claim empty words anywhere with a CAS (other homes' writers may race for the same
+//!   word), and clear or replace only words of their own home.
+//! * The bucket count is fixed at build time from the arena size, at most ~5.5 entries per
+//!   bucket on average, so the table never fills.
 
-use crate::raw::entry::{Entry, LIVE, REMOVED};
-use crate::sync::{AtomicPtr, Ordering};
-use crossbeam_utils::CachePadded;
-use parking_lot::{Mutex, MutexGuard};
-use std::borrow::Borrow;
-use std::ptr;
+use crate::sync::{AtomicU64, Backoff, Ordering};
 
-pub(crate) struct Index<K, V> {
-    buckets: Box<[AtomicPtr<Entry<K, V>>]>,
-    locks: Box<[CachePadded<Mutex<()>>]>,
-    mask: usize,
+const WORDS: usize = 7;
+const LOCKED: u64 = 1;
+/// One passing-through entry in the control word (above the lock bit).
+const PASS: u64 = 2;
+
+#[derive(Debug)]
+#[repr(align(64))]
+struct Bucket {
+    words: [AtomicU64; WORDS],
+    /// Bit 0: the home lock. Bits 1..: entries passing through (times [`PASS`]).
+    ctrl: AtomicU64,
 }
 
-impl<K, V> std::fmt::Debug for Index<K, V> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Index")
-            .field("buckets", &self.buckets.len())
-            .field("stripes", &self.locks.len())
-            .finish()
+/// The hash index.
+#[derive(Debug)]
+pub(crate) struct Index {
+    buckets: Box<[Bucket]>,
+}
+
+/// Where an entry word sits.
+#[derive(Debug, Clone, Copy)]
+struct At {
+    bucket: usize,
+    word: usize,
+}
+
+#[inline]
+fn word(hash: u64, slot: u32) -> u64 {
+    (hash & 0xffff_ffff_0000_0000) | (slot as u64 + 1)
+}
+
+#[inline]
+fn slot_of(w: u64) -> u32 {
+    (w as u32).wrapping_sub(1)
+}
+
+/// Holds a home bucket's lock.
+#[derive(Debug)]
+pub(crate) struct HomeLock<'a> {
+    index: &'a Index,
+    home: usize,
+}
+
+impl Drop for HomeLock<'_> {
+    fn drop(&mut self) {
+        // Release: the critical section's word stores happen before the next holder's.
+        self.index.buckets[self.home].ctrl.fetch_and(!LOCKED, Ordering::Release);
     }
 }
 
-/// Result of [`Index::insert`].
-pub(crate) enum Inserted<K, V> {
-    /// The key was new.
-    New,
-    /// The key existed: this entry was replaced (now REMOVED, its index link is the caller's).
-    Replaced(*const Entry<K, V>),
-}
+impl Index {
+    /// An index for up to `slots` entries.
+    pub fn new(slots: usize) -> Self {
+        let n = (slots * 2 / 11 + 2).max(2);
+        Index {
+            buckets: (0..n)
+                .map(|_| Bucket {
+                    words: std::array::from_fn(|_| AtomicU64::new(0)),
+                    ctrl: AtomicU64::new(0),
+                })
+                .collect(),
+        }
+    }
 
-impl<K, V> Index<K, V> {
-    /// Every linked entry (quiescent use: validation).
-    ///
-    /// # Safety
-    /// No concurrent writers; caller pinned.
-    pub unsafe fn entries(&self) -> Vec<*const Entry<K, V>> {
+    /// Bytes of table per entry slot it was sized for.
+    pub fn bytes(&self) -> usize {
+        self.buckets.len() * std::mem::size_of::<Bucket>()
+    }
+
+    #[inline]
+    fn home(&self, hash: u64) -> usize {
+        (((hash as u32) as u64 * self.buckets.len() as u64) >> 32) as usize
+    }
+
+    #[inline]
+    fn next(&self, b: usize) -> usize {
+        if b + 1 == self.buckets.len() {
+            0
+        } else {
+            b + 1
+        }
+    }
+
+    /// Finds the slot whose key `eq` accepts among the entries tagged like `hash`.
+    #[inline]
+    pub fn find(&self, hash: u64, mut eq: impl FnMut(u32) -> bool) -> Option<u32> {
+        let tag = hash >> 32;
+        let mut b = self.home(hash);
+        for _ in 0..self.buckets.len() {
+            let bucket = &self.buckets[b];
+            for w in &bucket.words {
+                // Acquire: pairs with the Release CAS/store that published the word, so the
+                // slot's key and value written before it are visible.
+                let x = w.load(Ordering::Acquire);
+                if x >> 32 == tag && x != 0 && eq(slot_of(x)) {
+                    return Some(slot_of(x));
+                }
+            }
+            // Acquire: a writer raises the count before it publishes a word further on.
+            if bucket.ctrl.load(Ordering::Acquire) < PASS {
+                return None;
+            }
+            b = self.next(b);
+        }
+        None
+    }
+
+    /// Locks the home bucket of `hash` for writing.
+    pub fn lock(&self, hash: u64) -> HomeLock<'_> {
+        let home = self.home(hash);
+        let ctrl = &self.buckets[home].ctrl;
+        let mut backoff = Backoff::default();
+        loop {
+            // Acquire: pairs with the Release unlock; we see the previous holder's stores.
+            if ctrl.fetch_or(LOCKED, Ordering::Acquire) & LOCKED == 0 {
+                return HomeLock { index: self, home };
+            }
+            // Relaxed: wait until it looks free before trying the RMW again.
+            while ctrl.load(Ordering::Relaxed) & LOCKED != 0 {
+                backoff.snooze();
+            }
+        }
+    }
+
+    /// Under the home lock: where the entry accepted by `m` (a word test) sits.
+    fn locate(&self, lock: &HomeLock<'_>, tag: u64, mut m: impl FnMut(u32) -> bool) -> Option<At> {
+        let mut b = lock.home;
+        for _ in 0..self.buckets.len() {
+            let bucket = &self.buckets[b];
+            for (i, w) in bucket.words.iter().enumerate() {
+                // Acquire: other homes' writers publish words here concurrently; `m` reads
+                // the slot of any word with our tag, whose contents the Acquire makes visible.
+                let x = w.load(Ordering::Acquire);
+                if x != 0 && x >> 32 == tag && m(slot_of(x)) {
+                    return Some(At { bucket: b, word: i });
+                }
+            }
+            if bucket.ctrl.load(Ordering::Acquire) < PASS {
+                return None;
+            }
+            b = self.next(b);
+        }
+        None
+    }
+
+    /// Under the home lock of `hash`: replaces the entry accepted by `eq` with `slot` and
+    /// returns the old slot, or adds `slot` and returns `None`.
+    pub fn insert(
+        &self,
+        lock: &HomeLock<'_>,
+        hash: u64,
+        slot: u32,
+        eq: impl FnMut(u32) -> bool,
+    ) -> Option<u32> {
+        let new = word(hash, slot);
+        if let Some(at) = self.locate(lock, hash >> 32, eq) {
+            let w = &self.buckets[at.bucket].words[at.word];
+            // Release: publishes the new slot's contents to lookups (Acquire in `find`).
+            return Some(slot_of(w.swap(new, Ordering::AcqRel)));
+        }
+        let mut b = lock.home;
+        for _ in 0..self.buckets.len() {
+            let bucket = &self.buckets[b];
+            for w in &bucket.words {
+                // Relaxed probe, then Release CAS: publishes the slot's contents.
+                if w.load(Ordering::Relaxed) == 0
+                    && w.compare_exchange(0, new, Ordering::Release, Ordering::Relaxed).is_ok()
+                {
+                    return None;
+                }
+            }
+            // Release: the count is raised before the word is published further on, so a
+            // lookup that misses the count has not been able to see the word either.
+            bucket.ctrl.fetch_add(PASS, Ordering::Release);
+            b = self.next(b);
+        }
+        unreachable!("the index is sized so that it never fills")
+    }
+
+    /// Under the home lock of `hash`: removes the entry accepted by `m` (called with slot
+    /// numbers); returns its slot.
+    pub fn remove(
+        &self,
+        lock: &HomeLock<'_>,
+        hash: u64,
+        m: impl FnMut(u32) -> bool,
+    ) -> Option<u32> {
+        let at = self.locate(lock, hash >> 32, m)?;
+        // Release: a lookup that sees the empty word sees nothing of the slot it no longer
+        // reaches; the slot itself stays readable until the epochs let it be reused.
+        let old = self.buckets[at.bucket].words[at.word].swap(0, Ordering::Release);
+        let mut b = lock.home;
+        while b != at.bucket {
+            // Release: after the word is gone (lookups may stop early only once it is).
+            self.buckets[b].ctrl.fetch_sub(PASS, Ordering::Release);
+            b = self.next(b);
+        }
+        Some(slot_of(old))
+    }
+
+    /// Every slot an entry word refers to now (a snapshot word by word).
+    pub fn slots(&self) -> Vec<u32> {
         let mut out = Vec::new();
         for b in self.buckets.iter() {
-            let mut p = b.load(Ordering::Acquire);
-            while !p.is_null() {
-                out.push(p as *const _);
-                // SAFETY: quiescent, linked entries are allocated.
-                p = unsafe { (*p).chain.load(Ordering::Acquire) };
+            for w in &b.words {
+                // Acquire: as in `find`.
+                let x = w.load(Ordering::Acquire);
+                if x != 0 {
+                    out.push(slot_of(x));
+                }
             }
         }
         out
     }
 
-    /// Every linked entry, with exclusive access (drop).
-    ///
-    /// # Safety
-    /// No other thread uses the index.
-    pub unsafe fn entries_exclusive(&mut self) -> Vec<*const Entry<K, V>> {
-        // SAFETY: exclusive access implies quiescence.
-        unsafe { self.entries() }
-    }
-}
-
-impl<K: Eq, V> Index<K, V> {
-    /// An index sized for about `entries` entries.
-    pub fn new(entries: usize) -> Self {
-        let n = entries.max(16).next_power_of_two();
-        let stripes = (n / 8).clamp(16, 4096).next_power_of_two();
-        Index {
-            buckets: (0..n).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
-            locks: (0..stripes).map(|_| CachePadded::new(Mutex::new(()))).collect(),
-            mask: n - 1,
-        }
-    }
-
-    fn bucket(&self, hash: u64) -> usize {
-        (hash as usize) & self.mask
-    }
-
-    pub fn lock(&self, hash: u64) -> MutexGuard<'_, ()> {
-        self.locks[self.bucket(hash) & (self.locks.len() - 1)].lock()
-    }
-
-    /// Finds the entry for `key`.
-    ///
-    /// # Safety
-    /// The caller is pinned for as long as it uses the returned reference.
-    #[inline]
-    pub unsafe fn find<'g, Q>(&self, hash: u64, key: &Q) -> Option<&'g Entry<K, V>>
-    where
-        K: Borrow<Q>,
-        Q: Eq + ?Sized,
-    {
-        // SAFETY: forwarded; the pointer is valid while the caller is pinned.
-        unsafe { self.find_ptr(hash, key).map(|p| &*p) }
-    }
-
-    /// As [`Index::find`], returning the raw pointer as loaded (with the allocation's full
-    /// provenance, so it may later be used to free the entry).
-    ///
-    /// # Safety
-    /// As [`Index::find`].
-    #[inline]
-    pub unsafe fn find_ptr<Q>(&self, hash: u64, key: &Q) -> Option<*const Entry<K, V>>
-    where
-        K: Borrow<Q>,
-        Q: Eq + ?Sized,
-    {
-        // Acquire: pairs with the Release stores in insert/unlink, so the entry's fields
-        // (key, value, hash) are visible before we read them.
-        let mut p = self.buckets[self.bucket(hash)].load(Ordering::Acquire);
-        while !p.is_null() {
-            // SAFETY: reachable entries are freed only via the epoch after being unlinked, and
-            // the caller is pinned.
-            let e = unsafe { &*p };
-            if e.hash == hash && e.key.borrow() == key {
-                return Some(p);
+    /// Checks the pass-through counts against the entries (quiescent use): each bucket's count
+    /// equals the number of entries whose home precedes it and that sit after it.
+    pub fn validate(&self, hash_of: impl Fn(u32) -> u64) -> Result<(), String> {
+        let n = self.buckets.len();
+        let mut pass = vec![0u64; n];
+        for (b, bucket) in self.buckets.iter().enumerate() {
+            if bucket.ctrl.load(Ordering::Relaxed) & LOCKED != 0 {
+                return Err(format!("index bucket {b} is still locked"));
             }
-            // Acquire: as above.
-            p = e.chain.load(Ordering::Acquire);
-        }
-        None
-    }
-
-    /// Links `new` (LIVE, unlinked), replacing an entry with an equal key if there is one.
-    ///
-    /// # Safety
-    /// `new` is a valid fresh entry; the caller is pinned.
-    pub unsafe fn insert(&self, new: *mut Entry<K, V>) -> Inserted<K, V> {
-        // SAFETY: valid fresh entry.
-        let n = unsafe { &*new };
-        let _g = self.lock(n.hash);
-        let head = &self.buckets[self.bucket(n.hash)];
-        let mut link: &AtomicPtr<Entry<K, V>> = head;
-        // Relaxed: we hold the stripe lock, chain writes are serialised by it.
-        let mut p = link.load(Ordering::Relaxed);
-        while !p.is_null() {
-            // SAFETY: linked entries are allocated; we hold the lock so none is unlinked now.
-            let e = unsafe { &*p };
-            if e.hash == n.hash && e.key == n.key {
-                n.chain.store(e.chain.load(Ordering::Relaxed), Ordering::Relaxed);
-                // Relaxed: only read under this stripe lock or as a hint.
-                e.state.store(REMOVED, Ordering::Relaxed);
-                // Release: publishes `new`'s fields to lock-free readers (Acquire in `find`).
-                link.store(new, Ordering::Release);
-                return Inserted::Replaced(p);
-            }
-            link = &e.chain;
-            p = link.load(Ordering::Relaxed);
-        }
-        n.chain.store(head.load(Ordering::Relaxed), Ordering::Relaxed);
-        // Release: as above.
-        head.store(new, Ordering::Release);
-        Inserted::New
-    }
-
-    /// Unlinks `target` if it is still LIVE and linked, setting its state to `to`; returns
-    /// whether it did (the entry's index link is then the caller's to drop).
-    ///
-    /// # Safety
-    /// `target` is allocated (the caller holds a link or is pinned).
-    pub unsafe fn unlink(&self, target: *const Entry<K, V>, to: u8) -> bool {
-        // SAFETY: per the contract.
-        let t = unsafe { &*target };
-        let _g = self.lock(t.hash);
-        if t.state.load(Ordering::Relaxed) != LIVE {
-            return false;
-        }
-        // SAFETY: we hold the stripe lock.
-        unsafe { self.unlink_locked(target, to) }
-    }
-
-    /// Finds `key` and unlinks it with state REMOVED; returns the entry.
-    ///
-    /// # Safety
-    /// The caller is pinned.
-    pub unsafe fn remove<Q>(&self, hash: u64, key: &Q) -> Option<*const Entry<K, V>>
-    where
-        K: Borrow<Q>,
-        Q: Eq + ?Sized,
-    {
-        let _g = self.lock(hash);
-        // SAFETY: pinned; and under the lock nothing in this chain is unlinked concurrently.
-        let e = unsafe { self.find_ptr(hash, key) }?;
-        // SAFETY: we hold the stripe lock.
-        unsafe { self.unlink_locked(e, REMOVED) }.then_some(e)
-    }
-
-    /// # Safety
-    /// The stripe lock of `target.hash` is held; `target` is allocated.
-    unsafe fn unlink_locked(&self, target: *const Entry<K, V>, to: u8) -> bool {
-        // SAFETY: per the contract.
-        let t = unsafe { &*target };
-        let mut link = &self.buckets[self.bucket(t.hash)];
-        loop {
-            let p = link.load(Ordering::Relaxed);
-            if p.is_null() {
-                return false;
-            }
-            if ptr::eq(p, target) {
-                // Release: readers that load the new link see a consistent successor.
-                link.store(t.chain.load(Ordering::Relaxed), Ordering::Release);
-                t.state.store(to, Ordering::Relaxed);
-                return true;
-            }
-            // SAFETY: linked and allocated (lock held).
-            link = unsafe { &(*p).chain };
-        }
-    }
-
-    /// Unlinks every entry (state REMOVED), calling `f` on each.
-    ///
-    /// # Safety
-    /// The caller is pinned.
-    pub unsafe fn drain(&self, mut f: impl FnMut(*const Entry<K, V>)) {
-        for b in 0..self.buckets.len() {
-            let _g = self.locks[b & (self.locks.len() - 1)].lock();
-            let mut p = self.buckets[b].swap(ptr::null_mut(), Ordering::AcqRel);
-            while !p.is_null() {
-                // SAFETY: was linked; lock held; pinned.
-                let e = unsafe { &*p };
-                let next = e.chain.load(Ordering::Relaxed);
-                e.state.store(REMOVED, Ordering::Relaxed);
-                f(p);
-                p = next;
+            for w in &bucket.words {
+                let x = w.load(Ordering::Relaxed);
+                if x == 0 {
+                    continue;
+                }
+                let h = hash_of(slot_of(x));
+                if h >> 32 != x >> 32 {
+                    return Err(format!("slot {}: index tag does not match its hash", slot_of(x)));
+                }
+                let mut c = self.home(h);
+                while c != b {
+                    pass[c] += 1;
+                    c = self.next(c);
+                }
             }
         }
-    }
-
-    /// Which bucket a hash maps to (validation).
-    pub fn bucket_of(&self, hash: u64) -> usize {
-        self.bucket(hash)
-    }
-
-    /// Bucket heads (validation).
-    pub fn bucket_count(&self) -> usize {
-        self.buckets.len()
+        for (b, bucket) in self.buckets.iter().enumerate() {
+            let have = bucket.ctrl.load(Ordering::Relaxed) / PASS;
+            if have != pass[b] {
+                return Err(format!(
+                    "index bucket {b}: pass-through count {have}, entries passing {}",
+                    pass[b]
+                ));
+            }
+        }
+        Ok(())
     }
 }

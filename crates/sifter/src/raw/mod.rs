@@ -1,8 +1,9 @@
-//! The unsafe core: the lock-free queue, the entry, the index. Safe APIs are built on top in
-//! `policy/` and `cache.rs`.
+//! The unsafe core: the slot arena, the index, the lock-free queue and the epochs that decide
+//! when a slot may be reused. Safe APIs are built on top in `policy/` and `cache.rs`.
 
-#[cfg(not(loom))]
-pub(crate) mod entry;
+pub(crate) mod epoch;
 #[cfg(not(loom))]
 pub(crate) mod index;
 pub(crate) mod queue;
+#[cfg(not(loom))]
+pub(crate) mod slot;

@@ -1,224 +1,188 @@
-//! A lock-free FIFO queue of items for eviction: Mobius's queue (Dong et al., POMACS 2025,
-//! Appendix A/B) with the published defects fixed.
+//! A lock-free FIFO queue of slots for eviction, linked through the slots themselves: Mobius's
+//! queue (Dong et al., POMACS 2025, Appendix A/B) with the published defects fixed.
 //!
 //! # Algorithm
 //!
-//! A singly linked list from `head` (oldest) to `tail` (newest) of [`QNode`]s, each pointing to
-//! one item. There is no dummy node: an empty queue has `head == tail == null`.
+//! A singly linked list of slot numbers from `head` (oldest) to `tail` (newest), linked by each
+//! slot's `next` ([`Links`]); no dummy node, an empty queue has `head == tail == NIL`. The slot
+//! *is* the node: enqueueing allocates nothing, and a slot given a second chance is enqueued
+//! again, so `head` and `tail` are **versioned words** (`version << 32 | slot`): every change
+//! bumps the version, so a CAS against a word read earlier fails if anything happened in
+//! between, even if the same slot came back (ABA is excluded by construction, up to 2^32
+//! changes while one thread is preempted between its read and its CAS).
 //!
-//! * **Enqueue a chain** `first..=last` (Vyukov-style): `old = tail.swap(last)`; then
-//!   `head = first` if `old` was null (the queue was empty), else `old.next = first`. Between the
-//!   swap and the link, the chain is not reachable from `head` yet: a dequeuer that reaches `old`
-//!   sees `old.next == null` and treats `old` as the last node (the "enqueue gap").
-//! * **Detach a prefix** `start..=cur` where `cur.next` is not null: one CAS of `head` from
-//!   `start` to `cur.next`. Dequeuers never touch `tail` on this path, and never take a node
-//!   whose `next` is null this way, so they never race with enqueuers on the last node.
-//! * **Take the last node** `L` (`head == L`, `L.next == null`): CAS `tail` from `L` to null —
-//!   success means no enqueue has swapped the tail past `L`, so `L` is ours — then CAS `head`
-//!   from `L` to null (it fails harmlessly if an enqueuer that saw the null tail already set
-//!   `head`). The published code had no such path and recursed forever when both queues held one
-//!   node; this path lets an almost empty cache still evict.
+//! * **Enqueue a chain** `first..=last`: CAS `tail` from `t` to `last` (new version); then
+//!   link: `head = first` if `t` was empty, else `t.next = first`. Between the CAS and the link
+//!   (the *enqueue gap*) the chain is not reachable from `head`: a scanner that reaches `t`
+//!   sees `t.next == NIL` and `tail != t`, and must not take `t` (the enqueuer will write into
+//!   it). Scanners skip to the other queue, or retry; nothing is lost, and the cache's
+//!   capacity never depends on the gap closing (see `cache.rs`: tokens).
+//! * **Detach a prefix** `start..=cur` where `cur.next` is set: one CAS of `head` from the word
+//!   read at the start of the scan to `cur.next`. Success proves nothing was detached since, so
+//!   the links the scan followed (which never change while their slots are queued) were real.
+//! * **Take the last node** `L` (`head == L`, `L.next == NIL`): check `tail == L` and that
+//!   `head` is still the word read (so `tail`'s `L` is the same incarnation), CAS `tail` to
+//!   empty — no enqueue got past `L` — then CAS `head` from the word read to empty (failing
+//!   harmlessly if an enqueuer that saw the empty tail already set it).
 //!
-//! # Why there is no ABA on `head`
-//!
-//! The published head CAS compared raw pointers, and a node could come back to the head of the
-//! same queue (relinked as visited, or recycled), so a stale CAS succeeded and lost nodes. Here
-//! a `QNode` is **enqueued exactly once**: relinking an item allocates a *new* `QNode`, and a
-//! detached `QNode` is only retired (to the epoch collector), never re-enqueued. A thread that
-//! read `head == start` holds an epoch guard, so `start`'s memory cannot be reused for another
-//! node while it might still compare against it. Hence `head == start` at the CAS means nothing
-//! was detached since the read, and `start..=cur` (whose `next` links never change while
-//! queued) is exactly what the thread scanned.
-//!
-//! # Memory
-//!
-//! `QNode`s are `Box`-allocated. Whoever detaches a node owns it and must retire it through a
-//! [`Reclaim`] (epoch-deferred free), because other threads may still be reading it.
+//! A scanner may follow links of slots that were detached and enqueued elsewhere meanwhile: the
+//! view is stale, and its CAS fails. It never follows into a *reused* slot, because slots are
+//! reused only after every thread pinned when they were retired has unpinned
+//! ([`epoch`](crate::raw::epoch)).
 
-use crate::sync::{AtomicPtr, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
-use std::ptr;
 
-/// One queue position of an item.
-///
-/// An item's *first* position is a node embedded in the item itself (no allocation on insert);
-/// when the item is relinked (a second chance), it gets a heap node. Either way a node is
-/// enqueued at most once.
-#[derive(Debug)]
-pub(crate) struct QNode<T> {
-    /// The item; set before the node is first enqueued, never changed after.
-    pub item: *const T,
-    /// The next (newer) node, or null for the last node. Written once by the enqueuer that
-    /// links after this node (Release), read by scanners (Acquire); never changed afterwards.
-    pub next: AtomicPtr<QNode<T>>,
-    /// Heap-allocated by [`QNode::alloc`] (retire it when detached), or embedded in its item
-    /// (it lives and dies with the item).
-    pub heap: bool,
+/// No slot.
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// The `next` links of the slots a queue links.
+pub(crate) trait Links {
+    fn next(&self, slot: u32) -> &AtomicU32;
 }
 
-impl<T> QNode<T> {
-    /// Allocates an unlinked node for `item`.
-    pub fn alloc(item: *const T) -> *mut QNode<T> {
-        Box::into_raw(Box::new(QNode { item, next: AtomicPtr::new(ptr::null_mut()), heap: true }))
-    }
-
-    /// A node to embed in an item; its `item` is set when the item's address is known.
-    pub fn embedded() -> QNode<T> {
-        QNode { item: ptr::null(), next: AtomicPtr::new(ptr::null_mut()), heap: false }
-    }
+#[inline]
+pub(crate) fn slot(w: u64) -> u32 {
+    w as u32
 }
 
-/// Defers freeing detached nodes until no thread can be reading them.
-pub(crate) trait Reclaim {
-    /// Frees `node` once every thread that might hold a reference to it has moved on.
-    ///
-    /// # Safety
-    /// `node` came from [`QNode::alloc`], is no longer reachable from any queue, and is retired
-    /// exactly once.
-    unsafe fn retire_node<T>(&self, node: *mut QNode<T>);
-
-    /// Retires `node` if it is a heap node; an embedded node is freed with its item.
-    ///
-    /// # Safety
-    /// `node` is detached and owned by the caller, and released exactly once.
-    unsafe fn release_node<T>(&self, node: *mut QNode<T>) {
-        // SAFETY: owned, allocated node.
-        if unsafe { (*node).heap } {
-            // SAFETY: a heap node from QNode::alloc, detached, released once.
-            unsafe { self.retire_node(node) };
-        }
-    }
+#[inline]
+fn bump(w: u64, to: u32) -> u64 {
+    ((w >> 32).wrapping_add(1) << 32) | to as u64
 }
 
-#[cfg(not(loom))]
-impl Reclaim for crossbeam_epoch::Guard {
-    unsafe fn retire_node<T>(&self, node: *mut QNode<T>) {
-        // SAFETY: the caller guarantees `node` is an unreachable, once-retired Box allocation;
-        // the epoch scheme runs the closure only after all guards that could see it are gone.
-        unsafe {
-            self.defer_unchecked(move || drop(Box::from_raw(node)));
+/// Test-only stall points (feature `test-hooks`): lets a test park a thread inside a gap.
+#[cfg(all(feature = "test-hooks", not(loom)))]
+pub mod hooks {
+    use std::cell::Cell;
+    thread_local! {
+        static GAP: Cell<Option<fn()>> = const { Cell::new(None) };
+    }
+    /// Runs `f` in this thread's enqueues, between the tail CAS and the link (the gap).
+    pub fn on_enqueue_gap(f: Option<fn()>) {
+        GAP.with(|g| g.set(f));
+    }
+    pub(crate) fn gap() {
+        if let Some(f) = GAP.with(Cell::get) {
+            f();
         }
     }
 }
 
 /// The queue.
 #[derive(Debug)]
-pub(crate) struct Queue<T> {
-    /// Oldest node, or null when the queue is empty (or an enqueue into an empty queue has
-    /// swapped `tail` but not yet set `head`).
-    head: CachePadded<AtomicPtr<QNode<T>>>,
-    /// Newest node, or null when empty.
-    tail: CachePadded<AtomicPtr<QNode<T>>>,
+pub(crate) struct Queue {
+    head: CachePadded<AtomicU64>,
+    tail: CachePadded<AtomicU64>,
 }
 
-impl<T> Default for Queue<T> {
+impl Default for Queue {
     fn default() -> Self {
         Queue {
-            head: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
-            tail: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
+            head: CachePadded::new(AtomicU64::new(NIL as u64)),
+            tail: CachePadded::new(AtomicU64::new(NIL as u64)),
         }
     }
 }
 
-impl<T> Queue<T> {
-    /// The oldest node (null if empty).
-    pub fn head(&self) -> *mut QNode<T> {
-        // Acquire: pairs with the Release store/CAS that installed this head (enqueue into an
-        // empty queue, or a detach), so the node's fields are visible.
+impl Queue {
+    /// The head word (its [`slot`] is NIL if empty).
+    #[inline]
+    pub fn head(&self) -> u64 {
+        // Acquire: pairs with the Release that installed this head (a detach, or an enqueue
+        // into an empty queue), so the links written before it are visible.
         self.head.load(Ordering::Acquire)
     }
 
-    /// The newest node (null if empty).
-    pub fn tail(&self) -> *mut QNode<T> {
-        // Acquire: pairs with the AcqRel swap in `enqueue_chain`.
+    /// The tail word.
+    #[inline]
+    pub fn tail(&self) -> u64 {
+        // Acquire: pairs with the AcqRel CAS in `enqueue_chain`.
         self.tail.load(Ordering::Acquire)
     }
 
-    /// Appends the chain `first..=last`.
-    ///
-    /// # Safety
-    /// The chain is private to the caller, linked through `next`, with `last.next == null`;
-    /// none of its nodes was ever enqueued before. The caller is pinned (epoch), so the old
-    /// tail it may write to cannot be freed under it.
-    pub unsafe fn enqueue_chain(&self, first: *mut QNode<T>, last: *mut QNode<T>) {
-        // AcqRel: Release publishes the chain's initialised fields to whoever loads the tail;
-        // Acquire makes the old tail's allocation visible before we write its `next`.
-        let old = self.tail.swap(last, Ordering::AcqRel);
-        if old.is_null() {
-            // AcqRel swap rather than a plain store: a `take_last` of the previous lone node may
-            // still be about to CAS `head` from that node to null. Both being read-modify-writes,
-            // one is ordered after the other and that CAS fails once we have swapped. (Under the
-            // C11 model a plain store is already enough, since the CAS must read the value just
-            // before it; loom models modification order only partially and reports a lost head
-            // with a plain store, so we use the RMW, which costs nothing measurable on this rare
-            // path.) Release: pairs with the Acquire load in `head()`; the chain is reachable.
-            self.head.swap(first, Ordering::AcqRel);
+    /// Appends the chain `first..=last`, linked through `next`, with `last.next == NIL`.
+    /// The chain's slots are the caller's (in no queue).
+    pub fn enqueue_chain<L: Links>(&self, links: &L, first: u32, last: u32) {
+        // Relaxed: the first read only seeds the CAS.
+        let mut t = self.tail.load(Ordering::Relaxed);
+        loop {
+            // AcqRel: Release publishes the chain's links to whoever loads the tail; Acquire
+            // orders our write into the old tail's `next` after its enqueuer's.
+            match self.tail.compare_exchange_weak(
+                t,
+                bump(t, last),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => t = now,
+            }
+        }
+        #[cfg(all(feature = "test-hooks", not(loom)))]
+        hooks::gap();
+        if slot(t) == NIL {
+            // AcqRel RMW (not a store): a `take_last` of the previous lone node may be about
+            // to CAS `head` to empty; the RMWs are ordered, and that CAS then fails. Release:
+            // the chain is reachable from `head` (Acquire in `head()`).
+            let _ = self
+                .head
+                .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |h| Some(bump(h, first)));
         } else {
-            // SAFETY: `old` was the tail, so it is still allocated (it is detached only after a
-            // scanner reads a non-null `next`, which we write now, or by `take_last`, which
-            // would have made our swap return null), and we are pinned.
-            // Release: pairs with the Acquire load of `next` by scanners.
-            unsafe { (*old).next.store(first, Ordering::Release) };
+            // Release: pairs with the Acquire load of `next` by scanners. The old tail is
+            // still queued: it leaves only once a scanner reads a link we write now, or by
+            // `take_last`, which would have made our CAS see an empty tail.
+            links.next(slot(t)).store(first, Ordering::Release);
         }
     }
 
-    /// Detaches `start..=cur` if `start` is still the head: CAS `head` to `new_head`
-    /// (`cur.next`, not null, or `cur` itself to detach only the nodes before it).
-    pub fn detach(&self, start: *mut QNode<T>, new_head: *mut QNode<T>) -> bool {
-        debug_assert!(!new_head.is_null());
-        // AcqRel on success: Acquire orders our later reads of the detached nodes after the
-        // CAS; Release publishes nothing new but keeps the head's history a total order.
-        // Acquire on failure: we rescan from the new head.
-        self.head.compare_exchange(start, new_head, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    /// Detaches the prefix up to (not including) `new_head` if `head` is still `start`.
+    #[inline]
+    pub fn detach(&self, start: u64, new_head: u32) -> bool {
+        debug_assert_ne!(new_head, NIL);
+        // AcqRel: Acquire orders our use of the detached slots after the CAS; Release keeps
+        // the head's history a chain of synchronising RMWs.
+        self.head
+            .compare_exchange(start, bump(start, new_head), Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
     }
 
-    /// Takes the lone node `last` (which the caller saw as the head with a null `next`).
-    /// Returns false if an enqueue got past it, or another thread took it.
-    pub fn take_last(&self, last: *mut QNode<T>) -> bool {
-        // AcqRel: success makes us the owner of `last` (no enqueuer linked after it).
-        if self
-            .tail
-            .compare_exchange(last, ptr::null_mut(), Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
+    /// Takes the lone node of the queue whose head word the caller read as `start` (and whose
+    /// `next` it saw NIL). False if an enqueue got past it (the gap) or another thread took it.
+    pub fn take_last(&self, start: u64) -> bool {
+        let t = self.tail();
+        if slot(t) != slot(start) || self.head() != start {
+            return false;
+        }
+        // AcqRel: success makes us the owner (no enqueuer got past the node).
+        if self.tail.compare_exchange(t, bump(t, NIL), Ordering::AcqRel, Ordering::Acquire).is_err()
         {
             return false;
         }
-        // Fails harmlessly if an enqueuer saw the null tail and already stored its own head.
-        let _ =
-            self.head.compare_exchange(last, ptr::null_mut(), Ordering::AcqRel, Ordering::Acquire);
+        // Fails harmlessly if an enqueuer saw the empty tail and already set its own head.
+        let _ = self.head.compare_exchange(
+            start,
+            bump(start, NIL),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
         true
     }
 
-    /// Walks the queue (only meaningful when no other thread is operating on it): the nodes
-    /// from head to tail, or an error describing a broken invariant.
-    ///
-    /// # Safety
-    /// No concurrent operation on this queue.
-    pub unsafe fn walk(&self, limit: usize) -> Result<Vec<*mut QNode<T>>, String> {
+    /// The slots from head to tail (quiescent use), or a broken invariant.
+    pub fn walk<L: Links>(&self, links: &L, limit: usize) -> Result<Vec<u32>, String> {
         let mut out = Vec::new();
-        let mut cur = self.head();
-        while !cur.is_null() {
+        let mut cur = slot(self.head());
+        while cur != NIL {
             if out.len() > limit {
-                return Err(format!("queue longer than {limit} nodes: a cycle?"));
+                return Err(format!("queue longer than {limit} slots: a cycle?"));
             }
             out.push(cur);
-            // SAFETY: quiescent queue, every linked node is allocated.
-            cur = unsafe { (*cur).next.load(Ordering::Acquire) };
+            cur = links.next(cur).load(Ordering::Acquire);
         }
-        let last = out.last().copied().unwrap_or(ptr::null_mut());
-        if last != self.tail() {
-            return Err("the last node reachable from head is not the tail".into());
+        if out.last().copied().unwrap_or(NIL) != slot(self.tail()) {
+            return Err("the last slot reachable from head is not the tail".into());
         }
         Ok(out)
-    }
-
-    /// Unlinks every node (exclusive access): returns them for the caller to free.
-    #[cfg_attr(loom, allow(dead_code))]
-    pub fn take_all(&mut self) -> Vec<*mut QNode<T>> {
-        // SAFETY: `&mut self` — no concurrent operation.
-        let nodes = unsafe { self.walk(usize::MAX) }.unwrap_or_default();
-        self.head.store(ptr::null_mut(), Ordering::Relaxed);
-        self.tail.store(ptr::null_mut(), Ordering::Relaxed);
-        nodes
     }
 }

@@ -1,0 +1,238 @@
+//! Epoch-based reclamation of slots, one instance per cache.
+//!
+//! A slot that leaves the cache (evicted, or removed and unlinked from the policy) may still be
+//! read by a thread that found it a moment earlier: a `get` comparing its key or cloning its
+//! value, an evictor scanning past it. It is therefore *retired* with the current epoch and
+//! reused only after every thread that could have seen it has finished its operation.
+//!
+//! * Every operation pins: a thread with a record (the first [`RECORDS`] thread ids) stores the
+//!   global epoch into its own cache-padded record, then a `SeqCst` fence; unpinning stores 0.
+//!   No read-modify-write and nothing shared is written (on this host a pin costs about as
+//!   much as one uncontended atomic add). Nested pins of the same thread are free.
+//! * Threads beyond the records count themselves in one of three shared counters (one per
+//!   epoch residue): correct for any number of threads, slower only for them.
+//! * The global epoch advances from `e` to `e + 1` only when no thread is pinned at an older
+//!   epoch. A slot retired at epoch `r` (read after its unlinking, behind a `SeqCst` fence) is
+//!   safe to reuse once the global epoch is `r + 2`: every thread pinned then pinned after the
+//!   advance to `r + 1`, which came after the unlinking, so it cannot reach the slot.
+//!
+//! The fences pair as in every epoch scheme: a reader's record store + fence before its loads,
+//! against the retirer's unlinking stores + fence before reading the epoch and the advancer's
+//! fence before reading the records. Whichever fence comes first in the single `SeqCst` order,
+//! either the advancer sees the reader pinned (and waits), or the reader sees the slot unlinked.
+
+use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
+use crossbeam_utils::CachePadded;
+
+/// Threads (by [`thread_id`]) that get a private record in every cache.
+#[cfg_attr(loom, allow(dead_code))]
+pub(crate) const RECORDS: usize = 64;
+
+/// Stores `e` into the thread's own record, ordered before every load the thread then makes of
+/// the cache's structures (see the module docs): a store and a `SeqCst` fence. On x86-64 a
+/// locked exchange is such a barrier and much cheaper than `mfence` (which also waits for
+/// outstanding cache misses), as crossbeam-epoch does; the compiler fence keeps the compiler
+/// from moving later loads above it.
+#[inline]
+fn announce(r: &AtomicU64, e: u64) {
+    #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+    {
+        r.swap(e, Ordering::SeqCst);
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
+    {
+        // Relaxed + the fence: as above.
+        r.store(e, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+    }
+}
+
+/// The epochs of one cache.
+#[derive(Debug)]
+pub(crate) struct Epochs {
+    /// The global epoch; starts at 1 (a record holding 0 is unpinned).
+    global: CachePadded<AtomicU64>,
+    /// Per-thread records: 0, or the epoch the thread is pinned at.
+    records: Box<[CachePadded<AtomicU64>]>,
+    /// One more than the highest record index ever pinned (advancers scan only these).
+    used: CachePadded<AtomicUsize>,
+    /// Threads without a record: how many are pinned at an epoch of each residue mod 3.
+    shared: [CachePadded<AtomicU64>; 3],
+}
+
+/// How a guard pinned.
+#[derive(Debug)]
+enum Pin {
+    /// Through its own record (unpins on drop).
+    Record(usize),
+    /// The thread was already pinned in this cache: nothing to undo.
+    Nested,
+    /// Through the shared counter of this epoch.
+    Shared(u64),
+}
+
+/// Keeps every slot the thread reads from being reused until it is dropped.
+#[derive(Debug)]
+pub(crate) struct Guard<'a> {
+    epochs: &'a Epochs,
+    pin: Pin,
+}
+
+impl Epochs {
+    #[cfg_attr(loom, allow(dead_code))]
+    pub fn new() -> Self {
+        Self::with_records(RECORDS)
+    }
+
+    /// As [`Epochs::new`] with `n` records (loom models use few).
+    pub fn with_records(n: usize) -> Self {
+        Epochs {
+            global: CachePadded::new(AtomicU64::new(1)),
+            records: (0..n).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
+            used: CachePadded::new(AtomicUsize::new(0)),
+            shared: [
+                CachePadded::new(AtomicU64::new(0)),
+                CachePadded::new(AtomicU64::new(0)),
+                CachePadded::new(AtomicU64::new(0)),
+            ],
+        }
+    }
+
+    /// Pins the calling thread, whose id is `tid` ([`thread_id`]).
+    #[inline]
+    pub fn pin(&self, tid: usize) -> Guard<'_> {
+        if let Some(r) = self.records.get(tid) {
+            // Relaxed: only this thread writes its record, so it reads its own last store.
+            if r.load(Ordering::Relaxed) != 0 {
+                return Guard { epochs: self, pin: Pin::Nested };
+            }
+            // Relaxed: the first pin of a thread raises the mark before its record is used;
+            // `try_advance` reads `used` after its fence, and the fence below orders this
+            // before our loads of the structures.
+            if tid >= self.used.load(Ordering::Relaxed) {
+                self.used.fetch_max(tid + 1, Ordering::SeqCst);
+            }
+            // Relaxed: a stale (older) epoch only makes us more conservative.
+            let e = self.global.load(Ordering::Relaxed);
+            announce(r, e);
+            return Guard { epochs: self, pin: Pin::Record(tid) };
+        }
+        loop {
+            let e = self.global.load(Ordering::SeqCst);
+            // SeqCst: announces us before the re-check and before our loads of the structures.
+            self.shared[(e % 3) as usize].fetch_add(1, Ordering::SeqCst);
+            if self.global.load(Ordering::SeqCst) == e {
+                return Guard { epochs: self, pin: Pin::Shared(e) };
+            }
+            // The epoch moved between the read and the announcement: retry at the new one.
+            // Release: nothing was read under this announcement, any ordering would do.
+            self.shared[(e % 3) as usize].fetch_sub(1, Ordering::Release);
+        }
+    }
+
+    /// The epoch to retire a slot with, read after the unlinking stores (see the module docs).
+    pub fn retire_epoch(&self) -> u64 {
+        fence(Ordering::SeqCst);
+        // Relaxed: ordered by the fence above.
+        self.global.load(Ordering::Relaxed)
+    }
+
+    /// The global epoch now.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub fn current(&self) -> u64 {
+        // Acquire: pairs with the advancing CAS, so the check it made happened before.
+        self.global.load(Ordering::Acquire)
+    }
+
+    /// Advances the global epoch if no thread is pinned at an older one; returns the epoch.
+    pub fn try_advance(&self) -> u64 {
+        let e = self.global.load(Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        // Relaxed: read after the fence (see the module docs).
+        let used = self.used.load(Ordering::Relaxed).min(self.records.len());
+        for r in &self.records[..used] {
+            // Acquire: pairs with the Release unpin, so a slot reader's reads happen before
+            // the advance (and, through the global epoch's RMW chain, before the reuse).
+            let v = r.load(Ordering::Acquire);
+            if v != 0 && v != e {
+                return e;
+            }
+        }
+        // Counted threads pinned at e - 1 or e - 2 block the advance (none can be older).
+        // Acquire: as for the records.
+        if self.shared[((e + 1) % 3) as usize].load(Ordering::Acquire) != 0
+            || self.shared[((e + 2) % 3) as usize].load(Ordering::Acquire) != 0
+        {
+            return e;
+        }
+        match self.global.compare_exchange(e, e + 1, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => e + 1,
+            Err(now) => now,
+        }
+    }
+
+    /// Whether a slot retired at epoch `retired` may be reused when the global epoch is `now`.
+    pub fn reusable(retired: u64, now: u64) -> bool {
+        retired + 2 <= now
+    }
+}
+
+impl Drop for Guard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        match self.pin {
+            // Release: every read this thread made of a slot happens before an advancer that
+            // sees the record cleared lets the slot be reused.
+            Pin::Record(tid) => self.epochs.records[tid].store(0, Ordering::Release),
+            Pin::Nested => {}
+            // Release: as above.
+            Pin::Shared(e) => {
+                self.epochs.shared[(e % 3) as usize].fetch_sub(1, Ordering::Release);
+            }
+        }
+    }
+}
+
+/// A small, dense id of the calling thread, reused after the thread exits (so caches need few
+/// records however many threads come and go).
+#[cfg(not(loom))]
+pub(crate) fn thread_id() -> usize {
+    use std::cell::Cell;
+    use std::sync::Mutex;
+
+    static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    struct Id(Cell<usize>);
+    impl Drop for Id {
+        fn drop(&mut self) {
+            let id = self.0.get();
+            if id != usize::MAX {
+                // A poisoned lock only means another thread panicked while pushing: the list
+                // itself is intact.
+                FREE.lock().unwrap_or_else(|e| e.into_inner()).push(id);
+            }
+        }
+    }
+    thread_local! {
+        static ID: Id = const { Id(Cell::new(usize::MAX)) };
+    }
+    #[cold]
+    fn fresh() -> usize {
+        let reused = FREE.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        // Relaxed: only uniqueness matters, which the RMW gives.
+        reused.unwrap_or_else(|| NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+    ID.try_with(|id| {
+        let v = id.0.get();
+        if v != usize::MAX {
+            return v;
+        }
+        let v = fresh();
+        id.0.set(v);
+        v
+    })
+    // During thread teardown the id is gone: use a record-less id (shared counters).
+    .unwrap_or(usize::MAX)
+}

@@ -1,0 +1,268 @@
+//! The arena: every entry of a cache lives in a slot of one preallocated array, addressed by a
+//! 32-bit slot number. No allocation per entry; a slot is reused for another entry only after
+//! the epochs say no thread can still be reading it ([`epoch`](crate::raw::epoch)).
+//!
+//! # Slot life cycle
+//!
+//! ```text
+//!            alloc (free list or never used; drops the contents of a RETIRED slot)
+//!   EMPTY/RETIRED ─────────────► (private) ── fill, state LIVE ──► LIVE: in the index
+//!                                                                    │ and in the policy
+//!        ┌───────────── index unlink (remove, replace, eviction) ────┘
+//!        ▼
+//!      DEAD: out of the index, still held by the policy (a queue slot waits for the scan)
+//!        │ the policy lets go (eviction, or a locked list's eager unlink)
+//!        ▼
+//!      RETIRED: in a stripe's limbo, tagged with the epoch; contents still readable by
+//!               threads pinned before ── two epoch advances ──► free list (reusable)
+//! ```
+//!
+//! `state` changes from LIVE to DEAD only under the home-bucket lock of the slot's hash, so
+//! exactly one thread unlinks an entry (and releases its capacity); exactly one thread takes a
+//! slot from the policy (and retires it). The key, value, hash and weight are written by the
+//! slot's owner while it is private and published by the Release CAS that links it into the
+//! index (read with Acquire by lookups) and the Release enqueue into the policy.
+
+use crate::policy::queues::Nodes;
+use crate::raw::queue::Links;
+use crate::sync::{AtomicU32, AtomicU8, Ordering};
+use parking_lot::Mutex;
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicUsize};
+
+/// Never used, or its contents dropped.
+pub(crate) const EMPTY: u8 = 0;
+/// In the index and the policy.
+pub(crate) const LIVE: u8 = 1;
+/// Out of the index, still held by the policy.
+pub(crate) const DEAD: u8 = 2;
+/// Out of both, awaiting reuse; contents not dropped yet.
+pub(crate) const RETIRED: u8 = 3;
+
+/// One entry's storage.
+#[derive(Debug)]
+pub(crate) struct Slot<K, V> {
+    hash: UnsafeCell<u64>,
+    weight: UnsafeCell<u32>,
+    /// Queue link (queue policies).
+    pub next: AtomicU32,
+    /// The SIEVE/CLOCK reference bit. Hits store 1 only when it reads 0.
+    pub visited: AtomicU8,
+    /// EMPTY, LIVE, DEAD or RETIRED (see the module docs).
+    pub state: AtomicU8,
+    key: UnsafeCell<MaybeUninit<K>>,
+    value: UnsafeCell<MaybeUninit<V>>,
+}
+
+/// The slots of one cache: a preallocated base array, and chunks added when retired slots
+/// cannot be reused fast enough (a thread preempted while pinned holds the epochs back).
+#[derive(Debug)]
+pub(crate) struct Arena<K, V> {
+    base: Box<[Slot<K, V>]>,
+    /// Grown chunks of `1 << chunk_shift` slots each, in order; null until allocated.
+    chunks: Box<[AtomicPtr<Slot<K, V>>]>,
+    chunk_shift: u32,
+    /// Chunks allocated so far (growth is serialised by this lock).
+    grown: Mutex<usize>,
+    /// Slots available: base plus allocated chunks.
+    len: AtomicUsize,
+}
+
+fn empty_slot<K, V>() -> Slot<K, V> {
+    Slot {
+        hash: UnsafeCell::new(0),
+        weight: UnsafeCell::new(0),
+        next: AtomicU32::new(u32::MAX),
+        visited: AtomicU8::new(0),
+        state: AtomicU8::new(EMPTY),
+        key: UnsafeCell::new(MaybeUninit::uninit()),
+        value: UnsafeCell::new(MaybeUninit::uninit()),
+    }
+}
+
+impl<K, V> Arena<K, V> {
+    /// `n` preallocated slots, growable by up to about `extra` more in chunks.
+    pub fn new(n: usize, extra: usize) -> Self {
+        let chunk_shift = (n / 8).max(64).next_power_of_two().trailing_zeros();
+        let chunk = 1usize << chunk_shift;
+        Arena {
+            base: (0..n).map(|_| empty_slot()).collect(),
+            chunks: (0..extra.div_ceil(chunk)).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
+            chunk_shift,
+            grown: Mutex::new(0),
+            len: AtomicUsize::new(n),
+        }
+    }
+
+    /// Slots available now.
+    #[inline]
+    pub fn len(&self) -> usize {
+        // Acquire: pairs with the Release in `grow`, so the chunk pointers are visible.
+        self.len.load(Ordering::Acquire)
+    }
+
+    /// Slots preallocated (numbers below this are in the base array).
+    pub fn base_len(&self) -> usize {
+        self.base.len()
+    }
+
+    /// The most slots the arena can ever have.
+    pub fn max_len(&self) -> usize {
+        self.base.len() + (self.chunks.len() << self.chunk_shift)
+    }
+
+    #[inline]
+    pub fn get(&self, s: u32) -> &Slot<K, V> {
+        let i = s as usize;
+        if let Some(slot) = self.base.get(i) {
+            return slot;
+        }
+        let j = i - self.base.len();
+        // Acquire: pairs with the Release store in `grow`. A slot number in a chunk is only
+        // known to a thread after the chunk was published.
+        let p = self.chunks[j >> self.chunk_shift].load(Ordering::Acquire);
+        assert!(!p.is_null(), "slot {s} is in a chunk that was never allocated");
+        // SAFETY: `p` points to a live chunk of `1 << chunk_shift` slots (freed only in Drop,
+        // which has `&mut self`), and the offset is below the chunk length.
+        unsafe { &*p.add(j & ((1 << self.chunk_shift) - 1)) }
+    }
+
+    /// Adds a chunk of EMPTY slots; returns their numbers, or `None` at the growth limit.
+    pub fn grow(&self) -> Option<std::ops::Range<u32>> {
+        let mut grown = self.grown.lock();
+        if *grown == self.chunks.len() {
+            return None;
+        }
+        let chunk: Box<[Slot<K, V>]> =
+            (0..1usize << self.chunk_shift).map(|_| empty_slot()).collect();
+        let p = Box::into_raw(chunk) as *mut Slot<K, V>;
+        // Release: the chunk's initialised slots are visible to whoever loads the pointer.
+        self.chunks[*grown].store(p, Ordering::Release);
+        *grown += 1;
+        let start = self.len.load(Ordering::Relaxed);
+        let end = start + (1 << self.chunk_shift);
+        // Release: pairs with the Acquire in `len`.
+        self.len.store(end, Ordering::Release);
+        Some(start as u32..end as u32)
+    }
+
+    /// Drops the contents of a RETIRED (or, with `&mut`, any non-EMPTY) slot; it becomes EMPTY.
+    ///
+    /// # Safety
+    /// The caller owns slot `s` exclusively (taken from a free list, or `&mut` access to the
+    /// cache) and no thread can still read it.
+    pub unsafe fn clear(&self, s: u32) {
+        let slot = self.get(s);
+        // Relaxed: the slot is the caller's alone.
+        if slot.state.load(Ordering::Relaxed) != EMPTY {
+            // SAFETY: non-EMPTY slots hold an initialised key and value (filled before they
+            // left EMPTY), and per the contract nobody else reads them.
+            unsafe {
+                (*slot.key.get()).assume_init_drop();
+                (*slot.value.get()).assume_init_drop();
+            }
+            slot.state.store(EMPTY, Ordering::Relaxed);
+        }
+    }
+
+    /// Writes an entry into EMPTY slot `s` and marks it LIVE (not yet published).
+    ///
+    /// # Safety
+    /// The caller owns slot `s` exclusively and it is EMPTY.
+    pub unsafe fn fill(&self, s: u32, key: K, value: V, hash: u64, weight: u32) {
+        let slot = self.get(s);
+        // SAFETY: exclusive, per the contract; the previous contents were dropped (EMPTY).
+        unsafe {
+            *slot.hash.get() = hash;
+            *slot.weight.get() = weight;
+            (*slot.key.get()).write(key);
+            (*slot.value.get()).write(value);
+        }
+        // Relaxed (all three): published with the slot by the index's Release CAS.
+        slot.visited.store(0, Ordering::Relaxed);
+        slot.state.store(LIVE, Ordering::Relaxed);
+    }
+}
+
+impl<K, V> Drop for Arena<K, V> {
+    fn drop(&mut self) {
+        let chunk = 1usize << self.chunk_shift;
+        for c in self.chunks.iter() {
+            let p = c.load(Ordering::Relaxed);
+            if !p.is_null() {
+                // SAFETY: allocated in `grow` as a boxed slice of `chunk` slots, freed once
+                // here (`&mut self`). Slot contents were dropped by the cache (`clear`).
+                drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(p, chunk)) });
+            }
+        }
+    }
+}
+
+impl<K, V> Slot<K, V> {
+    /// # Safety
+    /// The slot was published to the caller (found in the index or taken from the policy, or
+    /// owned) and the caller is pinned, so it is not being refilled.
+    #[inline]
+    pub unsafe fn key(&self) -> &K {
+        // SAFETY: per the contract the slot holds a published, initialised entry.
+        unsafe { (*self.key.get()).assume_init_ref() }
+    }
+
+    /// # Safety
+    /// As [`Slot::key`].
+    #[inline]
+    pub unsafe fn value(&self) -> &V {
+        // SAFETY: as `key`.
+        unsafe { (*self.value.get()).assume_init_ref() }
+    }
+
+    /// # Safety
+    /// As [`Slot::key`].
+    #[inline]
+    pub unsafe fn hash(&self) -> u64 {
+        // SAFETY: as `key` (written before publication, never while published).
+        unsafe { *self.hash.get() }
+    }
+
+    /// # Safety
+    /// As [`Slot::key`].
+    #[inline]
+    pub unsafe fn weight(&self) -> u64 {
+        // SAFETY: as `hash`.
+        unsafe { *self.weight.get() as u64 }
+    }
+
+    /// Marks a hit: sets the reference bit if it is clear.
+    #[inline]
+    pub fn touch(&self) {
+        // Relaxed: the bit is a hint read by evictors; testing first keeps hot slots' lines
+        // clean (Mobius's published code wrote a timestamp on every hit).
+        if self.visited.load(Ordering::Relaxed) == 0 {
+            self.visited.store(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<K, V> Links for Arena<K, V> {
+    #[inline]
+    fn next(&self, s: u32) -> &AtomicU32 {
+        &self.get(s).next
+    }
+}
+
+impl<K, V> Nodes for Arena<K, V> {
+    #[inline]
+    fn visited(&self, s: u32) -> &AtomicU8 {
+        &self.get(s).visited
+    }
+    #[inline]
+    fn is_live(&self, s: u32) -> bool {
+        // Relaxed: a stale LIVE only gives a removed entry one more pass.
+        self.get(s).state.load(Ordering::Relaxed) == LIVE
+    }
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
