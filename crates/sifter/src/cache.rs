@@ -77,11 +77,13 @@ impl Lists {
     /// Puts `s` in limbo; true when it is time to try to advance the epoch.
     fn retire(&mut self, s: u32, epoch: u64) -> bool {
         let (e, v) = &mut self.limbo[(epoch % 3) as usize];
-        if *e != epoch {
+        if *e < epoch {
             // The bucket holds slots of epoch - 3 (or older): reusable already.
             self.free.append(v);
             *e = epoch;
         }
+        // (If the bucket is newer — another thread of this stripe retired at a later epoch
+        // while we were about to — `s` joins it and waits longer than it needs to.)
         v.push(s);
         self.since_advance += 1;
         if self.since_advance >= ADVANCE_EVERY {
@@ -300,8 +302,8 @@ where
         };
         // SAFETY: `alloc` handed us EMPTY slot `s` exclusively.
         unsafe { self.arena.fill(s, key, value, hash, weight as u32) };
+        let guard = self.epochs.pin(tid);
         let old = {
-            let _guard = self.epochs.pin(tid);
             let lock = self.index.lock(hash);
             // SAFETY: `s` is ours and filled.
             let key = unsafe { self.slot(s).key() };
@@ -313,7 +315,7 @@ where
             old.map(|o| {
                 // Relaxed: state changes are serialised by the home lock.
                 self.slot(o).state.store(DEAD, Ordering::Relaxed);
-                // SAFETY: published, pinned (once we unpin, the slot may be retired and reused).
+                // SAFETY: published, pinned.
                 (o, unsafe { self.slot(o).weight() })
             })
         };
@@ -324,14 +326,23 @@ where
             }
             None => self.count_live(st, 1),
         }
-        let old = old.map(|(o, _)| o);
         match &self.structure {
-            Structure::Queues(q) => q.insert(&self.arena, s),
-            Structure::Locked(l) => l.insert(s),
-        }
-        if let (Some(o), Structure::Locked(l)) = (old, &self.structure) {
-            if l.remove(o) {
-                self.retire(st, o);
+            Structure::Queues(q) => {
+                // The replaced slot stays queued (DEAD) until the scan takes it. Unpinned for
+                // the enqueue: a thread preempted there holds back no reclamation.
+                drop(guard);
+                q.insert(&self.arena, s);
+            }
+            Structure::Locked(l) => {
+                l.insert(s);
+                if let Some((o, _)) = old {
+                    // Still pinned: `o` cannot have been retired *and reused* since we
+                    // unlinked it, so the list's `o` is the entry we replaced.
+                    if l.remove(o) {
+                        self.retire(st, o);
+                    }
+                }
+                drop(guard);
             }
         }
     }
@@ -548,9 +559,10 @@ where
                 return Some(self.prepare(s));
             }
             // Relaxed: uniqueness comes from the RMW; the slot was never published.
-            if self.fresh.load(Ordering::Relaxed) < self.arena.len() {
+            // Never-used slots of the base array (grown chunks go to free lists directly).
+            if self.fresh.load(Ordering::Relaxed) < self.arena.base_len() {
                 let s = self.fresh.fetch_add(1, Ordering::Relaxed);
-                if s < self.arena.len() {
+                if s < self.arena.base_len() {
                     return Some(s as u32);
                 }
             }

@@ -6,12 +6,12 @@
 use crate::policy::queues::{Mode, Nodes, Queues};
 use crate::raw::epoch::Epochs;
 use crate::raw::queue::Links;
-use crate::sync::{AtomicU32, AtomicU8, Ordering};
+use crate::sync::{AtomicU64, AtomicU8, Ordering};
 
 /// Model slots: queue link, reference bit, liveness.
 #[derive(Debug)]
 pub struct Slots {
-    next: Vec<AtomicU32>,
+    next: Vec<AtomicU64>,
     visited: Vec<AtomicU8>,
     live: Vec<AtomicU8>,
 }
@@ -20,7 +20,7 @@ impl Slots {
     /// `n` slots, not visited, live.
     pub fn new(n: usize) -> Self {
         Slots {
-            next: (0..n).map(|_| AtomicU32::new(u32::MAX)).collect(),
+            next: (0..n).map(|_| AtomicU64::new(u32::MAX as u64)).collect(),
             visited: (0..n).map(|_| AtomicU8::new(0)).collect(),
             live: (0..n).map(|_| AtomicU8::new(1)).collect(),
         }
@@ -40,7 +40,7 @@ impl Slots {
 }
 
 impl Links for Slots {
-    fn next(&self, s: u32) -> &AtomicU32 {
+    fn next(&self, s: u32) -> &AtomicU64 {
         &self.next[s as usize]
     }
 }

@@ -2,9 +2,9 @@
 //! (`RUSTFLAGS="--cfg loom" cargo test -p sifter --release --test loom`).
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{fence, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{fence, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// Gives up the CPU: a preempted thread may be what this one waits for.
 pub(crate) fn yield_now() {

@@ -106,9 +106,12 @@ fn a_thread_parked_in_the_enqueue_gap_blocks_nothing() {
                 h.join().expect("inserter");
             }
             let tag = format!("{p:?} cd={cd} cap={cap}");
-            // Entries enqueued behind the parked one are out of the scan's reach until it
-            // links, so inserts may be turned away (counted); they never wait unboundedly.
-            eprintln!("{tag}: {} of 6000 inserts rejected while parked", c.rejected());
+            // The parked enqueue has linked its entry; the others help its tail forward and
+            // evict around it. Only a tiny cache whose every entry is in flight may have to
+            // turn an insert away (counted, never a wait without bound).
+            if cap >= 100 {
+                assert_eq!(c.rejected(), 0, "{tag}: inserts rejected while one thread is parked");
+            }
             RELEASE.store(true, Ordering::SeqCst);
             parked.join().expect("parked");
             c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));

@@ -15,8 +15,7 @@
 //!                            re-enqueue the visited run start..cur-1 at D's tail in ONE
 //!                            enqueue, bits cleared; `cur` is the victim
 //!     cur is A's last slot:  if a visited run precedes it, detach just the run (to D);
-//!                            if cur is alone, take it with the last-node protocol (victim);
-//!                            if an enqueue is in its gap after cur, try the other queue
+//!                            if cur is alone, take it with the last-node protocol (victim)
 //!   every slot to the end was visited: switch queues (CAS active), the winner clears the
 //!   bits of the scanned slots (they stay at the front of the now-dormant queue, as SIEVE's
 //!   hand wraps to the tail)
@@ -31,8 +30,8 @@
 //!   is (the slot is the node), so a second chance allocates nothing.
 //! * `next` is atomic with Release/Acquire publication.
 //! * No recursion: one loop, bounded attempts with backoff and `yield`; when both queues are
-//!   down to single slots the last-node protocol still evicts, an enqueue gap at the end of the
-//!   active queue sends the scan to the other queue, and an empty cache returns `None`.
+//!   down to single slots the last-node protocol still evicts, enqueues and takes are helped
+//!   along by whoever meets them half done, and an empty cache returns `None`.
 //! * A candidate is always evicted (readers never pin slots: they are protected by epochs), so
 //!   nothing is dropped from the queues; a removed slot is a candidate at once.
 //!
@@ -40,7 +39,7 @@
 //! tail of the same queue (and, when everything to the end is visited, clears the bits in
 //! place, like the hand wrapping); FIFO always takes the head.
 
-use crate::raw::queue::{slot, Links, Queue, NIL};
+use crate::raw::queue::{reset, slot, Links, Queue, NIL, TAKEN};
 use crate::sync::{AtomicU8, AtomicUsize, Backoff, Ordering};
 use crossbeam_utils::CachePadded;
 
@@ -97,8 +96,7 @@ impl Queues {
 
     /// Enqueues `s` (the caller's, in no queue): the policy now holds it.
     pub fn insert<N: Nodes>(&self, n: &N, s: u32) {
-        // Relaxed: the slot is private until the enqueue's Release publishes it.
-        n.next(s).store(NIL, Ordering::Relaxed);
+        reset(n, s);
         // Relaxed: any queue is a correct place for a new slot; `active` only steers it.
         let w = self.active.load(Ordering::Relaxed);
         self.q[w].enqueue_chain(n, s, s);
@@ -141,23 +139,31 @@ impl Queues {
                 self.switch(w);
                 return Step::Retry;
             }
-            // Empty, unless an enqueue into an empty queue is in its gap.
-            let pending = slot(a.tail()) != NIL || slot(d.tail()) != NIL;
-            return if pending { Step::Retry } else { Step::Empty };
+            // Empty, unless a take is finishing (help it).
+            if slot(a.tail()) != NIL {
+                a.tail_settled(n);
+                return Step::Retry;
+            }
+            return Step::Empty;
         }
         let one_at_a_time = self.mode == Mode::Mobius { consecutive: false };
         let mut cur = start;
         let mut run_end = NIL;
         for _ in 0..=n.count() {
             // Acquire: pairs with the Release link in `enqueue_chain`.
-            let next = n.next(cur).load(Ordering::Acquire);
+            let next = slot(n.next(cur).load(Ordering::Acquire));
+            if next == TAKEN {
+                // Being taken by another evictor (or a stale view): help, then rescan.
+                a.tail_settled(n);
+                return Step::Retry;
+            }
             // Relaxed: the bit is a hint; a race with a hit only costs one second chance.
             let keep = self.mode != Mode::Fifo
                 && n.is_live(cur)
                 && n.visited(cur).load(Ordering::Relaxed) != 0;
             if keep {
                 if next == NIL {
-                    // Everything from `start` to the end (or an enqueue gap) is visited.
+                    // Everything from `start` to the end is visited.
                     if a.head() != hw {
                         return Step::Retry;
                     }
@@ -168,7 +174,7 @@ impl Queues {
                     return Step::Retry;
                 }
                 if one_at_a_time {
-                    if a.detach(hw, next) {
+                    if a.tail_settled(n) && a.detach(hw, next) {
                         self.requeue(n, start, start, d);
                     }
                     return Step::Retry;
@@ -179,7 +185,7 @@ impl Queues {
             }
             // `cur` is the victim candidate.
             if next != NIL {
-                if !a.detach(hw, next) {
+                if !a.tail_settled(n) || !a.detach(hw, next) {
                     return Step::Retry;
                 }
                 if run_end != NIL {
@@ -187,20 +193,15 @@ impl Queues {
                 }
                 return Step::Victim(cur);
             }
-            // `cur` is the last slot of the active queue (or sits before an enqueue gap).
+            // `cur` is the last slot of the active queue.
             if run_end != NIL {
-                if a.detach(hw, cur) {
+                if a.tail_settled(n) && a.detach(hw, cur) {
                     self.requeue(n, start, run_end, d);
                 }
                 return Step::Retry;
             }
-            if a.take_last(hw) {
+            if a.take_last(n, hw) {
                 return Step::Victim(cur);
-            }
-            // An enqueue is in its gap after `cur` (or another thread took it): Mobius goes on
-            // with the other queue rather than wait for the enqueuer.
-            if mobius && a.head() == hw && slot(d.head()) != NIL {
-                self.switch(w);
             }
             return Step::Retry;
         }
@@ -218,8 +219,7 @@ impl Queues {
     /// cleared: the run's own links stay, its last link is cut.
     fn requeue<N: Nodes>(&self, n: &N, first: u32, last: u32, to: &Queue) {
         clear_bits(n, first, last);
-        // Relaxed: the run is ours until the enqueue's Release publishes it.
-        n.next(last).store(NIL, Ordering::Relaxed);
+        reset(n, last);
         to.enqueue_chain(n, first, last);
     }
 
@@ -260,6 +260,9 @@ fn clear_bits<N: Nodes>(n: &N, first: u32, last: u32) {
             break;
         }
         // Acquire: as in the scan.
-        cur = n.next(cur).load(Ordering::Acquire);
+        cur = slot(n.next(cur).load(Ordering::Acquire));
+        if cur == TAKEN {
+            break;
+        }
     }
 }

@@ -1,64 +1,88 @@
 //! A lock-free FIFO queue of slots for eviction, linked through the slots themselves: Mobius's
-//! queue (Dong et al., POMACS 2025, Appendix A/B) with the published defects fixed.
+//! queue (Dong et al., POMACS 2025, Appendix A/B) with the published defects fixed and without
+//! an enqueue gap.
 //!
 //! # Algorithm
 //!
 //! A singly linked list of slot numbers from `head` (oldest) to `tail` (newest), linked by each
-//! slot's `next` ([`Links`]); no dummy node, an empty queue has `head == tail == NIL`. The slot
-//! *is* the node: enqueueing allocates nothing, and a slot given a second chance is enqueued
-//! again, so `head` and `tail` are **versioned words** (`version << 32 | slot`): every change
-//! bumps the version, so a CAS against a word read earlier fails if anything happened in
-//! between, even if the same slot came back (ABA is excluded by construction, up to 2^32
-//! changes while one thread is preempted between its read and its CAS).
+//! slot's `next` ([`Links`]); no dummy node, an empty queue has `head == NIL`. The slot *is* the
+//! node: enqueueing allocates nothing, and a slot given a second chance (or reused for another
+//! entry) is enqueued again, so `head`, `tail` and every `next` are **versioned words**
+//! (`version << 32 | slot`): every change of `head`/`tail` bumps its version, and each time a
+//! slot is (re-)enqueued its `next` is reset to NIL with a new version (a new *incarnation*).
+//! A CAS against a word read earlier therefore fails if anything happened in between, even if
+//! the same slot came back (up to 2^32 changes while one thread is preempted between its read
+//! and its CAS). Each read of a `next` that a CAS will depend on is validated by re-reading the
+//! `head` or `tail` word that led to it, so the version read is that of the right incarnation.
 //!
-//! * **Enqueue a chain** `first..=last`: CAS `tail` from `t` to `last` (new version); then
-//!   link: `head = first` if `t` was empty, else `t.next = first`. Between the CAS and the link
-//!   (the *enqueue gap*) the chain is not reachable from `head`: a scanner that reaches `t`
-//!   sees `t.next == NIL` and `tail != t`, and must not take `t` (the enqueuer will write into
-//!   it). Scanners skip to the other queue, or retry; nothing is lost, and the cache's
-//!   capacity never depends on the gap closing (see `cache.rs`: tokens).
+//! * **Enqueue a chain** `first..=last` (Michael–Scott): read `tail = t`; if `t.next` is NIL,
+//!   CAS it to `first` — the chain is now reachable, the enqueue has taken effect — then CAS
+//!   `tail` forward to `last`. Anyone who finds `tail.next` set helps: CAS `tail` one step
+//!   forward. So a thread preempted anywhere in an enqueue blocks no one (the old core's
+//!   *enqueue gap*, between a tail swap and the link, hid every later entry from the scan).
+//! * **Enqueue into an empty queue**: CAS `head` from NIL to `first` (effect), then `tail` from
+//!   NIL to `last`; whoever finds a head with a NIL tail sets the tail to the head (helping).
 //! * **Detach a prefix** `start..=cur` where `cur.next` is set: one CAS of `head` from the word
 //!   read at the start of the scan to `cur.next`. Success proves nothing was detached since, so
 //!   the links the scan followed (which never change while their slots are queued) were real.
-//! * **Take the last node** `L` (`head == L`, `L.next == NIL`): check `tail == L` and that
-//!   `head` is still the word read (so `tail`'s `L` is the same incarnation), CAS `tail` to
-//!   empty — no enqueue got past `L` — then CAS `head` from the word read to empty (failing
-//!   harmlessly if an enqueuer that saw the empty tail already set it).
+//!   Detaching never passes `tail`: a lagging tail is helped forward first.
+//! * **Take the last node** `L` (`head == L`, `L.next == NIL`, `tail == L`): CAS `L.next` from
+//!   NIL to TAKEN (same incarnation) — no enqueue can link after `L` any more, `L` is ours —
+//!   then CAS `tail` and `head` to NIL. Anyone who meets TAKEN helps finish those two CASes,
+//!   checking the incarnation first.
 //!
 //! A scanner may follow links of slots that were detached and enqueued elsewhere meanwhile: the
-//! view is stale, and its CAS fails. It never follows into a *reused* slot, because slots are
-//! reused only after every thread pinned when they were retired has unpinned
-//! ([`epoch`](crate::raw::epoch)).
+//! view is stale, and its CAS on `head` fails.
 
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
 
 /// No slot.
 pub(crate) const NIL: u32 = u32::MAX;
+/// `next` of a node taken as the last of its queue (no enqueue may link after it).
+pub(crate) const TAKEN: u32 = u32::MAX - 1;
 
-/// The `next` links of the slots a queue links.
+/// The versioned `next` words of the slots a queue links.
 pub(crate) trait Links {
-    fn next(&self, slot: u32) -> &AtomicU32;
+    fn next(&self, slot: u32) -> &AtomicU64;
 }
 
+/// The slot of a versioned word.
 #[inline]
 pub(crate) fn slot(w: u64) -> u32 {
     w as u32
 }
 
+/// `w`'s version plus one, with slot `to`.
 #[inline]
 fn bump(w: u64, to: u32) -> u64 {
     ((w >> 32).wrapping_add(1) << 32) | to as u64
 }
 
-/// Test-only stall points (feature `test-hooks`): lets a test park a thread inside a gap.
+/// `w`'s version, with slot `to`.
+#[inline]
+fn same(w: u64, to: u32) -> u64 {
+    (w & !0xffff_ffff) | to as u64
+}
+
+/// Starts a new incarnation of slot `s`, which the caller owns and is about to enqueue:
+/// `next` becomes NIL with a new version.
+#[inline]
+pub(crate) fn reset<L: Links>(links: &L, s: u32) {
+    let n = links.next(s);
+    // Relaxed: the slot is private; the enqueue's Release CAS publishes the reset.
+    n.store(bump(n.load(Ordering::Relaxed), NIL), Ordering::Relaxed);
+}
+
+/// Test-only stall points (feature `test-hooks`): lets a test park a thread mid-enqueue.
 #[cfg(all(feature = "test-hooks", not(loom)))]
 pub mod hooks {
     use std::cell::Cell;
     thread_local! {
         static GAP: Cell<Option<fn()>> = const { Cell::new(None) };
     }
-    /// Runs `f` in this thread's enqueues, between the tail CAS and the link (the gap).
+    /// Runs `f` in this thread's enqueues between the link and the tail CAS (where the old
+    /// core's enqueue gap was: a thread preempted there must block no one).
     pub fn on_enqueue_gap(f: Option<fn()>) {
         GAP.with(|g| g.set(f));
     }
@@ -89,57 +113,152 @@ impl Queue {
     /// The head word (its [`slot`] is NIL if empty).
     #[inline]
     pub fn head(&self) -> u64 {
-        // Acquire: pairs with the Release that installed this head (a detach, or an enqueue
-        // into an empty queue), so the links written before it are visible.
+        // Acquire: pairs with the Release RMWs that install heads, so the links written before
+        // (and the nodes' resets) are visible.
         self.head.load(Ordering::Acquire)
     }
 
     /// The tail word.
     #[inline]
     pub fn tail(&self) -> u64 {
-        // Acquire: pairs with the AcqRel CAS in `enqueue_chain`.
+        // Acquire: as for the head.
         self.tail.load(Ordering::Acquire)
     }
 
-    /// Appends the chain `first..=last`, linked through `next`, with `last.next == NIL`.
-    /// The chain's slots are the caller's (in no queue).
+    /// Appends the chain `first..=last`, linked through `next` (each node reset by [`reset`]
+    /// before it was linked), with `last.next` NIL. The chain's slots are the caller's.
     pub fn enqueue_chain<L: Links>(&self, links: &L, first: u32, last: u32) {
-        // Relaxed: the first read only seeds the CAS.
-        let mut t = self.tail.load(Ordering::Relaxed);
         loop {
-            // AcqRel: Release publishes the chain's links to whoever loads the tail; Acquire
-            // orders our write into the old tail's `next` after its enqueuer's.
-            match self.tail.compare_exchange_weak(
-                t,
-                bump(t, last),
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(now) => t = now,
+            let t = self.tail();
+            let ti = slot(t);
+            if ti == NIL {
+                let h = self.head();
+                if self.tail() != t {
+                    continue; // `t` is stale: the CAS below must use the tail word of now
+                }
+                if slot(h) == NIL {
+                    // Empty: from here until our head CAS nobody can move a NIL tail (helpers
+                    // need a head). AcqRel: Release publishes the chain (Acquire in `head()`).
+                    if self
+                        .head
+                        .compare_exchange(h, bump(h, first), Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+                    {
+                        #[cfg(all(feature = "test-hooks", not(loom)))]
+                        hooks::gap();
+                        // Fails harmlessly if a helper set the tail already.
+                        self.cas_tail(t, last);
+                        return;
+                    }
+                } else {
+                    self.help_empty_tail(links, t, h);
+                }
+                continue;
             }
-        }
-        #[cfg(all(feature = "test-hooks", not(loom)))]
-        hooks::gap();
-        if slot(t) == NIL {
-            // AcqRel RMW (not a store): a `take_last` of the previous lone node may be about
-            // to CAS `head` to empty; the RMWs are ordered, and that CAS then fails. Release:
-            // the chain is reachable from `head` (Acquire in `head()`).
-            let _ = self
-                .head
-                .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |h| Some(bump(h, first)));
-        } else {
-            // Release: pairs with the Acquire load of `next` by scanners. The old tail is
-            // still queued: it leaves only once a scanner reads a link we write now, or by
-            // `take_last`, which would have made our CAS see an empty tail.
-            links.next(slot(t)).store(first, Ordering::Release);
+            // Acquire: pairs with the Release link CAS (or the publication of the reset).
+            let nw = links.next(ti).load(Ordering::Acquire);
+            if self.tail() != t {
+                continue; // `nw` may belong to another incarnation
+            }
+            match slot(nw) {
+                TAKEN => self.finish_take(links, ti, nw),
+                NIL => {
+                    // Release: publishes the chain to scanners (Acquire loads of `next`).
+                    if links
+                        .next(ti)
+                        .compare_exchange(nw, same(nw, first), Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+                    {
+                        #[cfg(all(feature = "test-hooks", not(loom)))]
+                        hooks::gap();
+                        self.cas_tail(t, last);
+                        return;
+                    }
+                }
+                // The tail lags behind a linked chain: help it forward.
+                n => {
+                    self.cas_tail(t, n);
+                }
+            }
         }
     }
 
-    /// Detaches the prefix up to (not including) `new_head` if `head` is still `start`.
+    /// CAS `tail` from `t` to `to` (new version); failure means someone else moved it.
+    #[inline]
+    fn cas_tail(&self, t: u64, to: u32) -> bool {
+        // AcqRel: the tail's history is a chain of synchronising RMWs; Release publishes the
+        // links before it to whoever loads the tail.
+        self.tail.compare_exchange(t, bump(t, to), Ordering::AcqRel, Ordering::Relaxed).is_ok()
+    }
+
+    /// `head` (word `h`) is set but `tail` (word `t`) is NIL: an enqueue into the empty queue
+    /// is between its two CASes, or a take is. Help either along.
+    fn help_empty_tail<L: Links>(&self, links: &L, t: u64, h: u64) {
+        let hi = slot(h);
+        // Acquire: as in `enqueue_chain`.
+        let nw = links.next(hi).load(Ordering::Acquire);
+        if self.head() != h {
+            return;
+        }
+        if slot(nw) == TAKEN {
+            self.finish_take(links, hi, nw);
+        } else {
+            self.cas_tail(t, hi);
+        }
+    }
+
+    /// Completes the take of `node`, whose `next` was read as `taken` (TAKEN): tail, then head,
+    /// to NIL — each only while the node is still in that incarnation.
+    fn finish_take<L: Links>(&self, links: &L, node: u32, taken: u64) {
+        let t = self.tail();
+        // Acquire: a later incarnation's reset is visible once its tail word is.
+        if slot(t) == node && links.next(node).load(Ordering::Acquire) == taken {
+            self.cas_tail(t, NIL);
+        }
+        let h = self.head();
+        if slot(h) == node && links.next(node).load(Ordering::Acquire) == taken {
+            // AcqRel: as for the tail.
+            let _ =
+                self.head.compare_exchange(h, bump(h, NIL), Ordering::AcqRel, Ordering::Relaxed);
+        }
+    }
+
+    /// Before detaching from the head: true if the tail is not lagging (so it is not among
+    /// the nodes about to be detached, all of which have a successor); otherwise helps it
+    /// forward and returns false (the caller retries).
+    pub fn tail_settled<L: Links>(&self, links: &L) -> bool {
+        let t = self.tail();
+        let ti = slot(t);
+        if ti == NIL {
+            let h = self.head();
+            if slot(h) != NIL {
+                self.help_empty_tail(links, t, h);
+            }
+            return false;
+        }
+        // Acquire: as in `enqueue_chain`.
+        let nw = links.next(ti).load(Ordering::Acquire);
+        if self.tail() != t {
+            return false;
+        }
+        match slot(nw) {
+            NIL => true,
+            TAKEN => {
+                self.finish_take(links, ti, nw);
+                false
+            }
+            n => {
+                self.cas_tail(t, n);
+                false
+            }
+        }
+    }
+
+    /// Detaches the prefix up to (not including) `new_head` if `head` is still `start`. The
+    /// caller checked [`Queue::tail_settled`] after its scan.
     #[inline]
     pub fn detach(&self, start: u64, new_head: u32) -> bool {
-        debug_assert_ne!(new_head, NIL);
+        debug_assert!(new_head != NIL && new_head != TAKEN);
         // AcqRel: Acquire orders our use of the detached slots after the CAS; Release keeps
         // the head's history a chain of synchronising RMWs.
         self.head
@@ -148,24 +267,35 @@ impl Queue {
     }
 
     /// Takes the lone node of the queue whose head word the caller read as `start` (and whose
-    /// `next` it saw NIL). False if an enqueue got past it (the gap) or another thread took it.
-    pub fn take_last(&self, start: u64) -> bool {
-        let t = self.tail();
-        if slot(t) != slot(start) || self.head() != start {
+    /// `next` it saw NIL). False if an enqueue linked after it, or another thread took it.
+    pub fn take_last<L: Links>(&self, links: &L, start: u64) -> bool {
+        let node = slot(start);
+        if self.head() != start {
             return false;
         }
-        // AcqRel: success makes us the owner (no enqueuer got past the node).
-        if self.tail.compare_exchange(t, bump(t, NIL), Ordering::AcqRel, Ordering::Acquire).is_err()
+        let t = self.tail();
+        if slot(t) != node {
+            // The tail lags (NIL: an enqueue into the empty queue is halfway): help, retry.
+            if slot(t) == NIL {
+                self.help_empty_tail(links, t, start);
+            }
+            return false;
+        }
+        // Acquire: as in `enqueue_chain`.
+        let nw = links.next(node).load(Ordering::Acquire);
+        if slot(nw) != NIL || self.head() != start {
+            return false;
+        }
+        let taken = same(nw, TAKEN);
+        // AcqRel: success makes us the owner — no enqueue can link after the node any more.
+        if links
+            .next(node)
+            .compare_exchange(nw, taken, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
         {
             return false;
         }
-        // Fails harmlessly if an enqueuer saw the empty tail and already set its own head.
-        let _ = self.head.compare_exchange(
-            start,
-            bump(start, NIL),
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
+        self.finish_take(links, node, taken);
         true
     }
 
@@ -174,11 +304,14 @@ impl Queue {
         let mut out = Vec::new();
         let mut cur = slot(self.head());
         while cur != NIL {
+            if cur == TAKEN {
+                return Err("a taken slot is still queued".into());
+            }
             if out.len() > limit {
                 return Err(format!("queue longer than {limit} slots: a cycle?"));
             }
             out.push(cur);
-            cur = links.next(cur).load(Ordering::Acquire);
+            cur = slot(links.next(cur).load(Ordering::Acquire));
         }
         if out.last().copied().unwrap_or(NIL) != slot(self.tail()) {
             return Err("the last slot reachable from head is not the tail".into());

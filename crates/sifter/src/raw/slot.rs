@@ -25,7 +25,7 @@
 
 use crate::policy::queues::Nodes;
 use crate::raw::queue::Links;
-use crate::sync::{AtomicU32, AtomicU8, Ordering};
+use crate::sync::{AtomicU64, AtomicU8, Ordering};
 use parking_lot::Mutex;
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
@@ -47,7 +47,7 @@ pub(crate) struct Slot<K, V> {
     hash: UnsafeCell<u64>,
     weight: UnsafeCell<u32>,
     /// Queue link (queue policies).
-    pub next: AtomicU32,
+    pub next: AtomicU64,
     /// The SIEVE/CLOCK reference bit. Hits store 1 only when it reads 0.
     pub visited: AtomicU8,
     /// EMPTY, LIVE, DEAD or RETIRED (see the module docs).
@@ -74,7 +74,7 @@ fn empty_slot<K, V>() -> Slot<K, V> {
     Slot {
         hash: UnsafeCell::new(0),
         weight: UnsafeCell::new(0),
-        next: AtomicU32::new(u32::MAX),
+        next: AtomicU64::new(u32::MAX as u64),
         visited: AtomicU8::new(0),
         state: AtomicU8::new(EMPTY),
         key: UnsafeCell::new(MaybeUninit::uninit()),
@@ -247,7 +247,7 @@ impl<K, V> Slot<K, V> {
 
 impl<K, V> Links for Arena<K, V> {
     #[inline]
-    fn next(&self, s: u32) -> &AtomicU32 {
+    fn next(&self, s: u32) -> &AtomicU64 {
         &self.get(s).next
     }
 }
