@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs the small tests of the concurrent cache under Miri (nightly), which detects undefined
-# behaviour in the unsafe core (permissive provenance: crossbeam-epoch tags pointers through
-# integers). Leaks are ignored because the epoch collector may still hold deferred frees when
-# the test process ends. Tree Borrows instead of Stacked Borrows: crossbeam-epoch's intrusive
-# list violates the (experimental) Stacked Borrows rules, as crossbeam's own Miri CI notes. Needs `rustup +nightly component add miri rust-src`.
+# behaviour in the unsafe core: use-after-free, data races, invalid pointers, leaks.
+# Installs the nightly `miri` and `rust-src` components when missing. Called by scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MIRIFLAGS="${MIRIFLAGS:--Zmiri-ignore-leaks -Zmiri-permissive-provenance -Zmiri-tree-borrows}" \
-  cargo +nightly miri test -p sifter --test miri_small --test basic "$@"
+if ! rustup +nightly component list --installed 2>/dev/null | grep -q '^miri'; then
+  rustup toolchain install nightly --profile minimal
+  rustup +nightly component add miri rust-src
+fi
+MIRIFLAGS="${MIRIFLAGS:-}" \
+  cargo +nightly miri test -p sifter --test miri_small --test basic --test capacity "$@"

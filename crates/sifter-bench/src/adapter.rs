@@ -45,6 +45,11 @@ pub const CACHES: &[(&str, &str)] = &[
     ("foyer-sieve", "foyer_memory::Cache with its SIEVE eviction (8 shards)"),
     ("mutex-lru", "Mutex<lru::LruCache> (one lock around the classic LRU crate)"),
     ("null", "does nothing, always hits: the harness's own cost"),
+    (
+        "ceiling",
+        "read-only lookups in an immutable hash map of the stream's most frequent keys (as many \
+         as the capacity): the limit for a structure that writes nothing (shared mode only)",
+    ),
 ];
 
 /// The peers (not sifter's own policies).
@@ -58,6 +63,40 @@ struct MiniMoka(mini_moka::sync::Cache<u64, u64>);
 struct Foyer(foyer_memory::Cache<u64, u64>);
 struct MutexLru(Mutex<lru::LruCache<u64, u64>>);
 struct Null;
+struct Ceiling(hashbrown::HashMap<u64, u64, foldhash::fast::FixedState>);
+
+/// The "ceiling" cache for a run of `seqs`: an immutable map holding the `capacity` keys the
+/// sequences request most often (all of them when the capacity covers the distinct keys).
+/// `get` is one lookup; `insert` and `remove` do nothing.
+pub fn ceiling(capacity: u64, seqs: &[crate::workload::Sequence]) -> Box<dyn BenchCache> {
+    let mut freq: hashbrown::HashMap<u64, u64, foldhash::fast::FixedState> = Default::default();
+    for s in seqs {
+        for &w in s.iter() {
+            *freq.entry(crate::workload::unpack(w).1).or_default() += 1;
+        }
+    }
+    let mut by_freq: Vec<(u64, u64)> = freq.into_iter().collect();
+    by_freq.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    by_freq.truncate(usize::try_from(capacity).unwrap_or(usize::MAX));
+    Box::new(Ceiling(by_freq.into_iter().map(|(k, _)| (k, k)).collect()))
+}
+
+impl BenchCache for Ceiling {
+    #[inline]
+    fn get(&self, k: u64) -> bool {
+        self.0.get(&k).is_some()
+    }
+    #[inline]
+    fn insert(&self, k: u64) {
+        std::hint::black_box(k);
+    }
+    fn remove(&self, k: u64) {
+        std::hint::black_box(k);
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
 
 /// The caches whose API is `get(&k) -> Option<_>` and `insert(k, v)`: the adapter differs
 /// only in how an entry is removed and how the entries are counted.
@@ -164,6 +203,11 @@ pub fn make(name: &str, capacity: u64) -> Result<Box<dyn BenchCache>, BenchError
             Box::new(MutexLru(Mutex::new(lru::LruCache::new(n))))
         }
         "null" => Box::new(Null),
+        "ceiling" => {
+            return Err(BenchError::Config(
+                "ceiling: built from the run's sequences (adapter::ceiling), not by name".into(),
+            ))
+        }
         _ => {
             let known: Vec<&str> = CACHES.iter().map(|c| c.0).collect();
             return Err(BenchError::Config(format!(
@@ -182,6 +226,10 @@ mod tests {
     #[test]
     fn every_cache_behaves_like_a_cache() {
         for &(name, _) in CACHES {
+            if name == "ceiling" {
+                assert!(make(name, 100).is_err());
+                continue;
+            }
             let c = make(name, 100).expect(name);
             if name == "null" {
                 assert!(c.get(1));
@@ -200,5 +248,29 @@ mod tests {
         }
         assert!(make("nope", 10).is_err());
         assert!(make("mobius", 0).is_err());
+    }
+}
+
+#[cfg(test)]
+mod ceiling_tests {
+    use super::*;
+    use crate::workload::{pack, Op};
+    use std::sync::Arc;
+
+    #[test]
+    fn ceiling_holds_the_most_frequent_keys() {
+        let seq = Arc::new(vec![
+            pack(Op::Read, 1),
+            pack(Op::Read, 2),
+            pack(Op::Read, 2),
+            pack(Op::Read, 3),
+            pack(Op::Read, 3),
+            pack(Op::Read, 3),
+        ]);
+        let c = ceiling(2, &[seq]);
+        assert!(c.get(3) && c.get(2) && !c.get(1));
+        c.insert(1);
+        assert!(!c.get(1), "the ceiling never changes");
+        assert_eq!(c.len(), 2);
     }
 }

@@ -56,6 +56,11 @@ pub struct BenchArgs {
     /// Longest warm-up.
     #[arg(long, default_value = "30s")]
     pub warmup_limit: String,
+    /// Hit-only mode (Caffeine's GetPutBenchmark read mix): every key the threads request is
+    /// inserted before the run and the capacity holds them all, so every read hits; `--size`
+    /// is ignored. Shared mode only.
+    #[arg(long)]
+    pub hit_only: bool,
     /// Output directory for results.csv, results.json and the plots.
     #[arg(short, long, default_value = "bench-results")]
     pub out: PathBuf,
@@ -114,7 +119,7 @@ pub struct Report {
 /// Runs the benchmark (no output files).
 pub fn measure(a: &BenchArgs) -> Result<Report> {
     let caches: Vec<String> = list(&a.caches, "--caches")?;
-    for c in &caches {
+    for c in caches.iter().filter(|c| c.as_str() != "ceiling") {
         make(c, 1).with_context(|| "--caches")?;
     }
     let threads: Vec<usize> = list(&a.threads, "--threads")?;
@@ -125,7 +130,10 @@ pub fn measure(a: &BenchArgs) -> Result<Report> {
         .iter()
         .map(|m| Mode::parse(m))
         .collect::<Result<_, _>>()?;
-    let sizes: Vec<f64> = list(&a.size, "--size")?;
+    let sizes: Vec<f64> = if a.hit_only { vec![1.0] } else { list(&a.size, "--size")? };
+    if (a.hit_only || caches.iter().any(|c| c == "ceiling")) && modes.contains(&Mode::PerThread) {
+        bail!("--hit-only and the ceiling cache need --mode shared");
+    }
     if sizes.iter().any(|&s| !(s > 0.0 && s <= 16.0)) {
         bail!("--size: fractions must be in (0, 16]");
     }
@@ -167,7 +175,23 @@ pub fn measure(a: &BenchArgs) -> Result<Report> {
         keys = k;
         for &size in &sizes {
             for &t in &threads {
-                let per_space = ((k as f64 * size).round() as u64).max(1);
+                // Hit-only: every key of the threads' sequences, inserted before the run.
+                let resident: Vec<u64> = if a.hit_only {
+                    let mut all = std::collections::HashSet::new();
+                    for seq in &seqs[..t] {
+                        all.extend(seq.iter().map(|&w| sifter_bench::workload::unpack(w).1));
+                    }
+                    let mut v: Vec<u64> = all.into_iter().collect();
+                    v.sort_unstable();
+                    v
+                } else {
+                    Vec::new()
+                };
+                let per_space = if a.hit_only {
+                    resident.len() as u64
+                } else {
+                    ((k as f64 * size).round() as u64).max(1)
+                };
                 let capacity = match mode {
                     Mode::Shared => per_space,
                     Mode::PerThread => per_space * t as u64,
@@ -187,7 +211,14 @@ pub fn measure(a: &BenchArgs) -> Result<Report> {
                 for _ in 0..a.repeat {
                     for (i, c) in caches.iter().enumerate() {
                         pb.set_message(format!("{} size {size} {t} thr {c}", mode.name()));
-                        let cache = make(c, capacity)?;
+                        let cache = if c == "ceiling" {
+                            sifter_bench::adapter::ceiling(capacity, &seqs[..t])
+                        } else {
+                            make(c, capacity)?
+                        };
+                        for &key in &resident {
+                            cache.insert(key);
+                        }
                         runs[i].push(run(&*cache, capacity, &seqs[..t], &cfg)?);
                         pb.inc(1);
                     }
@@ -554,6 +585,7 @@ mod tests {
             sample_every: 8,
             fill: 0.98,
             warmup_limit: "5s".into(),
+            hit_only: false,
             out: PathBuf::from("unused"),
             json: false,
             no_plots: true,

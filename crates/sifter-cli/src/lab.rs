@@ -189,6 +189,7 @@ fn throughput_section(out: &std::path::Path, quick: bool, quiet: bool) -> Result
         sample_every: 256,
         fill: 0.98,
         warmup_limit: "5s".into(),
+        hit_only: false,
         out: dir.clone(),
         json: false,
         no_plots: false,

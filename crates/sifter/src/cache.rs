@@ -94,6 +94,23 @@ impl Lists {
     }
 }
 
+/// Victims of one insert, retired together with the slot allocation (one stripe lock).
+#[derive(Debug, Default)]
+struct Victims {
+    slots: [u32; 8],
+    len: usize,
+}
+
+impl Victims {
+    fn push(&mut self, s: u32) {
+        self.slots[self.len] = s;
+        self.len += 1;
+    }
+    fn as_slice(&self) -> &[u32] {
+        &self.slots[..self.len]
+    }
+}
+
 #[derive(Debug, Default)]
 struct Stripe {
     /// Capacity tokens held by this stripe.
@@ -291,11 +308,13 @@ where
         // reuse of slots. Only reading other entries' keys in the index needs one.
         let tid = thread_id();
         let st = self.stripe(tid);
-        if !self.acquire(st, weight) {
+        let mut victims = Victims::default();
+        if !self.acquire(st, weight, &mut victims) {
+            let _ = self.retire_and_pop(st, &mut victims, false);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let Some(s) = self.alloc(st) else {
+        let Some(s) = self.alloc(st, &mut victims) else {
             self.credit(st, weight);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return;
@@ -411,7 +430,8 @@ where
     /// tokens that freed (0 if it was removed already). The caller is pinned.
     fn unlink_victim(&self, v: u32, st: &Stripe) -> u64 {
         let slot = self.slot(v);
-        // SAFETY: the policy held `v`, so it was published; pinned.
+        // SAFETY: the policy held `v`, so it was published; we own the policy's hold on it, so
+        // it is not retired or reused under us.
         let hash = unsafe { slot.hash() };
         {
             let lock = self.index.lock(hash);
@@ -423,34 +443,64 @@ where
             debug_assert_eq!(found, Some(v), "a LIVE slot is in the index");
             slot.state.store(DEAD, Ordering::Relaxed);
         }
-        // SAFETY: as above.
-        let w = unsafe { slot.weight() };
-        self.credit(st, w);
         self.count_live(st, -1);
-        w
+        // SAFETY: as above.
+        unsafe { slot.weight() }
     }
 
-    /// Evicts one victim into `st`'s limbo; returns the tokens freed, or `None` if the policy
-    /// had nothing to give.
-    fn evict_one(&self, st: &Stripe) -> Option<u64> {
+    /// Takes one victim from the policy and unlinks it from the index: returns it (to be
+    /// retired by the caller) and the tokens that freed (not credited anywhere yet), or `None`
+    /// if the policy had nothing to give.
+    fn evict_one(&self, st: &Stripe) -> Option<(u32, u64)> {
         let v = match &self.structure {
             Structure::Queues(q) => q.evict(&self.arena),
             Structure::Locked(l) => l.evict(&self.arena),
         }?;
-        let w = self.unlink_victim(v, st);
-        self.retire(st, v);
-        Some(w)
+        Some((v, self.unlink_victim(v, st)))
+    }
+
+    /// Evicts one victim, crediting its tokens to `st` and retiring it there.
+    fn evict_and_retire(&self, st: &Stripe) -> bool {
+        match self.evict_one(st) {
+            Some((v, w)) => {
+                self.credit(st, w);
+                self.retire(st, v);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Retires slot `s` (out of the index and the policy) into `st`'s limbo.
     fn retire(&self, st: &Stripe, s: u32) {
-        // Relaxed: we own the slot now; the epoch fence below orders everything before.
-        self.slot(s).state.store(RETIRED, Ordering::Relaxed);
-        let e = self.epochs.retire_epoch();
-        let advance = st.lists.lock().retire(s, e);
+        let mut v = Victims::default();
+        v.push(s);
+        let _ = self.retire_and_pop(st, &mut v, false);
+    }
+
+    /// Retires `victims` into `st`'s limbo and, if `pop`, takes a free slot — under one lock.
+    fn retire_and_pop(&self, st: &Stripe, victims: &mut Victims, pop: bool) -> Option<u32> {
+        if victims.len == 0 && !pop {
+            return None;
+        }
+        for &s in victims.as_slice() {
+            // Relaxed: we own the slot; the epoch read below is ordered after its unlinking.
+            self.slot(s).state.store(RETIRED, Ordering::Relaxed);
+        }
+        let e = if victims.len > 0 { self.epochs.retire_epoch() } else { 0 };
+        let (advance, got) = {
+            let mut l = st.lists.lock();
+            let mut advance = false;
+            for &s in victims.as_slice() {
+                advance |= l.retire(s, e);
+            }
+            (advance, if pop { l.free.pop() } else { None })
+        };
+        victims.len = 0;
         if advance {
             self.epochs.try_advance();
         }
+        got
     }
 
     #[inline]
@@ -512,9 +562,10 @@ where
         false
     }
 
-    /// Gets `w` tokens for an insert: from the stripe, the pool, by evicting, or from the
-    /// other stripes. False if none came within the attempt bound.
-    fn acquire(&self, st: &Stripe, w: u64) -> bool {
+    /// Gets `w` tokens for an insert: from the stripe, the pool, by evicting (victims go to
+    /// `victims`, for the caller to retire), or from the other stripes. False if none came
+    /// within the attempt bound.
+    fn acquire(&self, st: &Stripe, w: u64, victims: &mut Victims) -> bool {
         if Self::take(st, w) {
             return true;
         }
@@ -523,7 +574,28 @@ where
         let mut backoff = Backoff::default();
         let mut got = false;
         for _ in 0..ATTEMPTS {
-            if self.refill(st, w.max(self.spill)) || self.evict_one(st).is_some() {
+            if self.refill(st, w.max(self.spill)) {
+                if Self::take(st, w) {
+                    got = true;
+                    break;
+                }
+                continue;
+            }
+            if let Some((v, freed)) = self.evict_one(st) {
+                if victims.len == victims.slots.len() {
+                    let _ = self.retire_and_pop(st, victims, false);
+                }
+                victims.push(v);
+                // The common case at steady state: the victim frees exactly what we need, and
+                // its tokens never touch the stripe.
+                if freed >= w {
+                    if freed > w {
+                        self.credit(st, freed - w);
+                    }
+                    got = true;
+                    break;
+                }
+                self.credit(st, freed);
                 if Self::take(st, w) {
                     got = true;
                     break;
@@ -551,10 +623,10 @@ where
 
     /// A slot for a new entry, EMPTY and ours; `None` if none could be had within the
     /// attempt bound.
-    fn alloc(&self, st: &Stripe) -> Option<u32> {
+    fn alloc(&self, st: &Stripe, victims: &mut Victims) -> Option<u32> {
         let mut backoff = Backoff::default();
         for attempt in 0..ATTEMPTS {
-            let got = st.lists.lock().free.pop();
+            let got = self.retire_and_pop(st, victims, true);
             if let Some(s) = got {
                 return Some(self.prepare(s));
             }
@@ -613,7 +685,7 @@ where
                     return Some(s);
                 }
             }
-            if attempt >= ATTEMPTS / 4 && self.evict_one(st).is_some() {
+            if attempt >= ATTEMPTS / 4 && self.evict_and_retire(st) {
                 self.spill(st);
             }
             backoff.snooze();
@@ -656,10 +728,9 @@ where
                     self.release_removed(s, tid);
                 }
             }
-            // The queues still hold the removed slots: take them out now.
-            if let Structure::Queues(_) = self.structure {
-                while self.evict_one(st).is_some() {}
-            }
+            // The policy may still hold removed slots (queues always; a locked list one whose
+            // removal raced with its insert): take them out now.
+            while self.evict_and_retire(st) {}
             self.spill(st);
         }
         self.reclaim();

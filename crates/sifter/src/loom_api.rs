@@ -93,7 +93,16 @@ impl Core {
     }
     /// Head and tail words, for failure messages.
     pub fn debug_state(&self) -> String {
-        self.q.debug_state()
+        let next: Vec<String> = self
+            .slots
+            .next
+            .iter()
+            .map(|n| {
+                let w = n.load(Ordering::Relaxed);
+                format!("v{}:{}", w >> 32, w as u32 as i64 - (u32::MAX as i64))
+            })
+            .collect();
+        format!("{} next(v:slot-NIL) [{}]", self.q.debug_state(), next.join(" "))
     }
 }
 

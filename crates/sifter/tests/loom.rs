@@ -242,3 +242,24 @@ fn epoch_reuse_records() {
 fn epoch_reuse_shared_counters() {
     epoch_reuse(0);
 }
+
+/// A lone slot is taken and at once re-enqueued (reused) while another thread's enqueue meets
+/// it half-way: the enqueuer's stale view of the taken slot (its `next`, the TAKEN marker it
+/// helps finish) must not act on the slot's new incarnation. Catches a reset that does not
+/// start a new incarnation, and a take-helper that does not check the incarnation.
+#[test]
+fn take_and_reuse_vs_enqueue() {
+    for mode in ["fifo", "mobius"] {
+        model(move || {
+            let core = filled(mode, &[false]);
+            let c2 = core.clone();
+            let t = thread::spawn(move || c2.insert(1));
+            let a = core.evict();
+            if let Some(s) = a {
+                core.insert(s);
+            }
+            t.join().expect("thread");
+            conserved(&core, 2, vec![]);
+        });
+    }
+}

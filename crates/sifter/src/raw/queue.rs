@@ -70,8 +70,11 @@ fn same(w: u64, to: u32) -> u64 {
 #[inline]
 pub(crate) fn reset<L: Links>(links: &L, s: u32) {
     let n = links.next(s);
-    // Relaxed: the slot is private; the enqueue's Release CAS publishes the reset.
-    n.store(bump(n.load(Ordering::Relaxed), NIL), Ordering::Relaxed);
+    // Release: a thread that reads the new incarnation's word (Acquire) also sees everything
+    // before it — the take or detach that freed the slot moved `head`/`tail` — so its
+    // re-validation of the tail or head word fails instead of acting on a stale view. (The
+    // load is Relaxed: the slot is ours.)
+    n.store(bump(n.load(Ordering::Relaxed), NIL), Ordering::Release);
 }
 
 /// Test-only stall points (feature `test-hooks`): lets a test park a thread mid-enqueue.
