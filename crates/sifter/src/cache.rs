@@ -26,10 +26,9 @@ use crate::policy::queues::{Mode, Queues};
 use crate::raw::epoch::{thread_id, Epochs, Guard};
 use crate::raw::index::Index;
 use crate::raw::slot::{Arena, Slot, DEAD, EMPTY, LIVE, RETIRED};
-use crate::sync::Backoff;
+use crate::sync::{Backoff, SpinLock};
 use crate::{BuildError, Policy};
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
 use std::borrow::Borrow;
 use std::collections::HashSet;
 use std::hash::{BuildHasher, Hash};
@@ -117,7 +116,7 @@ struct Stripe {
     tokens: AtomicU64,
     /// Entries linked minus entries unlinked by this stripe's threads (weighted caches' `len`).
     live: AtomicI64,
-    lists: Mutex<Lists>,
+    lists: SpinLock<Lists>,
 }
 
 /// A concurrent cache. See the [crate docs](crate) for the consistency model and costs.
@@ -332,8 +331,7 @@ where
                 other == key
             });
             old.map(|o| {
-                // Relaxed: state changes are serialised by the home lock.
-                self.slot(o).state.store(DEAD, Ordering::Relaxed);
+                mark_dead(self.slot(o));
                 // SAFETY: published, pinned.
                 (o, unsafe { self.slot(o).weight() })
             })
@@ -405,8 +403,7 @@ where
                 // SAFETY: a published slot, pinned.
                 unsafe { self.slot(s).key() }.borrow() == key
             })?;
-            // Relaxed: serialised by the home lock.
-            self.slot(s).state.store(DEAD, Ordering::Relaxed);
+            mark_dead(self.slot(s));
             s
         };
         let st = self.stripe(tid);
@@ -430,19 +427,19 @@ where
     /// tokens that freed (0 if it was removed already). The caller is pinned.
     fn unlink_victim(&self, v: u32, st: &Stripe) -> u64 {
         let slot = self.slot(v);
+        // Acquire: pairs with the Release DEAD store of whoever unlinked it, which orders that
+        // unlinking before our retirement of the slot.
+        if slot.state.load(Ordering::Acquire) != LIVE {
+            return 0;
+        }
         // SAFETY: the policy held `v`, so it was published; we own the policy's hold on it, so
         // it is not retired or reused under us.
         let hash = unsafe { slot.hash() };
-        {
-            let lock = self.index.lock(hash);
-            // Relaxed: serialised by the home lock.
-            if slot.state.load(Ordering::Relaxed) != LIVE {
-                return 0;
-            }
-            let found = self.index.remove(&lock, hash, |s| s == v);
-            debug_assert_eq!(found, Some(v), "a LIVE slot is in the index");
-            slot.state.store(DEAD, Ordering::Relaxed);
+        if !self.index.remove_slot(hash, v) {
+            return 0; // removed or replaced meanwhile: that thread got its tokens
         }
+        // Release: see the Acquire above.
+        mark_dead(slot);
         self.count_live(st, -1);
         // SAFETY: as above.
         unsafe { slot.weight() }
@@ -712,15 +709,10 @@ where
                 let slot = self.slot(s);
                 // SAFETY: read from a published word, pinned.
                 let hash = unsafe { slot.hash() };
-                let unlinked = {
-                    let lock = self.index.lock(hash);
-                    let found = self.index.remove(&lock, hash, |x| x == s).is_some();
-                    if found {
-                        // Relaxed: serialised by the home lock.
-                        slot.state.store(DEAD, Ordering::Relaxed);
-                    }
-                    found
-                };
+                let unlinked = self.index.remove_slot(hash, s);
+                if unlinked {
+                    mark_dead(slot);
+                }
                 if unlinked {
                     // SAFETY: as above.
                     self.credit(st, unsafe { slot.weight() });
@@ -913,6 +905,15 @@ where
             Structure::Locked(_) => "locked list".into(),
         }
     }
+}
+
+/// LIVE → DEAD, by the thread whose CAS removed the slot's index word. A CAS, not a store:
+/// the policy may already have taken the slot and retired it (an eviction that found the word
+/// gone), and RETIRED must stay.
+fn mark_dead<K, V>(slot: &Slot<K, V>) {
+    // Release: pairs with the Acquire in `unlink_victim`, which orders our unlinking before
+    // the retirement that depends on it.
+    let _ = slot.state.compare_exchange(LIVE, DEAD, Ordering::Release, Ordering::Relaxed);
 }
 
 impl<K, V, S> Cache<K, V, S> {

@@ -2,9 +2,9 @@
 //! (`RUSTFLAGS="--cfg loom" cargo test -p sifter --release --test loom`).
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{fence, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// Gives up the CPU: a preempted thread may be what this one waits for.
 pub(crate) fn yield_now() {
@@ -29,5 +29,71 @@ impl Backoff {
             return;
         }
         yield_now();
+    }
+}
+
+/// A test-and-set spin lock for short critical sections with no user code inside (a stripe's
+/// slot lists): locking is one atomic swap, unlocking one plain store — one read-modify-write
+/// per critical section where `parking_lot::Mutex` makes two. Waiters spin, then yield.
+#[cfg(not(loom))]
+#[derive(Debug, Default)]
+pub(crate) struct SpinLock<T> {
+    locked: std::sync::atomic::AtomicBool,
+    value: std::cell::UnsafeCell<T>,
+}
+
+// SAFETY: the lock gives one thread at a time access to `value`, which may move between
+// threads (T: Send).
+#[cfg(not(loom))]
+unsafe impl<T: Send> Sync for SpinLock<T> {}
+
+/// Holds a [`SpinLock`].
+#[cfg(not(loom))]
+#[derive(Debug)]
+pub(crate) struct SpinGuard<'a, T>(&'a SpinLock<T>);
+
+#[cfg(not(loom))]
+impl<T> SpinLock<T> {
+    pub fn lock(&self) -> SpinGuard<'_, T> {
+        let mut backoff = Backoff::default();
+        // Acquire: pairs with the Release unlock, so the previous holder's writes are visible.
+        while self.locked.swap(true, Ordering::Acquire) {
+            // Relaxed: wait until it looks free before the next swap.
+            while self.locked.load(Ordering::Relaxed) {
+                backoff.snooze();
+            }
+        }
+        SpinGuard(self)
+    }
+
+    pub fn try_lock(&self) -> Option<SpinGuard<'_, T>> {
+        // Acquire: as in `lock`.
+        // (`then`, not `then_some`: a guard built and dropped on failure would unlock.)
+        (!self.locked.swap(true, Ordering::Acquire)).then(|| SpinGuard(self))
+    }
+}
+
+#[cfg(not(loom))]
+impl<T> std::ops::Deref for SpinGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the guard holds the lock: no other thread accesses the value.
+        unsafe { &*self.0.value.get() }
+    }
+}
+
+#[cfg(not(loom))]
+impl<T> std::ops::DerefMut for SpinGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`, and `&mut self` makes this the only reference.
+        unsafe { &mut *self.0.value.get() }
+    }
+}
+
+#[cfg(not(loom))]
+impl<T> Drop for SpinGuard<'_, T> {
+    fn drop(&mut self) {
+        // Release: our writes to the value happen before the next holder's.
+        self.0.locked.store(false, Ordering::Release);
     }
 }

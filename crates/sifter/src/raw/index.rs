@@ -9,26 +9,27 @@
 //!   the entries *passing through* the bucket (homed before it, stored after it), so a lookup
 //!   stops at the first bucket nothing passes through. Entries never move: a lookup that races
 //!   with writers sees each word either before or after a change, never half of it.
-//! * **Lookups take no lock and write nothing.** Writers take the spin lock in their *home*
-//!   bucket's control word (bit 0), so all writes concerning one home bucket are serialised;
-//!   they claim empty words anywhere with a CAS (other homes' writers may race for the same
-//!   word), and clear or replace only words of their own home.
+//! * **Lookups take no lock and write nothing.** Inserts and removals by key take the spin lock
+//!   of their *home* bucket (a word in the same line), so two writers of one key are
+//!   serialised; they claim empty words anywhere with a CAS (other homes' writers may race for
+//!   the same word), and replace or clear words of their own home with a CAS. Evictions clear
+//!   their victim's word by slot number with a CAS and no lock: every change of a word is one
+//!   CAS, so exactly one thread unlinks an entry.
 //! * The bucket count is fixed at build time from the arena size, at most ~5.5 entries per
 //!   bucket on average, so the table never fills.
 
-use crate::sync::{AtomicU64, Backoff, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Backoff, Ordering};
 
 const WORDS: usize = 7;
-const LOCKED: u64 = 1;
-/// One passing-through entry in the control word (above the lock bit).
-const PASS: u64 = 2;
 
 #[derive(Debug)]
 #[repr(align(64))]
 struct Bucket {
     words: [AtomicU64; WORDS],
-    /// Bit 0: the home lock. Bits 1..: entries passing through (times [`PASS`]).
-    ctrl: AtomicU64,
+    /// The home lock: 1 while a writer for this home bucket holds it.
+    lock: AtomicU32,
+    /// Entries passing through: homed before this bucket, stored after it.
+    pass: AtomicU32,
 }
 
 /// The hash index.
@@ -63,20 +64,22 @@ pub(crate) struct HomeLock<'a> {
 
 impl Drop for HomeLock<'_> {
     fn drop(&mut self) {
-        // Release: the critical section's word stores happen before the next holder's.
-        self.index.buckets[self.home].ctrl.fetch_and(!LOCKED, Ordering::Release);
+        // Release: the critical section's word stores happen before the next holder's. A plain
+        // store: only the holder writes the lock word.
+        self.index.buckets[self.home].lock.store(0, Ordering::Release);
     }
 }
 
 impl Index {
     /// An index for up to `slots` entries.
     pub fn new(slots: usize) -> Self {
-        let n = (slots * 2 / 11 + 2).max(2);
+        let n = (slots / 4 + 2).max(2);
         Index {
             buckets: (0..n)
                 .map(|_| Bucket {
                     words: std::array::from_fn(|_| AtomicU64::new(0)),
-                    ctrl: AtomicU64::new(0),
+                    lock: AtomicU32::new(0),
+                    pass: AtomicU32::new(0),
                 })
                 .collect(),
         }
@@ -117,7 +120,7 @@ impl Index {
                 }
             }
             // Acquire: a writer raises the count before it publishes a word further on.
-            if bucket.ctrl.load(Ordering::Acquire) < PASS {
+            if bucket.pass.load(Ordering::Acquire) == 0 {
                 return None;
             }
             b = self.next(b);
@@ -128,15 +131,15 @@ impl Index {
     /// Locks the home bucket of `hash` for writing.
     pub fn lock(&self, hash: u64) -> HomeLock<'_> {
         let home = self.home(hash);
-        let ctrl = &self.buckets[home].ctrl;
+        let lock = &self.buckets[home].lock;
         let mut backoff = Backoff::default();
         loop {
             // Acquire: pairs with the Release unlock; we see the previous holder's stores.
-            if ctrl.fetch_or(LOCKED, Ordering::Acquire) & LOCKED == 0 {
+            if lock.swap(1, Ordering::Acquire) == 0 {
                 return HomeLock { index: self, home };
             }
             // Relaxed: wait until it looks free before trying the RMW again.
-            while ctrl.load(Ordering::Relaxed) & LOCKED != 0 {
+            while lock.load(Ordering::Relaxed) != 0 {
                 backoff.snooze();
             }
         }
@@ -155,7 +158,7 @@ impl Index {
                     return Some(At { bucket: b, word: i });
                 }
             }
-            if bucket.ctrl.load(Ordering::Acquire) < PASS {
+            if bucket.pass.load(Ordering::Acquire) == 0 {
                 return None;
             }
             b = self.next(b);
@@ -173,10 +176,19 @@ impl Index {
         eq: impl FnMut(u32) -> bool,
     ) -> Option<u32> {
         let new = word(hash, slot);
-        if let Some(at) = self.locate(lock, hash >> 32, eq) {
+        let mut eq = eq;
+        // Replace: a lock-free `remove_slot` (eviction) may clear the word under us, hence
+        // the CAS; if it does, the key is gone and we insert afresh.
+        while let Some(at) = self.locate(lock, hash >> 32, &mut eq) {
             let w = &self.buckets[at.bucket].words[at.word];
-            // Release: publishes the new slot's contents to lookups (Acquire in `find`).
-            return Some(slot_of(w.swap(new, Ordering::AcqRel)));
+            // Relaxed: re-read for the CAS; `locate` loaded it with Acquire.
+            let old = w.load(Ordering::Relaxed);
+            // AcqRel: Release publishes the new slot's contents to lookups (Acquire in
+            // `find`); Acquire orders our later reads of the old slot.
+            if old != 0 && w.compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+            {
+                return Some(slot_of(old));
+            }
         }
         let mut b = lock.home;
         for _ in 0..self.buckets.len() {
@@ -191,7 +203,7 @@ impl Index {
             }
             // Release: the count is raised before the word is published further on, so a
             // lookup that misses the count has not been able to see the word either.
-            bucket.ctrl.fetch_add(PASS, Ordering::Release);
+            bucket.pass.fetch_add(1, Ordering::Release);
             b = self.next(b);
         }
         unreachable!("the index is sized so that it never fills")
@@ -205,14 +217,56 @@ impl Index {
         hash: u64,
         m: impl FnMut(u32) -> bool,
     ) -> Option<u32> {
-        let at = self.locate(lock, hash >> 32, m)?;
-        // Release: a lookup that sees the empty word sees nothing of the slot it no longer
-        // reaches; the slot itself stays readable until the epochs let it be reused.
-        let old = self.buckets[at.bucket].words[at.word].swap(0, Ordering::Release);
-        let mut b = lock.home;
+        let mut m = m;
+        loop {
+            let at = self.locate(lock, hash >> 32, &mut m)?;
+            // Relaxed: `locate` read it with Acquire; the CAS below decides.
+            let seen = self.buckets[at.bucket].words[at.word].load(Ordering::Relaxed);
+            if let Some(s) = self.clear_word(lock.home, at, seen) {
+                return Some(s);
+            }
+            // An eviction cleared it first: look again (the key is most likely gone).
+        }
+    }
+
+    /// Removes the entry word of `slot` (tagged like `hash`) without the home lock, if it is
+    /// still there; true if this call removed it. Evictions use this: exactly one thread
+    /// removes a word (this CAS, or a locked writer's CAS), and that thread owns the unlink.
+    pub fn remove_slot(&self, hash: u64, slot: u32) -> bool {
+        let want = word(hash, slot);
+        let home = self.home(hash);
+        let mut b = home;
+        for _ in 0..self.buckets.len() {
+            let bucket = &self.buckets[b];
+            for (i, w) in bucket.words.iter().enumerate() {
+                // Relaxed: compared with a value we know; the CAS decides.
+                if w.load(Ordering::Relaxed) == want {
+                    return self.clear_word(home, At { bucket: b, word: i }, want).is_some();
+                }
+            }
+            // Acquire: as in `find`.
+            if bucket.pass.load(Ordering::Acquire) == 0 {
+                return false;
+            }
+            b = self.next(b);
+        }
+        false
+    }
+
+    /// CASes the word at `at` (homed at `home`) from `old` to empty and lowers the
+    /// pass-through counts before it; the slot it held, or `None` if the word changed first.
+    fn clear_word(&self, home: usize, at: At, old: u64) -> Option<u32> {
+        let w = &self.buckets[at.bucket].words[at.word];
+        // SeqCst (a locked instruction on x86-64): the unlinking that slot retirement orders
+        // its epoch read after (see `Epochs::retire_epoch`). A lookup that sees the empty word
+        // sees nothing of the slot; the slot itself stays readable until the epochs allow.
+        if old == 0 || w.compare_exchange(old, 0, Ordering::SeqCst, Ordering::Relaxed).is_err() {
+            return None;
+        }
+        let mut b = home;
         while b != at.bucket {
             // Release: after the word is gone (lookups may stop early only once it is).
-            self.buckets[b].ctrl.fetch_sub(PASS, Ordering::Release);
+            self.buckets[b].pass.fetch_sub(1, Ordering::Release);
             b = self.next(b);
         }
         Some(slot_of(old))
@@ -239,7 +293,7 @@ impl Index {
         let n = self.buckets.len();
         let mut pass = vec![0u64; n];
         for (b, bucket) in self.buckets.iter().enumerate() {
-            if bucket.ctrl.load(Ordering::Relaxed) & LOCKED != 0 {
+            if bucket.lock.load(Ordering::Relaxed) != 0 {
                 return Err(format!("index bucket {b} is still locked"));
             }
             for w in &bucket.words {
@@ -259,7 +313,7 @@ impl Index {
             }
         }
         for (b, bucket) in self.buckets.iter().enumerate() {
-            let have = bucket.ctrl.load(Ordering::Relaxed) / PASS;
+            let have = bucket.pass.load(Ordering::Relaxed) as u64;
             if have != pass[b] {
                 return Err(format!(
                     "index bucket {b}: pass-through count {have}, entries passing {}",

@@ -17,7 +17,8 @@
 //!               threads pinned before ── two epoch advances ──► free list (reusable)
 //! ```
 //!
-//! `state` changes from LIVE to DEAD only under the home-bucket lock of the slot's hash, so
+//! `state` changes from LIVE to DEAD only by the thread whose CAS cleared or replaced the
+//! slot's index word (Release; readers that act on DEAD load it with Acquire), so
 //! exactly one thread unlinks an entry (and releases its capacity); exactly one thread takes a
 //! slot from the policy (and retires it). The key, value, hash and weight are written by the
 //! slot's owner while it is private and published by the Release CAS that links it into the
