@@ -56,6 +56,11 @@ pub struct BenchArgs {
     /// Longest warm-up.
     #[arg(long, default_value = "30s")]
     pub warmup_limit: String,
+    /// Report heap bytes per entry instead of throughput: each cache of `--caches` filled
+    /// with 100,000 distinct u64 → u64 entries (capacity 100,000), live heap bytes counted
+    /// by the allocator, divided by the entries it holds.
+    #[arg(long)]
+    pub mem: bool,
     /// Hit-only mode (Caffeine's GetPutBenchmark read mix): every key the threads request is
     /// inserted before the run and the capacity holds them all, so every read hits; `--size`
     /// is ignored. Shared mode only.
@@ -542,6 +547,9 @@ pub fn run_cmd(a: BenchArgs) -> Result<()> {
         }
         return Ok(());
     }
+    if a.mem {
+        return mem_report(&a);
+    }
     let report = measure(&a)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     std::fs::write(a.out.join("results.csv"), csv_text(&report.rows))?;
@@ -566,6 +574,48 @@ pub fn run_cmd(a: BenchArgs) -> Result<()> {
     Ok(())
 }
 
+/// `--mem`: heap bytes per entry of each cache, 100,000 u64 → u64 entries.
+fn mem_report(a: &BenchArgs) -> Result<()> {
+    const N: u64 = 100_000;
+    let caches: Vec<String> = list(&a.caches, "--caches")?;
+    let mut rows = vec![vec![
+        "cache".to_string(),
+        "entries".into(),
+        "heap bytes".into(),
+        "bytes/entry".into(),
+        "beyond key+value".into(),
+    ]];
+    let mut csv = String::from("cache,entries,heap_bytes,bytes_per_entry,overhead_per_entry\n");
+    for c in caches.iter().filter(|c| !matches!(c.as_str(), "null" | "ceiling")) {
+        let (built, bytes) = crate::alloc_count::measure(|| -> Result<_> {
+            let cache = make(c, N)?;
+            for k in 0..N {
+                cache.insert(sifter_bench::workload::splitmix(k));
+            }
+            let len = cache.len();
+            Ok((cache, len))
+        });
+        let (cache, len) = built?;
+        drop(cache);
+        let per = bytes as f64 / len.max(1) as f64;
+        rows.push(vec![
+            c.clone(),
+            len.to_string(),
+            bytes.to_string(),
+            format!("{per:.1}"),
+            format!("{:.1}", per - 16.0),
+        ]);
+        csv.push_str(&format!("{c},{len},{bytes},{per:.2},{:.2}\n", per - 16.0));
+    }
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    std::fs::write(a.out.join("memory.csv"), &csv)?;
+    for r in &rows {
+        println!("{:<12} {:>8} {:>12} {:>12} {:>17}", r[0], r[1], r[2], r[3], r[4]);
+    }
+    println!("wrote {}", a.out.join("memory.csv").display());
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -586,6 +636,7 @@ mod tests {
             fill: 0.98,
             warmup_limit: "5s".into(),
             hit_only: false,
+            mem: false,
             out: PathBuf::from("unused"),
             json: false,
             no_plots: true,

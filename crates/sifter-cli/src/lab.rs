@@ -190,6 +190,7 @@ fn throughput_section(out: &std::path::Path, quick: bool, quiet: bool) -> Result
         fill: 0.98,
         warmup_limit: "5s".into(),
         hit_only: false,
+        mem: false,
         out: dir.clone(),
         json: false,
         no_plots: false,

@@ -4,6 +4,8 @@
 //! the simulator's policies), `model` (queueing-model throughput predictions) and `lab` (the
 //! default experiment suite and its report).
 
+#[allow(unsafe_code)]
+mod alloc_count;
 mod analyze;
 mod bench_cmd;
 mod closed_loop;
@@ -61,6 +63,9 @@ enum BenchCmd {
     /// calibrated queueing model over a sweep of cache sizes (hit ratios).
     ClosedLoop(closed_loop::ClosedLoopArgs),
 }
+
+#[global_allocator]
+static ALLOC: alloc_count::Counting = alloc_count::Counting;
 
 fn main() {
     let cli = Cli::parse();

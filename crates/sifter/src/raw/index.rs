@@ -15,7 +15,7 @@
 //!   the same word), and replace or clear words of their own home with a CAS. Evictions clear
 //!   their victim's word by slot number with a CAS and no lock: every change of a word is one
 //!   CAS, so exactly one thread unlinks an entry.
-//! * The bucket count is fixed at build time from the arena size, at most ~5.5 entries per
+//! * The bucket count is fixed at build time from the arena size, about 4 slots per
 //!   bucket on average, so the table never fills.
 
 use crate::sync::{AtomicU32, AtomicU64, Backoff, Ordering};

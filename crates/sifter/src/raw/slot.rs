@@ -20,7 +20,7 @@
 //! `state` changes from LIVE to DEAD only by the thread whose CAS cleared or replaced the
 //! slot's index word (Release; readers that act on DEAD load it with Acquire), so
 //! exactly one thread unlinks an entry (and releases its capacity); exactly one thread takes a
-//! slot from the policy (and retires it). The key, value, hash and weight are written by the
+//! slot from the policy (and retires it). The key, value and weight are written by the
 //! slot's owner while it is private and published by the Release CAS that links it into the
 //! index (read with Acquire by lookups) and the Release enqueue into the policy.
 
@@ -45,7 +45,6 @@ pub(crate) const RETIRED: u8 = 3;
 /// One entry's storage.
 #[derive(Debug)]
 pub(crate) struct Slot<K, V> {
-    hash: UnsafeCell<u64>,
     weight: UnsafeCell<u32>,
     /// Queue link (queue policies).
     pub next: AtomicU64,
@@ -73,7 +72,6 @@ pub(crate) struct Arena<K, V> {
 
 fn empty_slot<K, V>() -> Slot<K, V> {
     Slot {
-        hash: UnsafeCell::new(0),
         weight: UnsafeCell::new(0),
         next: AtomicU64::new(u32::MAX as u64),
         visited: AtomicU8::new(0),
@@ -172,11 +170,10 @@ impl<K, V> Arena<K, V> {
     ///
     /// # Safety
     /// The caller owns slot `s` exclusively and it is EMPTY.
-    pub unsafe fn fill(&self, s: u32, key: K, value: V, hash: u64, weight: u32) {
+    pub unsafe fn fill(&self, s: u32, key: K, value: V, weight: u32) {
         let slot = self.get(s);
         // SAFETY: exclusive, per the contract; the previous contents were dropped (EMPTY).
         unsafe {
-            *slot.hash.get() = hash;
             *slot.weight.get() = weight;
             (*slot.key.get()).write(key);
             (*slot.value.get()).write(value);
@@ -222,16 +219,8 @@ impl<K, V> Slot<K, V> {
     /// # Safety
     /// As [`Slot::key`].
     #[inline]
-    pub unsafe fn hash(&self) -> u64 {
-        // SAFETY: as `key` (written before publication, never while published).
-        unsafe { *self.hash.get() }
-    }
-
-    /// # Safety
-    /// As [`Slot::key`].
-    #[inline]
     pub unsafe fn weight(&self) -> u64 {
-        // SAFETY: as `hash`.
+        // SAFETY: as `key`.
         unsafe { *self.weight.get() as u64 }
     }
 
