@@ -1,6 +1,7 @@
 //! The simulator is the oracle for the concurrent caches: replayed read-through (get; insert on
 //! a miss) on one thread, `sifter::Cache` must give the simulator's miss ratio — exactly for
-//! FIFO, CLOCK, LRU and SIEVE, and within 0.5 percentage points of SIEVE for Mobius (the Mobius
+//! FIFO, LRU, SIEVE and CLOCK below 1,024 entries (CLOCK above: within 0.002, new entries are
+//! enqueued in chains), and within 0.5 percentage points of SIEVE for Mobius (the Mobius
 //! paper's claim) — on Zipf(1.0) and on real traces from `../shared/traces/`.
 //!
 //! The "Mobius-w/d" ablation (no consecutive detection) is held to 1.5 points: it follows the
@@ -44,7 +45,16 @@ fn check(t: &LoadedTrace, caps: &[u64]) {
             (Policy::Lru, "lru"),
             (Policy::Sieve, "sieve"),
         ] {
-            assert_eq!(replay(t, p, true, cap), sim(t, name, cap), "{} {p:?} at {cap}", t.name);
+            let (got, want) = (replay(t, p, true, cap), sim(t, name, cap));
+            if p == Policy::Clock && cap >= 1024 {
+                // Caches of 1,024+ entries enqueue new entries in chains of 8 per stripe, so a
+                // reinsertion can overtake up to 7 newer entries: within 0.002 (the issue's
+                // bound), not exact.
+                let diff = (got as f64 - want as f64).abs() / t.len() as f64;
+                assert!(diff <= 0.002, "{} {p:?} at {cap}: {got} vs {want} misses", t.name);
+            } else {
+                assert_eq!(got, want, "{} {p:?} at {cap}", t.name);
+            }
         }
         let sieve = sim(t, "sieve", cap) as f64 / t.len() as f64;
         for (cd, tolerance) in [(true, 0.005), (false, 0.015)] {

@@ -22,7 +22,7 @@
 //! stored; [`Cache::rejected`] counts them.
 
 use crate::policy::locked::{Kind, Locked};
-use crate::policy::queues::{Mode, Queues};
+use crate::policy::queues::{link_private, reset, Mode, Queues};
 use crate::raw::epoch::{thread_id, Epochs, Guard};
 use crate::raw::index::Index;
 use crate::raw::slot::{Arena, Slot, DEAD, EMPTY, LIVE, RETIRED};
@@ -57,7 +57,18 @@ struct Lists {
     limbo: [(u64, Vec<u32>); 3],
     /// Retirements since this stripe last tried to advance the epoch.
     since_advance: u32,
+    /// New slots of this stripe's inserts not yet enqueued (queue policies): a private chain
+    /// `pend_first..=pend_last` of `pend_len` slots, enqueued in one go (one tail CAS for
+    /// [`BATCH`] inserts instead of one each).
+    pend_first: u32,
+    pend_last: u32,
+    pend_len: u32,
 }
+
+/// New entries a stripe gathers before enqueueing them as one chain (caches of at least
+/// 1,024 entries; smaller ones enqueue each entry at once). Gathered entries cannot be evicted
+/// until the chain is enqueued; an eviction that finds the queues empty flushes every stripe.
+const BATCH: u32 = 8;
 
 /// Retirements per stripe between attempts to advance the epoch: slots wait in limbo for
 /// about two such rounds.
@@ -140,6 +151,8 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     capacity: u64,
     /// Most tokens a stripe keeps after a removal.
     spill: u64,
+    /// New entries gathered per stripe before one enqueue (see [`BATCH`]).
+    batch: u32,
 }
 
 // SAFETY: slots are shared between threads: keys and values are read (`get` clones values: V:
@@ -213,6 +226,7 @@ where
             weigher,
             capacity,
             spill: (capacity / 1024).max(1),
+            batch: if capacity >= 1024 { BATCH } else { 1 },
         })
     }
 
@@ -348,7 +362,11 @@ where
                 // The replaced slot stays queued (DEAD) until the scan takes it. Unpinned for
                 // the enqueue: a thread preempted there holds back no reclamation.
                 drop(guard);
-                q.insert(&self.arena, s);
+                if self.batch == 1 {
+                    q.insert(&self.arena, s);
+                } else {
+                    self.gather(q, st, s);
+                }
             }
             Structure::Locked(l) => {
                 l.insert(s);
@@ -452,10 +470,58 @@ where
     /// if the policy had nothing to give.
     fn evict_one(&self, st: &Stripe) -> Option<(u32, u64)> {
         let v = match &self.structure {
-            Structure::Queues(q) => q.evict(&self.arena),
+            Structure::Queues(q) => q.evict(&self.arena).or_else(|| {
+                if self.flush_pending() {
+                    q.evict(&self.arena)
+                } else {
+                    None
+                }
+            }),
             Structure::Locked(l) => l.evict(&self.arena),
         }?;
         Some((v, self.unlink_victim(v, st)))
+    }
+
+    /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.
+    fn gather(&self, q: &Queues, st: &Stripe, s: u32) {
+        reset(&self.arena, s);
+        let full = {
+            let mut l = st.lists.lock();
+            if l.pend_len == 0 {
+                l.pend_first = s;
+            } else {
+                link_private(&self.arena, l.pend_last, s);
+            }
+            l.pend_last = s;
+            l.pend_len += 1;
+            (l.pend_len >= self.batch).then(|| {
+                l.pend_len = 0;
+                (l.pend_first, l.pend_last)
+            })
+        };
+        if let Some((first, last)) = full {
+            q.insert_chain(&self.arena, first, last);
+        }
+    }
+
+    /// Enqueues every stripe's pending chain; true if there was any.
+    fn flush_pending(&self) -> bool {
+        let Structure::Queues(q) = &self.structure else { return false };
+        let mut any = false;
+        for st in self.stripes.iter() {
+            let chain = {
+                let mut l = st.lists.lock();
+                (l.pend_len > 0).then(|| {
+                    l.pend_len = 0;
+                    (l.pend_first, l.pend_last)
+                })
+            };
+            if let Some((first, last)) = chain {
+                q.insert_chain(&self.arena, first, last);
+                any = true;
+            }
+        }
+        any
     }
 
     /// Evicts one victim, crediting its tokens to `st` and retiring it there.
@@ -568,8 +634,9 @@ where
         if Self::take(st, w) {
             return true;
         }
+        // Eviction timing (feature `profile`) starts at the first eviction.
         #[cfg(feature = "profile")]
-        let t0 = crate::profile::start();
+        let mut t0 = None;
         let mut backoff = Backoff::default();
         let mut got = false;
         for _ in 0..ATTEMPTS {
@@ -579,6 +646,10 @@ where
                     break;
                 }
                 continue;
+            }
+            #[cfg(feature = "profile")]
+            if t0.is_none() {
+                t0 = crate::profile::start();
             }
             if let Some((v, freed)) = self.evict_one(st) {
                 if victims.len == victims.slots.len() {
@@ -838,11 +909,22 @@ where
             }
             live_w += w;
         }
-        let held = match &self.structure {
+        let mut held = match &self.structure {
             Structure::Queues(q) => q.items(&self.arena),
             Structure::Locked(l) => l.items(),
         }
         .map_err(|e| format!("{e} ({})", self.debug_structure()))?;
+        // Slots gathered for a batched enqueue are held by the policy too.
+        for st in self.stripes.iter() {
+            let l = st.lists.lock();
+            let mut s = l.pend_first;
+            for i in 0..l.pend_len {
+                held.push(s);
+                if i + 1 < l.pend_len {
+                    s = crate::raw::queue::slot(self.arena.next_word(s));
+                }
+            }
+        }
         let mut where_ = vec![0u8; self.arena.len()];
         for &s in &held {
             if where_[s as usize] != 0 {

@@ -39,7 +39,8 @@
 //! tail of the same queue (and, when everything to the end is visited, clears the bits in
 //! place, like the hand wrapping); FIFO always takes the head.
 
-use crate::raw::queue::{reset, slot, Links, Queue, NIL, TAKEN};
+pub(crate) use crate::raw::queue::{link_private, reset};
+use crate::raw::queue::{slot, Links, Queue, NIL, TAKEN};
 use crate::sync::{AtomicU8, AtomicUsize, Backoff, Ordering};
 use crossbeam_utils::CachePadded;
 
@@ -97,9 +98,15 @@ impl Queues {
     /// Enqueues `s` (the caller's, in no queue): the policy now holds it.
     pub fn insert<N: Nodes>(&self, n: &N, s: u32) {
         reset(n, s);
-        // Relaxed: any queue is a correct place for a new slot; `active` only steers it.
+        self.insert_chain(n, s, s);
+    }
+
+    /// Enqueues the chain `first..=last` of new slots (each [`reset`], linked with
+    /// [`link_private`], the caller's): the policy now holds them.
+    pub fn insert_chain<N: Nodes>(&self, n: &N, first: u32, last: u32) {
+        // Relaxed: any queue is a correct place for new slots; `active` only steers them.
         let w = self.active.load(Ordering::Relaxed);
-        self.q[w].enqueue_chain(n, s, s);
+        self.q[w].enqueue_chain(n, first, last);
     }
 
     /// Detaches one victim and returns it (the policy no longer holds it), or `None` if the

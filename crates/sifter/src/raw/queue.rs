@@ -77,6 +77,15 @@ pub(crate) fn reset<L: Links>(links: &L, s: u32) {
     n.store(bump(n.load(Ordering::Relaxed), NIL), Ordering::Release);
 }
 
+/// Links `a.next` to `b` in a chain that is still the caller's (not enqueued): published by
+/// the chain's enqueue.
+#[inline]
+pub(crate) fn link_private<L: Links>(links: &L, a: u32, b: u32) {
+    let n = links.next(a);
+    // Relaxed: private until the enqueue's Release CAS.
+    n.store(same(n.load(Ordering::Relaxed), b), Ordering::Relaxed);
+}
+
 /// Test-only stall points (feature `test-hooks`): lets a test park a thread mid-enqueue.
 #[cfg(all(feature = "test-hooks", not(loom)))]
 pub mod hooks {

@@ -102,6 +102,11 @@ impl<K, V> Arena<K, V> {
         self.len.load(Ordering::Acquire)
     }
 
+    /// A slot's queue link word (validation).
+    pub fn next_word(&self, s: u32) -> u64 {
+        self.get(s).next.load(Ordering::Relaxed)
+    }
+
     /// Slots preallocated (numbers below this are in the base array).
     pub fn base_len(&self) -> usize {
         self.base.len()
