@@ -211,10 +211,11 @@ pub(crate) fn thread_id() -> usize {
     static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-    struct Id(Cell<usize>);
-    impl Drop for Id {
+    /// Gives the id back when the thread exits.
+    struct Release;
+    impl Drop for Release {
         fn drop(&mut self) {
-            let id = self.0.get();
+            let id = ID.with(|c| c.replace(usize::MAX));
             if id != usize::MAX {
                 // A poisoned lock only means another thread panicked while pushing: the list
                 // itself is intact.
@@ -223,23 +224,26 @@ pub(crate) fn thread_id() -> usize {
         }
     }
     thread_local! {
-        static ID: Id = const { Id(Cell::new(usize::MAX)) };
+        // No destructor: reading it is one TLS load (the hot path of every operation).
+        static ID: Cell<usize> = const { Cell::new(usize::MAX) };
+        static RELEASE: Release = const { Release };
     }
     #[cold]
     fn fresh() -> usize {
+        // Register the release first; during thread teardown (it is gone) use no record.
+        if RELEASE.try_with(|_| ()).is_err() {
+            return usize::MAX;
+        }
         let reused = FREE.lock().unwrap_or_else(|e| e.into_inner()).pop();
         // Relaxed: only uniqueness matters, which the RMW gives.
-        reused.unwrap_or_else(|| NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+        let id = reused.unwrap_or_else(|| NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        ID.with(|c| c.set(id));
+        id
     }
-    ID.try_with(|id| {
-        let v = id.0.get();
-        if v != usize::MAX {
-            return v;
-        }
-        let v = fresh();
-        id.0.set(v);
+    let v = ID.with(Cell::get);
+    if v != usize::MAX {
         v
-    })
-    // During thread teardown the id is gone: use a record-less id (shared counters).
-    .unwrap_or(usize::MAX)
+    } else {
+        fresh()
+    }
 }
