@@ -109,7 +109,8 @@ fn stress_small_caches_oversubscribed() {
 #[test]
 fn stress_larger_caches() {
     for (i, (p, cd)) in configs().into_iter().enumerate() {
-        run(p, cd, 10_000, 40_000, 8, secs(0.3), i as u64);
+        run(p, cd, 10_000, 40_000, 8, secs(0.6), i as u64);
+        run(p, cd, 1_000, 4_000, 16, secs(0.4), 50 + i as u64);
     }
 }
 

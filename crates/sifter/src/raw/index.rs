@@ -145,8 +145,14 @@ impl Index {
         }
     }
 
-    /// Under the home lock: where the entry accepted by `m` (a word test) sits.
-    fn locate(&self, lock: &HomeLock<'_>, tag: u64, mut m: impl FnMut(u32) -> bool) -> Option<At> {
+    /// Under the home lock: where the entry accepted by `m` (a word test) sits, and the word
+    /// value `m` accepted (a CAS must expect exactly it: the word may change right after).
+    fn locate(
+        &self,
+        lock: &HomeLock<'_>,
+        tag: u64,
+        mut m: impl FnMut(u32) -> bool,
+    ) -> Option<(At, u64)> {
         let mut b = lock.home;
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
@@ -155,7 +161,7 @@ impl Index {
                 // the slot of any word with our tag, whose contents the Acquire makes visible.
                 let x = w.load(Ordering::Acquire);
                 if x != 0 && x >> 32 == tag && m(slot_of(x)) {
-                    return Some(At { bucket: b, word: i });
+                    return Some((At { bucket: b, word: i }, x));
                 }
             }
             if bucket.pass.load(Ordering::Acquire) == 0 {
@@ -179,10 +185,8 @@ impl Index {
         let mut eq = eq;
         // Replace: a lock-free `remove_slot` (eviction) may clear the word under us, hence
         // the CAS; if it does, the key is gone and we insert afresh.
-        while let Some(at) = self.locate(lock, hash >> 32, &mut eq) {
+        while let Some((at, old)) = self.locate(lock, hash >> 32, &mut eq) {
             let w = &self.buckets[at.bucket].words[at.word];
-            // Relaxed: re-read for the CAS; `locate` loaded it with Acquire.
-            let old = w.load(Ordering::Relaxed);
             // AcqRel: Release publishes the new slot's contents to lookups (Acquire in
             // `find`); Acquire orders our later reads of the old slot.
             if old != 0 && w.compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed).is_ok()
@@ -219,9 +223,7 @@ impl Index {
     ) -> Option<u32> {
         let mut m = m;
         loop {
-            let at = self.locate(lock, hash >> 32, &mut m)?;
-            // Relaxed: `locate` read it with Acquire; the CAS below decides.
-            let seen = self.buckets[at.bucket].words[at.word].load(Ordering::Relaxed);
+            let (at, seen) = self.locate(lock, hash >> 32, &mut m)?;
             if let Some(s) = self.clear_word(lock.home, at, seen) {
                 return Some(s);
             }
