@@ -250,10 +250,11 @@ impl<K, V, S> CacheBuilder<K, V, S> {
         self
     }
 
-    /// The most entries a weight-bounded cache holds (default `weight_capacity / 64` clamped
-    /// to 1,024..=4,194,304): its slot arena and index are preallocated for this many, and when
-    /// they are all in use an insert evicts even if weight remains. Ignored by entry-bounded
-    /// caches, whose arena is sized from the capacity.
+    /// Expected entries of a weight-bounded cache (default `weight_capacity / 64` clamped to
+    /// 1,024..=4,194,304): its slot arena is preallocated for this many (plus 1/16 and 256
+    /// spare slots) and grows in chunks up to about twice that when slots run out; beyond, an
+    /// insert evicts even if weight remains. The index is sized for the largest arena.
+    /// Ignored by entry-bounded caches, whose arena is sized from the capacity.
     pub fn estimated_entries(mut self, n: usize) -> Self {
         self.estimated_entries = Some(n);
         self
