@@ -152,3 +152,23 @@ fn drop_releases_live_values_exactly_once() {
         assert_eq!(drops.load(Ordering::Relaxed), n as usize, "{p:?}: leaked or double drop");
     }
 }
+
+#[test]
+fn weighted_arena_grows_past_its_estimate() {
+    for (p, cd) in each_policy() {
+        let c: Cache<u64, u64> = Cache::builder()
+            .weight_capacity(10_000)
+            .weigher(|_, _| 1)
+            .estimated_entries(100)
+            .policy(p)
+            .consecutive_detection(cd)
+            .build();
+        let n = if cfg!(miri) { 40 } else { 500 };
+        for k in 0..n {
+            c.insert(k, k);
+        }
+        assert_eq!(c.len() as u64, n, "{p:?}: entries evicted while weight remained");
+        assert_eq!(c.rejected(), 0);
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    }
+}
