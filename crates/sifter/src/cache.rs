@@ -191,7 +191,8 @@ where
         // Room for the entries, plus slots waiting out their grace period or held by the
         // queues after a removal.
         let slots = entries + entries / 16 + 256;
-        // Growth room for when retired slots cannot be reused in time (see `alloc`).
+        // Growth room for when slots run out: more weighted entries than expected, or retired
+        // slots not reusable in time (see `alloc`).
         let extra = slots;
         if slots + extra > u32::MAX as usize - 2 {
             return Err(BuildError::TooLarge(entries as u64));
@@ -389,12 +390,7 @@ where
         Q: Hash + Eq + ?Sized,
         V: Clone,
     {
-        let (_guard, tid) = self.pin();
-        let s = self.unlink_key(key, tid)?;
-        // SAFETY: we unlinked `s` while pinned; it is not reused before `_guard` drops.
-        let v = unsafe { self.slot(s).value() }.clone();
-        self.release_removed(s, tid);
-        Some(v)
+        self.remove_with(key, V::clone)
     }
 
     fn remove_entry<Q>(&self, key: &Q)
@@ -402,13 +398,25 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let (_guard, tid) = self.pin();
-        if let Some(s) = self.unlink_key(key, tid) {
-            self.release_removed(s, tid);
-        }
+        self.remove_with(key, |_| ());
     }
 
-    /// Unlinks `key` from the index (LIVE → DEAD) and returns its tokens; the caller is pinned.
+    /// Removes `key`, applying `f` to its value while it is still readable.
+    fn remove_with<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> R) -> Option<R>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let (_guard, tid) = self.pin();
+        let s = self.unlink_key(key, tid)?;
+        // SAFETY: we unlinked `s` while pinned; it is not reused before `_guard` drops.
+        let r = f(unsafe { self.slot(s).value() });
+        self.release_removed(s, tid);
+        Some(r)
+    }
+
+    /// Unlinks `key` from the index (LIVE → DEAD), crediting its tokens to the caller's stripe;
+    /// returns its slot. The caller is pinned.
     fn unlink_key<Q>(&self, key: &Q, tid: usize) -> Option<u32>
     where
         K: Borrow<Q>,
@@ -441,28 +449,28 @@ where
         }
     }
 
-    /// Unlinks the policy's victim `v` from the index if it is still there; returns the
-    /// tokens that freed (0 if it was removed already). The caller is pinned.
-    fn unlink_victim(&self, v: u32, st: &Stripe) -> u64 {
+    /// Unlinks slot `v` from the index if it is still there (LIVE → DEAD); returns its weight
+    /// if this call did (the caller then owns those tokens), `None` if another thread removed
+    /// or replaced it first. The caller holds `v` through the policy or is pinned, so `v` is
+    /// not reused under it.
+    fn unlink_slot(&self, v: u32, st: &Stripe) -> Option<u64> {
         let slot = self.slot(v);
         // Acquire: pairs with the Release DEAD store of whoever unlinked it, which orders that
         // unlinking before our retirement of the slot.
         if slot.state.load(Ordering::Acquire) != LIVE {
-            return 0;
+            return None;
         }
         // The hash is recomputed (slots do not store it: 8 bytes per entry saved, one hash of
         // the key per eviction spent).
-        // SAFETY: the policy held `v`, so it was published; we own the policy's hold on it, so
-        // it is not retired or reused under us.
+        // SAFETY: `v` was published and is not reused under us (see above).
         let hash = self.hash(unsafe { slot.key() });
         if !self.index.remove_slot(hash, v) {
-            return 0; // removed or replaced meanwhile: that thread got its tokens
+            return None;
         }
-        // Release: see the Acquire above.
         mark_dead(slot);
         self.count_live(st, -1);
         // SAFETY: as above.
-        unsafe { slot.weight() }
+        Some(unsafe { slot.weight() })
     }
 
     /// Takes one victim from the policy and unlinks it from the index: returns it (to be
@@ -479,7 +487,7 @@ where
             }),
             Structure::Locked(l) => l.evict(&self.arena),
         }?;
-        Some((v, self.unlink_victim(v, st)))
+        Some((v, self.unlink_slot(v, st).unwrap_or(0)))
     }
 
     /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.
@@ -779,17 +787,8 @@ where
             let (_guard, tid) = self.pin();
             let st = self.stripe(tid);
             for s in self.index.slots() {
-                let slot = self.slot(s);
-                // SAFETY: read from a published word, pinned.
-                let hash = self.hash(unsafe { slot.key() });
-                let unlinked = self.index.remove_slot(hash, s);
-                if unlinked {
-                    mark_dead(slot);
-                }
-                if unlinked {
-                    // SAFETY: as above.
-                    self.credit(st, unsafe { slot.weight() });
-                    self.count_live(st, -1);
+                if let Some(w) = self.unlink_slot(s, st) {
+                    self.credit(st, w);
                     self.release_removed(s, tid);
                 }
             }
@@ -992,7 +991,7 @@ where
 /// the policy may already have taken the slot and retired it (an eviction that found the word
 /// gone), and RETIRED must stay.
 fn mark_dead<K, V>(slot: &Slot<K, V>) {
-    // Release: pairs with the Acquire in `unlink_victim`, which orders our unlinking before
+    // Release: pairs with the Acquire in `unlink_slot`, which orders our unlinking before
     // the retirement that depends on it.
     let _ = slot.state.compare_exchange(LIVE, DEAD, Ordering::Release, Ordering::Relaxed);
 }

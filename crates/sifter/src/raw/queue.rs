@@ -143,54 +143,51 @@ impl Queue {
         loop {
             let t = self.tail();
             let ti = slot(t);
-            if ti == NIL {
+            // The enqueue takes effect with one of two CASes: `head` (empty queue) or the tail
+            // node's `next`; then the tail is swung, by us or by a helper.
+            let linked = if ti == NIL {
                 let h = self.head();
                 if self.tail() != t {
-                    continue; // `t` is stale: the CAS below must use the tail word of now
+                    continue; // `t` is stale: the tail CAS must use the tail word of now
                 }
-                if slot(h) == NIL {
-                    // Empty: from here until our head CAS nobody can move a NIL tail (helpers
-                    // need a head). AcqRel: Release publishes the chain (Acquire in `head()`).
-                    if self
-                        .head
-                        .compare_exchange(h, bump(h, first), Ordering::AcqRel, Ordering::Relaxed)
-                        .is_ok()
-                    {
-                        #[cfg(all(feature = "test-hooks", not(loom)))]
-                        hooks::gap();
-                        // Fails harmlessly if a helper set the tail already.
-                        self.cas_tail(t, last);
-                        return;
-                    }
-                } else {
+                if slot(h) != NIL {
                     self.help_empty_tail(links, t, h);
+                    continue;
                 }
-                continue;
-            }
-            // Acquire: pairs with the Release link CAS (or the publication of the reset).
-            let nw = links.next(ti).load(Ordering::Acquire);
-            if self.tail() != t {
-                continue; // `nw` may belong to another incarnation
-            }
-            match slot(nw) {
-                TAKEN => self.finish_take(links, ti, nw),
-                NIL => {
+                // Empty: from here until our head CAS nobody can move a NIL tail (helpers need
+                // a head). AcqRel: Release publishes the chain (Acquire in `head()`).
+                self.head
+                    .compare_exchange(h, bump(h, first), Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+            } else {
+                // Acquire: pairs with the Release link CAS (or the publication of the reset).
+                let nw = links.next(ti).load(Ordering::Acquire);
+                if self.tail() != t {
+                    continue; // `nw` may belong to another incarnation
+                }
+                match slot(nw) {
+                    TAKEN => {
+                        self.finish_take(links, ti, nw);
+                        continue;
+                    }
                     // Release: publishes the chain to scanners (Acquire loads of `next`).
-                    if links
+                    NIL => links
                         .next(ti)
                         .compare_exchange(nw, same(nw, first), Ordering::AcqRel, Ordering::Relaxed)
-                        .is_ok()
-                    {
-                        #[cfg(all(feature = "test-hooks", not(loom)))]
-                        hooks::gap();
-                        self.cas_tail(t, last);
-                        return;
+                        .is_ok(),
+                    // The tail lags behind a linked chain: help it forward.
+                    n => {
+                        self.cas_tail(t, n);
+                        continue;
                     }
                 }
-                // The tail lags behind a linked chain: help it forward.
-                n => {
-                    self.cas_tail(t, n);
-                }
+            };
+            if linked {
+                #[cfg(all(feature = "test-hooks", not(loom)))]
+                hooks::gap();
+                // Fails harmlessly if a helper swung the tail already.
+                self.cas_tail(t, last);
+                return;
             }
         }
     }
