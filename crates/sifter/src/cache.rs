@@ -17,9 +17,10 @@
 //! `stripes × spill`. An insert that finds nothing in its stripe, the pool, or the policy takes
 //! the other stripes' tokens.
 //!
-//! An insert that can get neither tokens nor a slot within a bounded number of attempts (every
-//! entry held by inserts in flight, or reclamation held up by a preempted thread) is not
-//! stored; [`Cache::rejected`] counts them.
+//! An insert that cannot get tokens within a bounded number of attempts (every entry held by
+//! inserts in flight), or a slot within the attempts and then [`SLOT_WAIT`] (reclamation held
+//! up by threads preempted while pinned, with the arena grown to its limit), is not stored;
+//! [`Cache::rejected`] counts them.
 
 use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::{link_private, reset, Mode, Queues};
@@ -38,6 +39,11 @@ type Weigher<K, V> = Box<dyn Fn(&K, &V) -> u64 + Send + Sync>;
 
 /// Attempts an insert makes to get tokens or a slot before it gives up.
 const ATTEMPTS: usize = 64;
+
+/// How long an insert that found every slot live or in limbo waits for reclamation (threads
+/// preempted while pinned hold the epochs back until the scheduler runs them again, within a
+/// few scheduling periods) before it gives up.
+const SLOT_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 
 // The queue variant is large because its heads and tails are cache-padded, on purpose; a
 // cache has exactly one of these, so boxing would only add an indirection on every operation.
@@ -700,10 +706,12 @@ where
     }
 
     /// A slot for a new entry, EMPTY and ours; `None` if none could be had within the
-    /// attempt bound.
+    /// attempt bound and then [`SLOT_WAIT`].
     fn alloc(&self, st: &Stripe, victims: &mut Victims) -> Option<u32> {
         let mut backoff = Backoff::default();
-        for attempt in 0..ATTEMPTS {
+        let mut deadline = None;
+        let mut attempt = 0;
+        loop {
             let got = self.retire_and_pop(st, victims, true);
             if let Some(s) = got {
                 return Some(self.prepare(s));
@@ -766,9 +774,18 @@ where
             if attempt >= ATTEMPTS / 4 && self.evict_and_retire(st) {
                 self.spill(st);
             }
+            if attempt + 1 >= ATTEMPTS {
+                // Out of attempts: go on (yielding) until the deadline, then give up.
+                let now = std::time::Instant::now();
+                match deadline {
+                    None => deadline = Some(now + SLOT_WAIT),
+                    Some(d) if now >= d => return None,
+                    Some(_) => {}
+                }
+            }
             backoff.snooze();
+            attempt += 1;
         }
-        None
     }
 
     /// Drops the old contents of a reused slot (outside any lock).

@@ -11,8 +11,9 @@
 //!   with writers sees each word either before or after a change, never half of it.
 //! * **Lookups take no lock and write nothing.** Inserts and removals by key take the spin lock
 //!   of their *home* bucket (a word in the same line), so two writers of one key are
-//!   serialised; they claim empty words anywhere with a CAS (other homes' writers may race for
-//!   the same word), and replace or clear words of their own home with a CAS. Evictions clear
+//!   serialised; they fill an empty word with a plain store under the lock of the word's
+//!   bucket (their home's, or also the overflow bucket's), and replace or clear words of
+//!   their own home with a CAS. Evictions clear
 //!   their victim's word by slot number with a CAS and no lock: every change of a word is one
 //!   CAS, so exactly one thread unlinks an entry.
 //! * The bucket count is fixed at build time from the arena size, about 4 slots per
@@ -130,7 +131,11 @@ impl Index {
 
     /// Locks the home bucket of `hash` for writing.
     pub fn lock(&self, hash: u64) -> HomeLock<'_> {
-        let home = self.home(hash);
+        self.lock_bucket(self.home(hash))
+    }
+
+    /// Locks bucket `home`.
+    fn lock_bucket(&self, home: usize) -> HomeLock<'_> {
         let lock = &self.buckets[home].lock;
         let mut backoff = Backoff::default();
         loop {
@@ -194,16 +199,19 @@ impl Index {
                 return Some(slot_of(old));
             }
         }
+        // Empty words become non-empty only under their bucket's lock: ours for the home
+        // bucket, the bucket's own for overflow (taken while we hold our home's: no deadlock,
+        // since a cycle of such waits would need every bucket full, and the table is at most
+        // 4/7 full). Evictions and replacements change only non-empty words. So an empty word
+        // seen under the lock is ours to fill with a plain store, not a CAS.
         let mut b = lock.home;
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
-            for w in &bucket.words {
-                // Relaxed probe, then Release CAS: publishes the slot's contents.
-                if w.load(Ordering::Relaxed) == 0
-                    && w.compare_exchange(0, new, Ordering::Release, Ordering::Relaxed).is_ok()
-                {
-                    return None;
-                }
+            let _overflow = (b != lock.home).then(|| self.lock_bucket(b));
+            if let Some(w) = bucket.words.iter().find(|w| w.load(Ordering::Relaxed) == 0) {
+                // Release: publishes the slot's contents to lookups (Acquire in `find`).
+                w.store(new, Ordering::Release);
+                return None;
             }
             // Release: the count is raised before the word is published further on, so a
             // lookup that misses the count has not been able to see the word either.
