@@ -22,12 +22,17 @@
 //! up by threads preempted while pinned, with the arena grown to its limit), is not stored;
 //! [`Cache::rejected`] counts them.
 
+use crate::expiry::{expired, Expiration};
+use crate::listener::{self, ListenerFn, RemovalCause};
 use crate::policy::locked::{Kind, Locked};
+use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues};
 use crate::raw::epoch::{thread_id, Epochs, Guard};
 use crate::raw::index::Index;
+use crate::raw::queue::Links;
 use crate::raw::slot::{Arena, Slot, DEAD, EMPTY, LIVE, RETIRED};
-use crate::sync::{Backoff, SpinLock};
+use crate::stats::{CacheStats, Counter, Stats};
+use crate::sync::{AtomicU8, Backoff, SpinLock};
 use crate::{BuildError, Policy};
 use crossbeam_utils::CachePadded;
 use std::borrow::Borrow;
@@ -159,6 +164,54 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     spill: u64,
     /// New entries gathered per stripe before one enqueue (see [`BATCH`]).
     batch: u32,
+    stats: Stats,
+    listener: Option<ListenerFn<K, V>>,
+    expiration: Option<Expiration<K, V>>,
+}
+
+/// What a lookup counts as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Use {
+    /// A use: policy, statistics and time-to-idle see it.
+    Get,
+    /// Not a use (`peek`, `contains_key`, views).
+    Peek,
+}
+
+/// The optional parts of a cache (from the builder).
+pub(crate) struct Extras<K, V> {
+    pub listener: Option<ListenerFn<K, V>>,
+    pub expiration: Option<Expiration<K, V>>,
+}
+
+/// The arena as the eviction sweep of a cache with expiry sees it: expired entries are not
+/// live (no second chance), so the scan takes them first.
+struct Sweep<'a, K, V> {
+    arena: &'a Arena<K, V>,
+    now: u64,
+}
+
+impl<K, V> Links for Sweep<'_, K, V> {
+    #[inline]
+    fn next(&self, s: u32) -> &crate::sync::AtomicU64 {
+        self.arena.next(s)
+    }
+}
+
+impl<K, V> Nodes for Sweep<'_, K, V> {
+    #[inline]
+    fn visited(&self, s: u32) -> &AtomicU8 {
+        self.arena.visited(s)
+    }
+    #[inline]
+    fn is_live(&self, s: u32) -> bool {
+        // Relaxed: a hint, as `Arena::is_live`; an expiry time seen stale only costs a pass.
+        self.arena.is_live(s)
+            && !expired(self.arena.deadline(s).at.load(Ordering::Relaxed), self.now)
+    }
+    fn count(&self) -> usize {
+        self.arena.count()
+    }
 }
 
 // SAFETY: slots are shared between threads: keys and values are read (`get` clones values: V:
@@ -193,6 +246,7 @@ where
         entries: usize,
         weigher: Option<Weigher<K, V>>,
         hasher: S,
+        extras: Extras<K, V>,
     ) -> Result<Self, BuildError> {
         // Room for the entries, plus slots waiting out their grace period or held by the
         // queues after a removal.
@@ -203,7 +257,7 @@ where
         if slots + extra > u32::MAX as usize - 2 {
             return Err(BuildError::TooLarge(entries as u64));
         }
-        let arena = Arena::new(slots, extra);
+        let arena = Arena::new(slots, extra, extras.expiration.is_some());
         // Entry-bounded caches index at most `capacity` entries (tokens); weighted ones at most
         // one per slot.
         let index = Index::new(if weigher.is_some() { arena.max_len() } else { slots });
@@ -234,6 +288,9 @@ where
             capacity,
             spill: (capacity / 1024).max(1),
             batch: if capacity >= 1024 { BATCH } else { 1 },
+            stats: Stats::new(),
+            listener: extras.listener,
+            expiration: extras.expiration,
         })
     }
 
@@ -275,7 +332,8 @@ where
     ///
     /// Takes no lock and makes no atomic read-modify-write for every policy except LRU (whose
     /// hits take its global lock by design). Shared stores: at most one, the reference bit, and
-    /// only if it was clear.
+    /// only if it was clear (and, under time-to-idle, the expiry time when it moves by at
+    /// least 1/16 of the idle time). An expired entry is never returned: it is removed.
     #[inline]
     pub fn get<Q>(&self, key: &Q) -> Option<V>
     where
@@ -284,27 +342,125 @@ where
         V: Clone,
     {
         let hash = self.hash(key);
-        let (_guard, _) = self.pin();
-        let s = self.find(hash, key)?;
-        let slot = self.slot(s);
-        match &self.structure {
-            Structure::Queues(_) if self.policy == Policy::Fifo => {}
-            Structure::Locked(l) if self.policy == Policy::Lru => l.on_hit_lru(s),
-            _ => slot.touch(),
-        }
+        let (_guard, tid) = self.pin();
+        let s = self.lookup(hash, key, tid, Use::Get)?;
         // SAFETY: found in the index while pinned: not reused before `_guard` drops.
-        Some(unsafe { slot.value() }.clone())
+        Some(unsafe { self.slot(s).value() }.clone())
     }
 
-    /// Whether `key` is cached (does not count as a use).
+    /// Returns a clone of the value for `key` without counting it as a use: the policy, the
+    /// statistics and time-to-idle do not see it. An expired entry is not returned.
+    pub fn peek<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        V: Clone,
+    {
+        let hash = self.hash(key);
+        let (_guard, tid) = self.pin();
+        let s = self.lookup(hash, key, tid, Use::Peek)?;
+        // SAFETY: as in `get`.
+        Some(unsafe { self.slot(s).value() }.clone())
+    }
+
+    /// Whether `key` is cached and not expired (does not count as a use).
     pub fn contains_key<Q>(&self, key: &Q) -> bool
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
         let hash = self.hash(key);
-        let _guard = self.pin();
-        self.find(hash, key).is_some()
+        let (_guard, tid) = self.pin();
+        self.lookup(hash, key, tid, Use::Peek).is_some()
+    }
+
+    /// Finds `key`'s live, unexpired slot (the caller is pinned); with [`Use::Get`] marks the
+    /// hit in the policy, the statistics and the expiry time. An expired entry found is
+    /// removed (cause [`RemovalCause::Expired`]).
+    #[inline]
+    fn lookup<Q>(&self, hash: u64, key: &Q, tid: usize, how: Use) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
+        let found = self.find(hash, key);
+        let Some(s) = found else {
+            if how == Use::Get {
+                self.stats.add(tid, Counter::Misses, 1);
+            }
+            return None;
+        };
+        let slot = self.slot(s);
+        if let Some(exp) = &self.expiration {
+            let d = self.arena.deadline(s);
+            // Relaxed: written before the slot was published (ordered by the index word's
+            // Acquire) or moved by reads (a hint either way).
+            let at = d.at.load(Ordering::Relaxed);
+            let now = exp.now();
+            if expired(at, now) {
+                self.expire(s, tid);
+                if how == Use::Get {
+                    self.stats.add(tid, Counter::Misses, 1);
+                }
+                if self.listener.is_some() {
+                    listener::resume();
+                }
+                return None;
+            }
+            if how == Use::Get {
+                // SAFETY: published, pinned.
+                let (k, v) = unsafe { (slot.key(), slot.value()) };
+                if let Some(new) = exp.on_read(k, v, now, at, d.limit.load(Ordering::Relaxed)) {
+                    // Relaxed: as above; racing readers store similar times.
+                    d.at.store(new, Ordering::Relaxed);
+                }
+            }
+        }
+        if how == Use::Get {
+            self.stats.add(tid, Counter::Hits, 1);
+            match &self.structure {
+                Structure::Queues(_) if self.policy == Policy::Fifo => {}
+                Structure::Locked(l) if self.policy == Policy::Lru => l.on_hit_lru(s),
+                _ => slot.touch(),
+            }
+        }
+        Some(s)
+    }
+
+    /// Removes expired slot `s` found by a lookup (the caller is pinned), if nobody else did.
+    fn expire(&self, s: u32, tid: usize) {
+        let st = self.stripe(tid);
+        if let Some(w) = self.unlink_slot(s, tid, RemovalCause::Expired) {
+            self.credit(st, w);
+            self.spill(st);
+            self.release_removed(s, tid);
+        }
+    }
+
+    /// Counts and reports the departure of slot `s` (its unlinker calls this, outside every
+    /// lock, while the slot is still readable: pinned, or held through the policy).
+    fn left(&self, s: u32, tid: usize, cause: RemovalCause) {
+        let c = match cause {
+            RemovalCause::Evicted => Counter::Evictions,
+            RemovalCause::Expired => Counter::Expirations,
+            RemovalCause::Removed | RemovalCause::Cleared => Counter::Removals,
+            RemovalCause::Replaced => Counter::Updates,
+        };
+        // (Replacements are counted by the insert, as updates.)
+        if cause != RemovalCause::Replaced {
+            self.stats.add(tid, c, 1);
+        }
+        if let Some(l) = &self.listener {
+            let slot = self.slot(s);
+            // SAFETY: per the contract, `s` is readable and holds the departing entry.
+            let (k, v) = unsafe { (slot.key(), slot.value()) };
+            listener::call(|| l(k, v, cause));
+        }
+    }
+
+    /// A snapshot of the statistics (exact when no operation is in flight).
+    pub fn stats(&self) -> CacheStats {
+        self.stats.snapshot()
     }
 
     /// Inserts or replaces the value for `key`, evicting as needed to stay within capacity.
@@ -314,14 +470,42 @@ where
     /// that cannot get room within a bounded number of attempts is not stored either (see
     /// [`Cache::rejected`]).
     pub fn insert(&self, key: K, value: V) {
+        self.insert_inner(key, value, None);
+    }
+
+    /// Inserts like [`Cache::insert`], with this entry's own time to live (`None`: never
+    /// expires), in place of the cache's time-to-live, time-to-idle or [`Expiry`](crate::Expiry).
+    ///
+    /// # Panics
+    /// If the cache was built without expiry (see [`CacheBuilder::time_to_live`](crate::CacheBuilder::time_to_live),
+    /// [`time_to_idle`](crate::CacheBuilder::time_to_idle), [`expiry`](crate::CacheBuilder::expiry) or
+    /// [`per_entry_expiry`](crate::CacheBuilder::per_entry_expiry)): its entries have no room
+    /// for an expiry time.
+    pub fn insert_with_ttl(&self, key: K, value: V, ttl: Option<std::time::Duration>) {
+        assert!(
+            self.expiration.is_some(),
+            "insert_with_ttl on a cache built without expiry: enable it with \
+             CacheBuilder::per_entry_expiry (or time_to_live, time_to_idle, expiry)"
+        );
+        self.insert_inner(key, value, Some(ttl));
+    }
+
+    fn insert_inner(&self, key: K, value: V, ttl: Option<Option<std::time::Duration>>) {
         let weight = match &self.weigher {
             Some(w) => w(&key, &value),
             None => 1,
         };
         if weight > self.capacity || weight > u32::MAX as u64 {
-            self.remove_entry(&key);
+            self.remove_with(&key, |_| (), RemovalCause::Removed);
+            if self.listener.is_some() {
+                listener::resume();
+            }
             return;
         }
+        let times = self.expiration.as_ref().map(|e| {
+            let now = e.now();
+            (now, e.on_write(&key, &value, now, None, ttl))
+        });
         let hash = self.hash(&key);
         // Tokens, slot and policy need no pin: the policies touch only slot numbers and
         // atomics, and a thread preempted there (say, in an enqueue gap) must not hold back the
@@ -329,18 +513,24 @@ where
         let tid = thread_id();
         let st = self.stripe(tid);
         let mut victims = Victims::default();
-        if !self.acquire(st, weight, &mut victims) {
+        if !self.acquire(st, tid, weight, &mut victims) {
             let _ = self.retire_and_pop(st, &mut victims, false);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let Some(s) = self.alloc(st, &mut victims) else {
+        let Some(s) = self.alloc(st, tid, &mut victims) else {
             self.credit(st, weight);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return;
         };
         // SAFETY: `alloc` handed us EMPTY slot `s` exclusively.
         unsafe { self.arena.fill(s, key, value, weight as u32) };
+        if let Some((_, (at, limit))) = times {
+            let d = self.arena.deadline(s);
+            // Relaxed: published with the slot by the index word's Release store.
+            d.at.store(at, Ordering::Relaxed);
+            d.limit.store(limit, Ordering::Relaxed);
+        }
         let guard = self.epochs.pin(tid);
         let old = {
             let lock = self.index.lock(hash);
@@ -358,11 +548,30 @@ where
             })
         };
         match old {
-            Some((_, w)) => {
+            Some((o, w)) => {
                 self.credit(st, w);
                 self.spill(st);
+                self.stats.add(tid, Counter::Updates, 1);
+                if let (Some(e), Some((now, _)), None) = (&self.expiration, times, ttl) {
+                    if e.custom.is_some() {
+                        // An update: the custom expiry's `expire_after_update` decides.
+                        let d = self.arena.deadline(s);
+                        // Relaxed: a hint, see `lookup`.
+                        let old_at = self.arena.deadline(o).at.load(Ordering::Relaxed);
+                        let slot = self.slot(s);
+                        // SAFETY: `s` is our filled slot, published and pinned.
+                        let (k, v) = unsafe { (slot.key(), slot.value()) };
+                        let (at, limit) = e.on_write(k, v, now, Some(old_at), None);
+                        d.at.store(at, Ordering::Relaxed);
+                        d.limit.store(limit, Ordering::Relaxed);
+                    }
+                }
+                self.left(o, tid, RemovalCause::Replaced);
             }
-            None => self.count_live(st, 1),
+            None => {
+                self.count_live(st, 1);
+                self.stats.add(tid, Counter::Inserts, 1);
+            }
         }
         match &self.structure {
             Structure::Queues(q) => {
@@ -387,6 +596,9 @@ where
                 drop(guard);
             }
         }
+        if self.listener.is_some() {
+            listener::resume();
+        }
     }
 
     /// Removes `key`, returning its value.
@@ -396,29 +608,31 @@ where
         Q: Hash + Eq + ?Sized,
         V: Clone,
     {
-        self.remove_with(key, V::clone)
+        let r = self.remove_with(key, V::clone, RemovalCause::Removed);
+        if self.listener.is_some() {
+            listener::resume();
+        }
+        r
     }
 
-    fn remove_entry<Q>(&self, key: &Q)
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.remove_with(key, |_| ());
-    }
-
-    /// Removes `key`, applying `f` to its value while it is still readable.
-    fn remove_with<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> R) -> Option<R>
+    /// Removes `key` (reported with `cause`), applying `f` to its value while it is still
+    /// readable. An expired entry is removed as expired, and `None` returned.
+    fn remove_with<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> R, cause: RemovalCause) -> Option<R>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
         let (_guard, tid) = self.pin();
         let s = self.unlink_key(key, tid)?;
+        let expired = self.expiration.as_ref().is_some_and(|e| {
+            // Relaxed: see `lookup`.
+            expired(self.arena.deadline(s).at.load(Ordering::Relaxed), e.now())
+        });
         // SAFETY: we unlinked `s` while pinned; it is not reused before `_guard` drops.
-        let r = f(unsafe { self.slot(s).value() });
+        let r = (!expired).then(|| f(unsafe { self.slot(s).value() }));
+        self.left(s, tid, if expired { RemovalCause::Expired } else { cause });
         self.release_removed(s, tid);
-        Some(r)
+        r
     }
 
     /// Unlinks `key` from the index (LIVE → DEAD), crediting its tokens to the caller's stripe;
@@ -459,7 +673,10 @@ where
     /// if this call did (the caller then owns those tokens), `None` if another thread removed
     /// or replaced it first. The caller holds `v` through the policy or is pinned, so `v` is
     /// not reused under it.
-    fn unlink_slot(&self, v: u32, st: &Stripe) -> Option<u64> {
+    /// Reports the departure with `cause` (an eviction of an expired entry as
+    /// [`RemovalCause::Expired`]).
+    fn unlink_slot(&self, v: u32, tid: usize, cause: RemovalCause) -> Option<u64> {
+        let st = self.stripe(tid);
         let slot = self.slot(v);
         // Acquire: pairs with the Release DEAD store of whoever unlinked it, which orders that
         // unlinking before our retirement of the slot.
@@ -475,6 +692,16 @@ where
         }
         mark_dead(slot);
         self.count_live(st, -1);
+        let cause = match (&self.expiration, cause) {
+            // Relaxed: see `lookup`.
+            (Some(e), RemovalCause::Evicted)
+                if expired(self.arena.deadline(v).at.load(Ordering::Relaxed), e.now()) =>
+            {
+                RemovalCause::Expired
+            }
+            _ => cause,
+        };
+        self.left(v, tid, cause);
         // SAFETY: as above.
         Some(unsafe { slot.weight() })
     }
@@ -482,18 +709,23 @@ where
     /// Takes one victim from the policy and unlinks it from the index: returns it (to be
     /// retired by the caller) and the tokens that freed (not credited anywhere yet), or `None`
     /// if the policy had nothing to give.
-    fn evict_one(&self, st: &Stripe) -> Option<(u32, u64)> {
-        let v = match &self.structure {
-            Structure::Queues(q) => q.evict(&self.arena).or_else(|| {
-                if self.flush_pending() {
-                    q.evict(&self.arena)
-                } else {
-                    None
-                }
-            }),
-            Structure::Locked(l) => l.evict(&self.arena),
+    fn evict_one(&self, tid: usize) -> Option<(u32, u64)> {
+        let v = match &self.expiration {
+            None => self.take_victim(&self.arena),
+            Some(e) => self.take_victim(&Sweep { arena: &self.arena, now: e.now() }),
         }?;
-        Some((v, self.unlink_slot(v, st).unwrap_or(0)))
+        Some((v, self.unlink_slot(v, tid, RemovalCause::Evicted).unwrap_or(0)))
+    }
+
+    /// The policy's victim, seen through `n`.
+    #[inline]
+    fn take_victim<N: Nodes>(&self, n: &N) -> Option<u32> {
+        match &self.structure {
+            Structure::Queues(q) => {
+                q.evict(n).or_else(|| if self.flush_pending() { q.evict(n) } else { None })
+            }
+            Structure::Locked(l) => l.evict(n),
+        }
     }
 
     /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.
@@ -539,8 +771,8 @@ where
     }
 
     /// Evicts one victim, crediting its tokens to `st` and retiring it there.
-    fn evict_and_retire(&self, st: &Stripe) -> bool {
-        match self.evict_one(st) {
+    fn evict_and_retire(&self, st: &Stripe, tid: usize) -> bool {
+        match self.evict_one(tid) {
             Some((v, w)) => {
                 self.credit(st, w);
                 self.retire(st, v);
@@ -644,7 +876,7 @@ where
     /// Gets `w` tokens for an insert: from the stripe, the pool, by evicting (victims go to
     /// `victims`, for the caller to retire), or from the other stripes. False if none came
     /// within the attempt bound.
-    fn acquire(&self, st: &Stripe, w: u64, victims: &mut Victims) -> bool {
+    fn acquire(&self, st: &Stripe, tid: usize, w: u64, victims: &mut Victims) -> bool {
         if Self::take(st, w) {
             return true;
         }
@@ -665,7 +897,7 @@ where
             if t0.is_none() {
                 t0 = crate::profile::start();
             }
-            if let Some((v, freed)) = self.evict_one(st) {
+            if let Some((v, freed)) = self.evict_one(tid) {
                 if victims.len == victims.slots.len() {
                     let _ = self.retire_and_pop(st, victims, false);
                 }
@@ -707,7 +939,7 @@ where
 
     /// A slot for a new entry, EMPTY and ours; `None` if none could be had within the
     /// attempt bound and then [`SLOT_WAIT`].
-    fn alloc(&self, st: &Stripe, victims: &mut Victims) -> Option<u32> {
+    fn alloc(&self, st: &Stripe, tid: usize, victims: &mut Victims) -> Option<u32> {
         let mut backoff = Backoff::default();
         let mut deadline = None;
         let mut attempt = 0;
@@ -771,7 +1003,7 @@ where
                     return Some(s);
                 }
             }
-            if attempt >= ATTEMPTS / 4 && self.evict_and_retire(st) {
+            if attempt >= ATTEMPTS / 4 && self.evict_and_retire(st, tid) {
                 self.spill(st);
             }
             if attempt + 1 >= ATTEMPTS {
@@ -804,17 +1036,20 @@ where
             let (_guard, tid) = self.pin();
             let st = self.stripe(tid);
             for s in self.index.slots() {
-                if let Some(w) = self.unlink_slot(s, st) {
+                if let Some(w) = self.unlink_slot(s, tid, RemovalCause::Cleared) {
                     self.credit(st, w);
                     self.release_removed(s, tid);
                 }
             }
             // The policy may still hold removed slots (queues always; a locked list one whose
             // removal raced with its insert): take them out now.
-            while self.evict_and_retire(st) {}
+            while self.evict_and_retire(st, tid) {}
             self.spill(st);
         }
         self.reclaim();
+        if self.listener.is_some() {
+            listener::resume();
+        }
     }
 
     /// Makes every retired slot that no pinned thread can see reusable, and drops its contents.

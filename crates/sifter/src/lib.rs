@@ -84,7 +84,19 @@ mod sync;
 #[cfg(not(loom))]
 mod cache;
 #[cfg(not(loom))]
+mod expiry;
+#[cfg(not(loom))]
+mod listener;
+#[cfg(not(loom))]
+mod stats;
+#[cfg(not(loom))]
 pub use cache::Cache;
+#[cfg(not(loom))]
+pub use expiry::{Clock, CoarseClock, Expiry, ManualClock};
+#[cfg(not(loom))]
+pub use listener::RemovalCause;
+#[cfg(not(loom))]
+pub use stats::CacheStats;
 
 /// Test-only stall points (feature `test-hooks`), to park a thread inside the windows a
 /// preempted thread can leave open.
@@ -188,6 +200,12 @@ pub struct CacheBuilder<K, V, S = foldhash::fast::RandomState> {
     consecutive: bool,
     estimated_entries: Option<usize>,
     hasher: S,
+    listener: Option<listener::ListenerFn<K, V>>,
+    ttl: Option<std::time::Duration>,
+    tti: Option<std::time::Duration>,
+    expiry: Option<Box<dyn Expiry<K, V>>>,
+    per_entry: bool,
+    clock: Option<Box<dyn Clock>>,
 }
 
 #[cfg(not(loom))]
@@ -198,6 +216,9 @@ impl<K, V, S> std::fmt::Debug for CacheBuilder<K, V, S> {
             .field("weight_capacity", &self.weight_capacity)
             .field("policy", &self.policy)
             .field("consecutive_detection", &self.consecutive)
+            .field("time_to_live", &self.ttl)
+            .field("time_to_idle", &self.tti)
+            .field("listener", &self.listener.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -214,6 +235,12 @@ impl<K, V> Cache<K, V> {
             consecutive: true,
             estimated_entries: None,
             hasher: foldhash::fast::RandomState::default(),
+            listener: None,
+            ttl: None,
+            tti: None,
+            expiry: None,
+            per_entry: false,
+            clock: None,
         }
     }
 }
@@ -270,7 +297,59 @@ impl<K, V, S> CacheBuilder<K, V, S> {
             consecutive: self.consecutive,
             estimated_entries: self.estimated_entries,
             hasher,
+            listener: self.listener,
+            ttl: self.ttl,
+            tti: self.tti,
+            expiry: self.expiry,
+            per_entry: self.per_entry,
+            clock: self.clock,
         }
+    }
+
+    /// Entries expire this long after they were written (created or replaced).
+    pub fn time_to_live(mut self, ttl: std::time::Duration) -> Self {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// Entries expire when not read (`get`) or written for this long. With a time-to-live as
+    /// well, an entry expires at whichever comes first.
+    pub fn time_to_idle(mut self, tti: std::time::Duration) -> Self {
+        self.tti = Some(tti);
+        self
+    }
+
+    /// Per-entry expiry computed by `e` on create, update and read; takes the place of
+    /// `time_to_live` and `time_to_idle`.
+    pub fn expiry(mut self, e: impl Expiry<K, V> + 'static) -> Self {
+        self.expiry = Some(Box::new(e));
+        self
+    }
+
+    /// Room for an expiry time per entry without a default one, for
+    /// [`Cache::insert_with_ttl`] (16 bytes per slot; implied by the other expiry settings).
+    pub fn per_entry_expiry(mut self) -> Self {
+        self.per_entry = true;
+        self
+    }
+
+    /// The clock expiry is measured on (default [`CoarseClock`]; tests use [`ManualClock`]).
+    pub fn clock(mut self, c: impl Clock) -> Self {
+        self.clock = Some(Box::new(c));
+        self
+    }
+
+    /// Called with the key, value and cause of every entry that leaves the cache (evicted,
+    /// expired, removed, replaced or cleared), exactly once per entry, by the thread whose
+    /// operation made it leave, after that operation has released every lock. Entries still
+    /// in the cache when it is dropped are not reported. A panic in the listener is caught,
+    /// the operation completes, and the panic is then resumed in the calling thread.
+    pub fn eviction_listener(
+        mut self,
+        f: impl Fn(&K, &V, RemovalCause) + Send + Sync + 'static,
+    ) -> Self {
+        self.listener = Some(Box::new(f));
+        self
     }
 
     /// Builds the cache, or says what is wrong with the configuration.
@@ -298,6 +377,14 @@ impl<K, V, S> CacheBuilder<K, V, S> {
         } else {
             self.estimated_entries.unwrap_or(estimate).min(1 << 30)
         };
+        let expiring =
+            self.ttl.is_some() || self.tti.is_some() || self.expiry.is_some() || self.per_entry;
+        let expiration = expiring.then(|| expiry::Expiration {
+            clock: self.clock.unwrap_or_else(|| Box::new(CoarseClock)),
+            ttl: self.ttl.map(expiry::nanos),
+            tti: self.tti.map(expiry::nanos),
+            custom: self.expiry,
+        });
         cache::Cache::from_parts(
             self.policy,
             self.consecutive,
@@ -305,6 +392,7 @@ impl<K, V, S> CacheBuilder<K, V, S> {
             estimate,
             self.weigher,
             self.hasher,
+            cache::Extras { listener: self.listener, expiration },
         )
     }
 

@@ -56,6 +56,16 @@ pub(crate) struct Slot<K, V> {
     value: UnsafeCell<MaybeUninit<V>>,
 }
 
+/// A slot's expiry times (caches with expiry only: a parallel array, so caches without it
+/// pay nothing), in nanoseconds of the cache's [`Clock`](crate::Clock); 0 is "never".
+#[derive(Debug, Default)]
+pub(crate) struct Deadline {
+    /// When the entry expires (moved forward by reads under time-to-idle).
+    pub at: AtomicU64,
+    /// The latest `at` may become (creation + time-to-live when both are set).
+    pub limit: AtomicU64,
+}
+
 /// The slots of one cache: a preallocated base array, and chunks added when retired slots
 /// cannot be reused fast enough (a thread preempted while pinned holds the epochs back).
 #[derive(Debug)]
@@ -63,6 +73,10 @@ pub(crate) struct Arena<K, V> {
     base: Box<[Slot<K, V>]>,
     /// Grown chunks of `1 << chunk_shift` slots each, in order; null until allocated.
     chunks: Box<[AtomicPtr<Slot<K, V>>]>,
+    /// Deadlines of the base slots (empty without expiry) and of each chunk's slots.
+    base_deadlines: Box<[Deadline]>,
+    deadline_chunks: Box<[AtomicPtr<Deadline>]>,
+    with_deadlines: bool,
     chunk_shift: u32,
     /// Chunks allocated so far (growth is serialised by this lock).
     grown: Mutex<usize>,
@@ -83,12 +97,21 @@ fn empty_slot<K, V>() -> Slot<K, V> {
 
 impl<K, V> Arena<K, V> {
     /// `n` preallocated slots, growable by up to about `extra` more in chunks.
-    pub fn new(n: usize, extra: usize) -> Self {
+    /// With `deadlines`, every slot also gets a [`Deadline`].
+    pub fn new(n: usize, extra: usize, deadlines: bool) -> Self {
         let chunk_shift = (n / 8).max(64).next_power_of_two().trailing_zeros();
         let chunk = 1usize << chunk_shift;
+        let n_chunks = extra.div_ceil(chunk);
         Arena {
             base: (0..n).map(|_| empty_slot()).collect(),
-            chunks: (0..extra.div_ceil(chunk)).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
+            chunks: (0..n_chunks).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
+            base_deadlines: (0..if deadlines { n } else { 0 })
+                .map(|_| Deadline::default())
+                .collect(),
+            deadline_chunks: (0..if deadlines { n_chunks } else { 0 })
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
+            with_deadlines: deadlines,
             chunk_shift,
             grown: Mutex::new(0),
             len: AtomicUsize::new(n),
@@ -133,11 +156,34 @@ impl<K, V> Arena<K, V> {
         unsafe { &*p.add(j & ((1 << self.chunk_shift) - 1)) }
     }
 
+    /// Slot `s`'s deadlines (caches built with deadlines only).
+    #[inline]
+    pub fn deadline(&self, s: u32) -> &Deadline {
+        let i = s as usize;
+        if let Some(d) = self.base_deadlines.get(i) {
+            return d;
+        }
+        let j = i - self.base.len();
+        // Acquire: as in `get`; the deadline chunk is published before the slot chunk.
+        let p = self.deadline_chunks[j >> self.chunk_shift].load(Ordering::Acquire);
+        assert!(!p.is_null(), "slot {s} has no deadline (a cache without expiry?)");
+        // SAFETY: as in `get`: a live chunk of `1 << chunk_shift` deadlines, freed in Drop.
+        unsafe { &*p.add(j & ((1 << self.chunk_shift) - 1)) }
+    }
+
     /// Adds a chunk of EMPTY slots; returns their numbers, or `None` at the growth limit.
     pub fn grow(&self) -> Option<std::ops::Range<u32>> {
         let mut grown = self.grown.lock();
         if *grown == self.chunks.len() {
             return None;
+        }
+        if self.with_deadlines {
+            let d: Box<[Deadline]> =
+                (0..1usize << self.chunk_shift).map(|_| Deadline::default()).collect();
+            // Release: before the slots' chunk (and `len`), which is how threads learn of
+            // the new slot numbers.
+            self.deadline_chunks[*grown]
+                .store(Box::into_raw(d) as *mut Deadline, Ordering::Release);
         }
         let chunk: Box<[Slot<K, V>]> =
             (0..1usize << self.chunk_shift).map(|_| empty_slot()).collect();
@@ -197,6 +243,14 @@ impl<K, V> Drop for Arena<K, V> {
             if !p.is_null() {
                 // SAFETY: allocated in `grow` as a boxed slice of `chunk` slots, freed once
                 // here (`&mut self`). Slot contents were dropped by the cache (`clear`).
+                drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(p, chunk)) });
+            }
+        }
+        for c in self.deadline_chunks.iter() {
+            let p = c.load(Ordering::Relaxed);
+            if !p.is_null() {
+                // SAFETY: allocated in `grow` as a boxed slice of `chunk` deadlines, freed
+                // once here.
                 drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(p, chunk)) });
             }
         }
