@@ -24,6 +24,7 @@
 
 use crate::expiry::{expired, Expiration};
 use crate::listener::{self, ListenerFn, RemovalCause};
+use crate::loader::Loads;
 use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues};
@@ -167,6 +168,8 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     stats: Stats,
     listener: Option<ListenerFn<K, V>>,
     expiration: Option<Expiration<K, V>>,
+    /// Loads in flight (`get_with` and friends).
+    loads: Loads<K, V>,
 }
 
 /// What a lookup counts as.
@@ -291,6 +294,7 @@ where
             stats: Stats::new(),
             listener: extras.listener,
             expiration: extras.expiration,
+            loads: Loads::default(),
         })
     }
 
@@ -456,6 +460,19 @@ where
             let (k, v) = unsafe { (slot.key(), slot.value()) };
             listener::call(|| l(k, v, cause));
         }
+    }
+
+    /// Adds `n` to the calling thread's counter `c`.
+    pub(crate) fn count(&self, c: Counter, n: u64) {
+        self.stats.add(thread_id(), c, n);
+    }
+
+    pub(crate) fn loads(&self) -> &Loads<K, V> {
+        &self.loads
+    }
+
+    pub(crate) fn hash_of<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
+        self.hash(key)
     }
 
     /// A snapshot of the statistics (exact when no operation is in flight).

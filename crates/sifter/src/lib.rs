@@ -88,6 +88,8 @@ mod expiry;
 #[cfg(not(loom))]
 mod listener;
 #[cfg(not(loom))]
+mod loader;
+#[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]
 pub use cache::Cache;

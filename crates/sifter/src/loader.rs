@@ -1,0 +1,343 @@
+//! Loaders: `get_with`, `try_get_with`, `get_with_async`. Concurrent misses on one key run one
+//! loader; the others wait for its value.
+//!
+//! Loads in flight are registered in a small table (64 shards by hash, each a mutex over a
+//! short list, allocated on first use), touched only on a miss and never held while a loader
+//! runs: a loader may use the cache, for other keys too, and no key waits for another's load.
+//! The loader's value is inserted into the cache *before* its registration is withdrawn, so
+//! a caller that finds no registration under the shard lock finds the value in the cache
+//! (unless it was evicted at once) — a value is not loaded twice for callers that overlap.
+//!
+//! Failure: a loader that panics (or whose future is dropped) withdraws its registration and
+//! wakes the waiters, which retry (one of them loads). `try_get_with`'s error is shared with the
+//! waiters of that load (`Arc<E>`), and the next caller loads again.
+
+use crate::cache::Cache;
+use crate::stats::Counter;
+use std::any::Any;
+use std::future::Future;
+use std::hash::{BuildHasher, Hash};
+use std::pin::pin;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::task::{Poll, Waker};
+use std::time::Instant;
+
+const SHARDS: usize = 64;
+
+/// A load in flight.
+#[derive(Debug)]
+pub(crate) struct Flight<V> {
+    state: Mutex<State<V>>,
+    done: Condvar,
+    /// The loading thread (a waiter on its own load would wait forever).
+    owner: std::thread::ThreadId,
+}
+
+#[derive(Debug)]
+enum State<V> {
+    Loading(Vec<Waker>),
+    Loaded(V),
+    /// The loader failed with this error (`Arc<E>` of its call's `E`).
+    Failed(Arc<dyn Any + Send + Sync>),
+    /// The loader panicked or was cancelled: retry.
+    Abandoned,
+}
+
+type Shard<K, V> = Mutex<Vec<(u64, K, Arc<Flight<V>>)>>;
+
+/// The loads in flight of one cache.
+pub(crate) struct Loads<K, V>(OnceLock<Box<[Shard<K, V>]>>);
+
+impl<K, V> Default for Loads<K, V> {
+    fn default() -> Self {
+        Loads(OnceLock::new())
+    }
+}
+
+impl<K, V> std::fmt::Debug for Loads<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loads").field("allocated", &self.0.get().is_some()).finish()
+    }
+}
+
+/// Locks a mutex whose data stays consistent even if a holder panicked (every critical
+/// section here is a few list operations with no user code).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<K, V> Loads<K, V> {
+    fn shard(&self, hash: u64) -> &Shard<K, V> {
+        let shards = self.0.get_or_init(|| (0..SHARDS).map(|_| Mutex::new(Vec::new())).collect());
+        &shards[(hash >> 58) as usize % SHARDS]
+    }
+}
+
+/// What a caller became for a key.
+enum Role<V> {
+    /// The value was in the cache after all.
+    Found(V),
+    /// This caller loads; others wait on the flight.
+    Lead(Arc<Flight<V>>),
+    /// Another caller loads.
+    Wait(Arc<Flight<V>>),
+}
+
+/// What a waiter learned.
+enum Outcome<V> {
+    Value(V),
+    Error(Arc<dyn Any + Send + Sync>),
+    Retry,
+}
+
+/// Withdraws a leader's registration when dropped: with the outcome it was given, or as
+/// abandoned (the loader panicked or its future was dropped).
+struct Lead<'a, K, V, S>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+    S: BuildHasher,
+{
+    cache: &'a Cache<K, V, S>,
+    hash: u64,
+    flight: Arc<Flight<V>>,
+    outcome: Option<State<V>>,
+}
+
+impl<K, V, S> Drop for Lead<'_, K, V, S>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+    S: BuildHasher,
+{
+    fn drop(&mut self) {
+        let outcome = self.outcome.take().unwrap_or(State::Abandoned);
+        if matches!(outcome, State::Abandoned) {
+            self.cache.count(Counter::LoadFailures, 1);
+        }
+        {
+            let mut shard = lock(self.cache.loads().shard(self.hash));
+            shard.retain(|(_, _, f)| !Arc::ptr_eq(f, &self.flight));
+        }
+        let wakers = {
+            let mut st = lock(&self.flight.state);
+            match std::mem::replace(&mut *st, outcome) {
+                State::Loading(w) => w,
+                _ => Vec::new(),
+            }
+        };
+        self.flight.done.notify_all();
+        for w in wakers {
+            w.wake();
+        }
+    }
+}
+
+impl<V: Clone> Flight<V> {
+    fn outcome(st: &State<V>) -> Option<Outcome<V>> {
+        match st {
+            State::Loading(_) => None,
+            State::Loaded(v) => Some(Outcome::Value(v.clone())),
+            State::Failed(e) => Some(Outcome::Error(e.clone())),
+            State::Abandoned => Some(Outcome::Retry),
+        }
+    }
+
+    /// Blocks until the load ends.
+    fn wait(&self) -> Outcome<V> {
+        assert!(
+            self.owner != std::thread::current().id(),
+            "sifter: a loader called get_with for its own key (it would wait for itself)"
+        );
+        let mut st = lock(&self.state);
+        loop {
+            if let Some(o) = Self::outcome(&st) {
+                return o;
+            }
+            st = self.done.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Waits asynchronously until the load ends.
+    async fn wait_async(&self) -> Outcome<V> {
+        std::future::poll_fn(|cx| {
+            let mut st = lock(&self.state);
+            if let Some(o) = Self::outcome(&st) {
+                return Poll::Ready(o);
+            }
+            if let State::Loading(wakers) = &mut *st {
+                if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
+                    wakers.push(cx.waker().clone());
+                }
+            }
+            Poll::Pending
+        })
+        .await
+    }
+}
+
+impl<K, V, S> Cache<K, V, S>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+    S: BuildHasher,
+{
+    /// Returns the value of `key`, computing it with `init` on a miss; concurrent misses on
+    /// `key` run `init` once and the others wait for its value (other keys never wait).
+    ///
+    /// If `init` panics the panic propagates to this caller, and waiters retry (one of them
+    /// runs its own `init`). `init` may use the cache, except `get_with` on the same key
+    /// (which would wait for itself: that panics).
+    ///
+    /// ```
+    /// use sifter::Cache;
+    /// let cache: Cache<u64, String> = Cache::builder().capacity(100).build();
+    /// let v = cache.get_with(7, || "seven".to_string());
+    /// assert_eq!(v, "seven");
+    /// assert_eq!(cache.get_with(7, || unreachable!()), "seven");
+    /// assert_eq!(cache.stats().load_successes, 1);
+    /// ```
+    pub fn get_with(&self, key: K, init: impl FnOnce() -> V) -> V {
+        match self.try_get_with(key, || Ok::<V, std::convert::Infallible>(init())) {
+            Ok(v) => v,
+            Err(e) => match *e {},
+        }
+    }
+
+    /// As [`Cache::get_with`] with a fallible `init`: an error is returned to this caller and
+    /// to the callers waiting on this load (shared, as `Arc<E>`), and nothing is cached; the
+    /// next call loads again.
+    ///
+    /// ```
+    /// use sifter::Cache;
+    /// let cache: Cache<u64, u64> = Cache::builder().capacity(100).build();
+    /// let r = cache.try_get_with(1, || "nope".parse::<u64>());
+    /// assert!(r.is_err());
+    /// assert_eq!(cache.try_get_with(1, || "11".parse::<u64>()).ok(), Some(11));
+    /// ```
+    pub fn try_get_with<E>(&self, key: K, init: impl FnOnce() -> Result<V, E>) -> Result<V, Arc<E>>
+    where
+        E: Send + Sync + 'static,
+    {
+        if let Some(v) = self.get(&key) {
+            return Ok(v);
+        }
+        let hash = self.hash_of(&key);
+        let mut init = Some(init);
+        loop {
+            match self.join_or_lead(hash, &key) {
+                Role::Found(v) => return Ok(v),
+                Role::Wait(f) => match f.wait() {
+                    Outcome::Value(v) => return Ok(v),
+                    Outcome::Error(e) => {
+                        if let Ok(e) = e.downcast::<E>() {
+                            return Err(e);
+                        }
+                        // An error of another call site's type: load ourselves.
+                    }
+                    Outcome::Retry => {}
+                },
+                Role::Lead(flight) => {
+                    let mut lead = Lead { cache: self, hash, flight, outcome: None };
+                    let t0 = Instant::now();
+                    let f = init.take().expect("a caller leads at most one load");
+                    let r = f();
+                    self.count(Counter::LoadNanos, t0.elapsed().as_nanos() as u64);
+                    return self.finish_load(&mut lead, key, r);
+                }
+            }
+        }
+    }
+
+    /// As [`Cache::get_with`] with a future: waiters `.await` the leader's value; any executor
+    /// works (waiters are woken through their `Waker`). If the leader's future is dropped
+    /// before it completes, the waiters retry.
+    ///
+    /// ```
+    /// use sifter::Cache;
+    /// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     use std::task::{Context, Poll, Wake, Waker};
+    /// #     struct W; impl Wake for W { fn wake(self: std::sync::Arc<Self>) {} }
+    /// #     let w = Waker::from(std::sync::Arc::new(W));
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     loop { if let Poll::Ready(v) = f.as_mut().poll(&mut Context::from_waker(&w)) { return v } }
+    /// # }
+    /// let cache: Cache<u64, u64> = Cache::builder().capacity(100).build();
+    /// let v = block_on(cache.get_with_async(3, async { 9 }));
+    /// assert_eq!(v, 9);
+    /// ```
+    pub async fn get_with_async(&self, key: K, init: impl Future<Output = V>) -> V {
+        if let Some(v) = self.get(&key) {
+            return v;
+        }
+        let hash = self.hash_of(&key);
+        let mut init = Some(init);
+        loop {
+            match self.join_or_lead(hash, &key) {
+                Role::Found(v) => return v,
+                Role::Wait(f) => match f.wait_async().await {
+                    Outcome::Value(v) => return v,
+                    Outcome::Error(_) | Outcome::Retry => {}
+                },
+                Role::Lead(flight) => {
+                    let mut lead = Lead { cache: self, hash, flight, outcome: None };
+                    let t0 = Instant::now();
+                    let f = init.take().expect("a caller leads at most one load");
+                    let v = pin!(f).await;
+                    self.count(Counter::LoadNanos, t0.elapsed().as_nanos() as u64);
+                    match self.finish_load(&mut lead, key, Ok::<V, std::convert::Infallible>(v)) {
+                        Ok(v) => return v,
+                        Err(e) => match *e {},
+                    }
+                }
+            }
+        }
+    }
+
+    /// Joins the load of `key` in flight, or registers this caller as its loader (after one
+    /// more look in the cache, under the shard lock).
+    fn join_or_lead(&self, hash: u64, key: &K) -> Role<V> {
+        let mut shard = lock(self.loads().shard(hash));
+        if let Some((_, _, f)) = shard.iter().find(|(h, k, _)| *h == hash && k == key) {
+            return Role::Wait(f.clone());
+        }
+        // A leader inserts before it withdraws: if there is no registration, a finished
+        // load's value is in the cache.
+        if let Some(v) = self.peek(key) {
+            return Role::Found(v);
+        }
+        let f = Arc::new(Flight {
+            state: Mutex::new(State::Loading(Vec::new())),
+            done: Condvar::new(),
+            owner: std::thread::current().id(),
+        });
+        shard.push((hash, key.clone(), f.clone()));
+        Role::Lead(f)
+    }
+
+    /// Caches the loader's value (or not, on error) and hands the outcome to the waiters.
+    fn finish_load<E>(
+        &self,
+        lead: &mut Lead<'_, K, V, S>,
+        key: K,
+        r: Result<V, E>,
+    ) -> Result<V, Arc<E>>
+    where
+        E: Send + Sync + 'static,
+    {
+        match r {
+            Ok(v) => {
+                self.count(Counter::LoadSuccesses, 1);
+                self.insert(key, v.clone());
+                lead.outcome = Some(State::Loaded(v.clone()));
+                Ok(v)
+            }
+            Err(e) => {
+                self.count(Counter::LoadFailures, 1);
+                let e = Arc::new(e);
+                lead.outcome = Some(State::Failed(e.clone()));
+                Err(e)
+            }
+        }
+    }
+}

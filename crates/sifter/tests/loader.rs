@@ -1,0 +1,222 @@
+//! Loaders: one load per key among concurrent misses, failures, panics, re-entrance, async.
+
+#![allow(clippy::unwrap_used)] // tests: a failed join is a failure
+
+use sifter::{Cache, Policy};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+const THREADS: usize = 12;
+
+#[test]
+fn concurrent_misses_run_the_loader_once() {
+    for p in Policy::ALL {
+        let c: Arc<Cache<u64, u64>> = Arc::new(Cache::builder().capacity(1000).policy(p).build());
+        let calls = Arc::new(AtomicU64::new(0));
+        for round in 0..20u64 {
+            let barrier = Arc::new(Barrier::new(THREADS));
+            let hs: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    let (c, calls, barrier) = (c.clone(), calls.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        c.get_with(round, || {
+                            calls.fetch_add(1, Ordering::SeqCst);
+                            std::thread::sleep(Duration::from_millis(2));
+                            round * 10
+                        })
+                    })
+                })
+                .collect();
+            for h in hs {
+                assert_eq!(h.join().unwrap(), round * 10);
+            }
+            assert_eq!(calls.load(Ordering::SeqCst), round + 1, "{p:?}: one load per key");
+        }
+        let s = c.stats();
+        assert_eq!(s.load_successes, 20);
+        assert_eq!(s.load_failures, 0);
+        assert!(s.load_time >= Duration::from_millis(40));
+        c.validate().unwrap();
+    }
+}
+
+#[test]
+fn a_panicking_loader_wakes_the_waiters_and_one_retries() {
+    let c: Arc<Cache<u64, u64>> = Arc::new(Cache::builder().capacity(100).build());
+    let first = Arc::new(AtomicBool::new(true));
+    let calls = Arc::new(AtomicU64::new(0));
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let hs: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let (c, first, calls, barrier) =
+                (c.clone(), first.clone(), calls.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    c.get_with(1, || {
+                        calls.fetch_add(1, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(5));
+                        if first.swap(false, Ordering::SeqCst) {
+                            panic!("loader failed");
+                        }
+                        42
+                    })
+                }))
+            })
+        })
+        .collect();
+    let results: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    let panicked = results.iter().filter(|r| r.is_err()).count();
+    assert_eq!(panicked, 1, "only the panicking loader's caller sees the panic");
+    assert!(results.iter().flatten().all(|&v| v == 42));
+    // The panicking load and then one successful load (waiters that arrived during the
+    // first load retried; one led).
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    let s = c.stats();
+    assert_eq!((s.load_successes, s.load_failures), (1, 1));
+    c.validate().unwrap();
+}
+
+#[test]
+fn a_failed_load_is_shared_with_its_waiters_and_not_cached() {
+    let c: Arc<Cache<u64, u64>> = Arc::new(Cache::builder().capacity(100).build());
+    let calls = Arc::new(AtomicU64::new(0));
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let hs: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let (c, calls, barrier) = (c.clone(), calls.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                c.try_get_with(5, || {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(20));
+                    Err::<u64, String>("backend down".into())
+                })
+            })
+        })
+        .collect();
+    for h in hs {
+        assert_eq!(h.join().unwrap().unwrap_err().as_str(), "backend down");
+    }
+    // Waiters that joined the load got its error; at most a few late arrivals loaded again.
+    assert!(calls.load(Ordering::SeqCst) < THREADS as u64);
+    assert!(c.peek(&5).is_none());
+    assert_eq!(c.try_get_with(5, || Ok::<u64, String>(6)).unwrap(), 6);
+    assert_eq!(c.peek(&5), Some(6));
+}
+
+#[test]
+fn a_loader_may_load_other_keys_through_the_cache() {
+    let c: Cache<u64, u64> = Cache::builder().capacity(100).build();
+    let v = c.get_with(3, || c.get_with(2, || c.get_with(1, || 1) + 1) + 1);
+    assert_eq!(v, 3);
+    assert_eq!((c.peek(&1), c.peek(&2), c.peek(&3)), (Some(1), Some(2), Some(3)));
+    assert_eq!(c.stats().load_successes, 3);
+}
+
+#[test]
+fn a_loader_reentering_its_own_key_panics_instead_of_hanging() {
+    let c: Cache<u64, u64> = Cache::builder().capacity(100).build();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        c.get_with(1, || c.get_with(1, || 1))
+    }));
+    let msg = r.unwrap_err();
+    let msg = msg
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| msg.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(msg.contains("its own key"), "{msg}");
+    // The cache still works and the key can be loaded.
+    assert_eq!(c.get_with(1, || 7), 7);
+    c.validate().unwrap();
+}
+
+/// A minimal executor: polls on the calling thread, parking until woken.
+fn block_on<F: Future>(f: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut f = std::pin::pin!(f);
+    loop {
+        match f.as_mut().poll(&mut Context::from_waker(&waker)) {
+            Poll::Ready(v) => return v,
+            Poll::Pending => std::thread::park_timeout(Duration::from_millis(50)),
+        }
+    }
+}
+
+/// A future that is pending until a flag is set (polled by `block_on`, woken by the setter).
+fn sleep_then(ms: u64, v: u64) -> impl Future<Output = u64> {
+    let done = Arc::new(AtomicBool::new(false));
+    let mut started = false;
+    std::future::poll_fn(move |cx| {
+        if done.load(Ordering::SeqCst) {
+            return Poll::Ready(v);
+        }
+        if !started {
+            started = true;
+            let (done, waker) = (done.clone(), cx.waker().clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(ms));
+                done.store(true, Ordering::SeqCst);
+                waker.wake();
+            });
+        }
+        Poll::Pending
+    })
+}
+
+#[test]
+fn async_loads_are_coalesced_too() {
+    let c: Arc<Cache<u64, u64>> = Arc::new(Cache::builder().capacity(100).build());
+    let calls = Arc::new(AtomicU64::new(0));
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let hs: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let (c, calls, barrier) = (c.clone(), calls.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                block_on(c.get_with_async(9, async {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    sleep_then(20, 81).await
+                }))
+            })
+        })
+        .collect();
+    for h in hs {
+        assert_eq!(h.join().unwrap(), 81);
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_dropped_async_loader_lets_a_waiter_load() {
+    let c: Arc<Cache<u64, u64>> = Arc::new(Cache::builder().capacity(100).build());
+    // Start a load and drop it half way.
+    {
+        let mut f = Box::pin(c.get_with_async(4, sleep_then(10_000, 1)));
+        let waker = Waker::from(Arc::new(NoWake));
+        assert!(f.as_mut().poll(&mut Context::from_waker(&waker)).is_pending());
+        let c2 = c.clone();
+        let waiter = std::thread::spawn(move || block_on(c2.get_with_async(4, async { 2 })));
+        std::thread::sleep(Duration::from_millis(20));
+        drop(f);
+        assert_eq!(waiter.join().unwrap(), 2);
+    }
+    assert_eq!(c.peek(&4), Some(2));
+    assert_eq!(c.stats().load_failures, 1);
+
+    struct NoWake;
+    impl Wake for NoWake {
+        fn wake(self: Arc<Self>) {}
+    }
+}
