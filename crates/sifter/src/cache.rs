@@ -433,11 +433,21 @@ where
 
     /// Removes expired slot `s` found by a lookup (the caller is pinned), if nobody else did.
     fn expire(&self, s: u32, tid: usize) {
+        self.remove_slot(s, tid, RemovalCause::Expired);
+    }
+
+    /// Removes slot `s` (found while the caller is pinned) from the index if it is still
+    /// there, reported with `cause`; true if this call removed it.
+    pub(crate) fn remove_slot(&self, s: u32, tid: usize, cause: RemovalCause) -> bool {
         let st = self.stripe(tid);
-        if let Some(w) = self.unlink_slot(s, tid, RemovalCause::Expired) {
-            self.credit(st, w);
-            self.spill(st);
-            self.release_removed(s, tid);
+        match self.unlink_slot(s, tid, cause) {
+            Some(w) => {
+                self.credit(st, w);
+                self.spill(st);
+                self.release_removed(s, tid);
+                true
+            }
+            None => false,
         }
     }
 
@@ -460,6 +470,86 @@ where
             let (k, v) = unsafe { (slot.key(), slot.value()) };
             listener::call(|| l(k, v, cause));
         }
+    }
+
+    /// Calls `f` with the slot, key and value of every live, unexpired entry of index bucket
+    /// `b` (pinned meanwhile: `f` may remove the slot with [`Cache::remove_slot`]), and the
+    /// thread id. Expired entries met are removed (the caller resumes listener panics).
+    pub(crate) fn walk_bucket(&self, b: usize, mut f: impl FnMut(u32, &K, &V, usize)) {
+        let mut slots = Vec::with_capacity(7);
+        let (_guard, tid) = self.pin();
+        self.index.bucket_slots(b, &mut slots);
+        let now = self.expiration.as_ref().map(|e| e.now());
+        for s in slots {
+            let slot = self.slot(s);
+            // Acquire: as in `unlink_slot` (a removed entry is skipped).
+            if slot.state.load(Ordering::Acquire) != LIVE {
+                continue;
+            }
+            if let Some(now) = now {
+                // Relaxed: see `lookup`.
+                if expired(self.arena.deadline(s).at.load(Ordering::Relaxed), now) {
+                    self.remove_slot(s, tid, RemovalCause::Expired);
+                    continue;
+                }
+            }
+            // SAFETY: read from a published index word while pinned.
+            let (k, v) = unsafe { (slot.key(), slot.value()) };
+            f(s, k, v, tid);
+        }
+    }
+
+    /// Index buckets (for [`Cache::walk_bucket`]).
+    pub(crate) fn buckets(&self) -> usize {
+        self.index.buckets()
+    }
+
+    /// Calls `f` with `key`'s live, unexpired slot and value, if any (not a use), pinned.
+    pub(crate) fn with_entry<Q, R>(
+        &self,
+        key: &Q,
+        f: impl FnOnce(Option<(u32, &V)>, usize) -> R,
+    ) -> R
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let hash = self.hash(key);
+        let (_guard, tid) = self.pin();
+        let found = self.lookup(hash, key, tid, Use::Peek).map(|s| {
+            // SAFETY: found in the index while pinned.
+            (s, unsafe { self.slot(s).value() })
+        });
+        f(found, tid)
+    }
+
+    /// Whether the cache reports departures (listener panics to resume).
+    pub(crate) fn has_listener(&self) -> bool {
+        self.listener.is_some()
+    }
+
+    /// Removes every expired entry now (a walk of the whole index; the eviction sweep and
+    /// lookups remove expired entries anyway as they meet them). Returns how many.
+    pub fn purge_expired(&self) -> usize {
+        let Some(e) = &self.expiration else { return 0 };
+        let mut n = 0;
+        let mut slots = Vec::with_capacity(7);
+        for b in 0..self.index.buckets() {
+            slots.clear();
+            let (_guard, tid) = self.pin();
+            self.index.bucket_slots(b, &mut slots);
+            let now = e.now();
+            for &s in &slots {
+                // Relaxed: see `lookup`.
+                if expired(self.arena.deadline(s).at.load(Ordering::Relaxed), now) {
+                    n += self.remove_slot(s, tid, RemovalCause::Expired) as usize;
+                }
+            }
+        }
+        if self.listener.is_some() {
+            listener::resume();
+        }
+        n
     }
 
     /// Adds `n` to the calling thread's counter `c`.
@@ -487,7 +577,10 @@ where
     /// that cannot get room within a bounded number of attempts is not stored either (see
     /// [`Cache::rejected`]).
     pub fn insert(&self, key: K, value: V) {
-        self.insert_inner(key, value, None);
+        self.insert_inner(key, value, None, None);
+        if self.listener.is_some() {
+            listener::resume();
+        }
     }
 
     /// Inserts like [`Cache::insert`], with this entry's own time to live (`None`: never
@@ -504,20 +597,33 @@ where
             "insert_with_ttl on a cache built without expiry: enable it with \
              CacheBuilder::per_entry_expiry (or time_to_live, time_to_idle, expiry)"
         );
-        self.insert_inner(key, value, Some(ttl));
+        self.insert_inner(key, value, Some(ttl), None);
+        if self.listener.is_some() {
+            listener::resume();
+        }
     }
 
-    fn insert_inner(&self, key: K, value: V, ttl: Option<Option<std::time::Duration>>) {
+    /// Inserts (`ttl`: an explicit lifetime). With `expect`, only if the key's slot is still
+    /// `expect` (`Some(None)`: absent) when the home lock is taken: false if it was not (nothing
+    /// changed). The caller resumes listener panics.
+    pub(crate) fn insert_inner(
+        &self,
+        key: K,
+        value: V,
+        ttl: Option<Option<std::time::Duration>>,
+        expect: Option<Option<u32>>,
+    ) -> bool {
         let weight = match &self.weigher {
             Some(w) => w(&key, &value),
             None => 1,
         };
         if weight > self.capacity || weight > u32::MAX as u64 {
-            self.remove_with(&key, |_| (), RemovalCause::Removed);
-            if self.listener.is_some() {
-                listener::resume();
+            if let Some(Some(e)) = expect {
+                let (_guard, tid) = self.pin();
+                return self.remove_slot(e, tid, RemovalCause::Removed);
             }
-            return;
+            self.remove_with(&key, |_| (), RemovalCause::Removed);
+            return true;
         }
         let times = self.expiration.as_ref().map(|e| {
             let now = e.now();
@@ -533,12 +639,12 @@ where
         if !self.acquire(st, tid, weight, &mut victims) {
             let _ = self.retire_and_pop(st, &mut victims, false);
             self.rejected.fetch_add(1, Ordering::Relaxed);
-            return;
+            return true;
         }
         let Some(s) = self.alloc(st, tid, &mut victims) else {
             self.credit(st, weight);
             self.rejected.fetch_add(1, Ordering::Relaxed);
-            return;
+            return true;
         };
         // SAFETY: `alloc` handed us EMPTY slot `s` exclusively.
         unsafe { self.arena.fill(s, key, value, weight as u32) };
@@ -553,6 +659,23 @@ where
             let lock = self.index.lock(hash);
             // SAFETY: `s` is ours and filled.
             let key = unsafe { self.slot(s).key() };
+            if let Some(e) = expect {
+                // Under the home lock no other writer of this key runs; an eviction may still
+                // remove its word (then we see it absent, or insert afresh below).
+                let cur = self.index.find(hash, |o| {
+                    // SAFETY: a published slot, pinned.
+                    let other = unsafe { self.slot(o).key() };
+                    other == key
+                });
+                if cur != e {
+                    drop(lock);
+                    drop(guard);
+                    self.credit(st, weight);
+                    // Never published: retire it (its contents are dropped at reuse).
+                    self.retire(st, s);
+                    return false;
+                }
+            }
             let old = self.index.insert(&lock, hash, s, |o| {
                 // SAFETY: a published slot, pinned.
                 let other = unsafe { self.slot(o).key() };
@@ -568,8 +691,18 @@ where
             Some((o, w)) => {
                 self.credit(st, w);
                 self.spill(st);
-                self.stats.add(tid, Counter::Updates, 1);
-                if let (Some(e), Some((now, _)), None) = (&self.expiration, times, ttl) {
+                // Relaxed (deadline): see `lookup`.
+                let old_expired = times.is_some_and(|(now, _)| {
+                    expired(self.arena.deadline(o).at.load(Ordering::Relaxed), now)
+                });
+                self.stats.add(
+                    tid,
+                    if old_expired { Counter::Inserts } else { Counter::Updates },
+                    1,
+                );
+                if let (Some(e), Some((now, _)), None, false) =
+                    (&self.expiration, times, ttl, old_expired)
+                {
                     if e.custom.is_some() {
                         // An update: the custom expiry's `expire_after_update` decides.
                         let d = self.arena.deadline(s);
@@ -583,7 +716,9 @@ where
                         d.limit.store(limit, Ordering::Relaxed);
                     }
                 }
-                self.left(o, tid, RemovalCause::Replaced);
+                let cause =
+                    if old_expired { RemovalCause::Expired } else { RemovalCause::Replaced };
+                self.left(o, tid, cause);
             }
             None => {
                 self.count_live(st, 1);
@@ -613,9 +748,7 @@ where
                 drop(guard);
             }
         }
-        if self.listener.is_some() {
-            listener::resume();
-        }
+        true
     }
 
     /// Removes `key`, returning its value.
@@ -690,7 +823,7 @@ where
     /// if this call did (the caller then owns those tokens), `None` if another thread removed
     /// or replaced it first. The caller holds `v` through the policy or is pinned, so `v` is
     /// not reused under it.
-    /// Reports the departure with `cause` (an eviction of an expired entry as
+    /// Reports the departure with `cause` (an expired entry evicted or cleared as
     /// [`RemovalCause::Expired`]).
     fn unlink_slot(&self, v: u32, tid: usize, cause: RemovalCause) -> Option<u64> {
         let st = self.stripe(tid);
@@ -711,7 +844,7 @@ where
         self.count_live(st, -1);
         let cause = match (&self.expiration, cause) {
             // Relaxed: see `lookup`.
-            (Some(e), RemovalCause::Evicted)
+            (Some(e), RemovalCause::Evicted | RemovalCause::Cleared)
                 if expired(self.arena.deadline(v).at.load(Ordering::Relaxed), e.now()) =>
             {
                 RemovalCause::Expired

@@ -92,6 +92,8 @@ mod loader;
 #[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]
+mod views;
+#[cfg(not(loom))]
 pub use cache::Cache;
 #[cfg(not(loom))]
 pub use expiry::{Clock, CoarseClock, Expiry, ManualClock};
@@ -99,6 +101,8 @@ pub use expiry::{Clock, CoarseClock, Expiry, ManualClock};
 pub use listener::RemovalCause;
 #[cfg(not(loom))]
 pub use stats::CacheStats;
+#[cfg(not(loom))]
+pub use views::{Iter, Op};
 
 /// Test-only stall points (feature `test-hooks`), to park a thread inside the windows a
 /// preempted thread can leave open.

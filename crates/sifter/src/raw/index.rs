@@ -282,6 +282,22 @@ impl Index {
         Some(slot_of(old))
     }
 
+    /// Buckets in the table (for walks by bucket).
+    pub fn buckets(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// The slots bucket `b`'s words refer to now.
+    pub fn bucket_slots(&self, b: usize, out: &mut Vec<u32>) {
+        for w in &self.buckets[b].words {
+            // Acquire: as in `find`.
+            let x = w.load(Ordering::Acquire);
+            if x != 0 {
+                out.push(slot_of(x));
+            }
+        }
+    }
+
     /// Every slot an entry word refers to now (a snapshot word by word).
     pub fn slots(&self) -> Vec<u32> {
         let mut out = Vec::new();
