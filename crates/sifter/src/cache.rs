@@ -23,8 +23,9 @@
 //! [`Cache::rejected`] counts them.
 
 use crate::expiry::{expired, Expiration};
-use crate::listener::{self, ListenerFn, RemovalCause};
+use crate::listener::{ListenerFn, RemovalCause};
 use crate::loader::Loads;
+use crate::panics;
 use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues};
@@ -170,6 +171,16 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     expiration: Option<Expiration<K, V>>,
     /// Loads in flight (`get_with` and friends).
     loads: Loads<K, V>,
+}
+
+/// What [`Cache::unlink_slot`] did.
+enum Unlink {
+    /// Unlinked by this call: the entry's weight, whose tokens the caller now owns.
+    Done(u64),
+    /// Another thread unlinked it first.
+    Gone,
+    /// Left in place: its key's `Hash` panicked (resumed when the operation ends).
+    Kept,
 }
 
 /// What a lookup counts as.
@@ -406,9 +417,7 @@ where
                 if how == Use::Get {
                     self.stats.add(tid, Counter::Misses, 1);
                 }
-                if self.listener.is_some() {
-                    listener::resume();
-                }
+                panics::resume();
                 return None;
             }
             if how == Use::Get {
@@ -441,13 +450,13 @@ where
     pub(crate) fn remove_slot(&self, s: u32, tid: usize, cause: RemovalCause) -> bool {
         let st = self.stripe(tid);
         match self.unlink_slot(s, tid, cause) {
-            Some(w) => {
+            Unlink::Done(w) => {
                 self.credit(st, w);
                 self.spill(st);
                 self.release_removed(s, tid);
                 true
             }
-            None => false,
+            Unlink::Gone | Unlink::Kept => false,
         }
     }
 
@@ -468,7 +477,7 @@ where
             let slot = self.slot(s);
             // SAFETY: per the contract, `s` is readable and holds the departing entry.
             let (k, v) = unsafe { (slot.key(), slot.value()) };
-            listener::call(|| l(k, v, cause));
+            panics::defer(|| l(k, v, cause));
         }
     }
 
@@ -523,11 +532,6 @@ where
         f(found, tid)
     }
 
-    /// Whether the cache reports departures (listener panics to resume).
-    pub(crate) fn has_listener(&self) -> bool {
-        self.listener.is_some()
-    }
-
     /// Removes every expired entry now (a walk of the whole index; the eviction sweep and
     /// lookups remove expired entries anyway as they meet them). Returns how many.
     pub fn purge_expired(&self) -> usize {
@@ -546,9 +550,7 @@ where
                 }
             }
         }
-        if self.listener.is_some() {
-            listener::resume();
-        }
+        panics::resume();
         n
     }
 
@@ -578,9 +580,7 @@ where
     /// [`Cache::rejected`]).
     pub fn insert(&self, key: K, value: V) {
         self.insert_inner(key, value, None, None);
-        if self.listener.is_some() {
-            listener::resume();
-        }
+        panics::resume();
     }
 
     /// Inserts like [`Cache::insert`], with this entry's own time to live (`None`: never
@@ -598,9 +598,7 @@ where
              CacheBuilder::per_entry_expiry (or time_to_live, time_to_idle, expiry)"
         );
         self.insert_inner(key, value, Some(ttl), None);
-        if self.listener.is_some() {
-            listener::resume();
-        }
+        panics::resume();
     }
 
     /// Inserts (`ttl`: an explicit lifetime). With `expect`, only if the key's slot is still
@@ -648,6 +646,9 @@ where
         };
         // SAFETY: `alloc` handed us EMPTY slot `s` exclusively.
         unsafe { self.arena.fill(s, key, value, weight as u32) };
+        // Until the entry is published, a panic (a key's `Eq`) or a failed expectation gives
+        // back its tokens and retires its slot.
+        let mut undo = Unpublished { cache: self, tid, slot: s, weight, armed: true };
         if let Some((_, (at, limit))) = times {
             let d = self.arena.deadline(s);
             // Relaxed: published with the slot by the index word's Release store.
@@ -670,10 +671,7 @@ where
                 if cur != e {
                     drop(lock);
                     drop(guard);
-                    self.credit(st, weight);
-                    // Never published: retire it (its contents are dropped at reuse).
-                    self.retire(st, s);
-                    return false;
+                    return false; // `undo` retires the slot
                 }
             }
             let old = self.index.insert(&lock, hash, s, |o| {
@@ -681,6 +679,7 @@ where
                 let other = unsafe { self.slot(o).key() };
                 other == key
             });
+            undo.armed = false;
             old.map(|o| {
                 mark_dead(self.slot(o));
                 // SAFETY: published, pinned.
@@ -711,9 +710,12 @@ where
                         let slot = self.slot(s);
                         // SAFETY: `s` is our filled slot, published and pinned.
                         let (k, v) = unsafe { (slot.key(), slot.value()) };
-                        let (at, limit) = e.on_write(k, v, now, Some(old_at), None);
-                        d.at.store(at, Ordering::Relaxed);
-                        d.limit.store(limit, Ordering::Relaxed);
+                        // A panicking `expire_after_update` leaves the creation-time expiry.
+                        panics::defer(|| {
+                            let (at, limit) = e.on_write(k, v, now, Some(old_at), None);
+                            d.at.store(at, Ordering::Relaxed);
+                            d.limit.store(limit, Ordering::Relaxed);
+                        });
                     }
                 }
                 let cause =
@@ -759,9 +761,7 @@ where
         V: Clone,
     {
         let r = self.remove_with(key, V::clone, RemovalCause::Removed);
-        if self.listener.is_some() {
-            listener::resume();
-        }
+        panics::resume();
         r
     }
 
@@ -825,20 +825,24 @@ where
     /// not reused under it.
     /// Reports the departure with `cause` (an expired entry evicted or cleared as
     /// [`RemovalCause::Expired`]).
-    fn unlink_slot(&self, v: u32, tid: usize, cause: RemovalCause) -> Option<u64> {
+    fn unlink_slot(&self, v: u32, tid: usize, cause: RemovalCause) -> Unlink {
         let st = self.stripe(tid);
         let slot = self.slot(v);
         // Acquire: pairs with the Release DEAD store of whoever unlinked it, which orders that
         // unlinking before our retirement of the slot.
         if slot.state.load(Ordering::Acquire) != LIVE {
-            return None;
+            return Unlink::Gone;
         }
         // The hash is recomputed (slots do not store it: 8 bytes per entry saved, one hash of
-        // the key per eviction spent).
+        // the key per eviction spent). A key whose `Hash` panics cannot be found: it stays
+        // (the panic is resumed when the operation ends).
+        let mut hash = 0;
         // SAFETY: `v` was published and is not reused under us (see above).
-        let hash = self.hash(unsafe { slot.key() });
+        if !panics::defer(|| hash = self.hash(unsafe { slot.key() })) {
+            return Unlink::Kept;
+        }
         if !self.index.remove_slot(hash, v) {
-            return None;
+            return Unlink::Gone;
         }
         mark_dead(slot);
         self.count_live(st, -1);
@@ -853,18 +857,29 @@ where
         };
         self.left(v, tid, cause);
         // SAFETY: as above.
-        Some(unsafe { slot.weight() })
+        Unlink::Done(unsafe { slot.weight() })
     }
 
     /// Takes one victim from the policy and unlinks it from the index: returns it (to be
     /// retired by the caller) and the tokens that freed (not credited anywhere yet), or `None`
     /// if the policy had nothing to give.
     fn evict_one(&self, tid: usize) -> Option<(u32, u64)> {
-        let v = match &self.expiration {
-            None => self.take_victim(&self.arena),
-            Some(e) => self.take_victim(&Sweep { arena: &self.arena, now: e.now() }),
-        }?;
-        Some((v, self.unlink_slot(v, tid, RemovalCause::Evicted).unwrap_or(0)))
+        for _ in 0..4 {
+            let v = match &self.expiration {
+                None => self.take_victim(&self.arena),
+                Some(e) => self.take_victim(&Sweep { arena: &self.arena, now: e.now() }),
+            }?;
+            match self.unlink_slot(v, tid, RemovalCause::Evicted) {
+                Unlink::Done(w) => return Some((v, w)),
+                Unlink::Gone => return Some((v, 0)),
+                // Its key could not be hashed: it stays, back in the policy.
+                Unlink::Kept => match &self.structure {
+                    Structure::Queues(q) => q.insert(&self.arena, v),
+                    Structure::Locked(l) => l.insert(v),
+                },
+            }
+        }
+        None
     }
 
     /// The policy's victim, seen through `n`.
@@ -1172,9 +1187,12 @@ where
 
     /// Drops the old contents of a reused slot (outside any lock).
     fn prepare(&self, s: u32) -> u32 {
-        // SAFETY: `s` came from a free list: retired at least two epochs ago, so no thread
-        // can still read it, and the free list handed it to us alone.
-        unsafe { self.arena.clear(s) };
+        // A panicking `Drop` of the old contents is resumed when the insert has finished.
+        panics::defer(|| {
+            // SAFETY: `s` came from a free list: retired at least two epochs ago, so no thread
+            // can still read it, and the free list handed it to us alone.
+            unsafe { self.arena.clear(s) }
+        });
         s
     }
 
@@ -1186,7 +1204,7 @@ where
             let (_guard, tid) = self.pin();
             let st = self.stripe(tid);
             for s in self.index.slots() {
-                if let Some(w) = self.unlink_slot(s, tid, RemovalCause::Cleared) {
+                if let Unlink::Done(w) = self.unlink_slot(s, tid, RemovalCause::Cleared) {
                     self.credit(st, w);
                     self.release_removed(s, tid);
                 }
@@ -1197,9 +1215,7 @@ where
             self.spill(st);
         }
         self.reclaim();
-        if self.listener.is_some() {
-            listener::resume();
-        }
+        panics::resume();
     }
 
     /// Makes every retired slot that no pinned thread can see reusable, and drops its contents.
@@ -1215,9 +1231,11 @@ where
                 std::mem::take(&mut l.free)
             };
             for &s in &taken {
-                // SAFETY: from a free list (see `prepare`); we hold these slots until they go
-                // back below.
-                unsafe { self.arena.clear(s) };
+                panics::defer(|| {
+                    // SAFETY: from a free list (see `prepare`); we hold these slots until they
+                    // go back below.
+                    unsafe { self.arena.clear(s) }
+                });
             }
             st.lists.lock().free.extend_from_slice(&taken);
         }
@@ -1389,6 +1407,36 @@ where
     }
 }
 
+/// An insert's filled slot before publication (see `insert_inner`).
+struct Unpublished<'a, K, V, S>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Send + Sync + 'static,
+    S: BuildHasher,
+{
+    cache: &'a Cache<K, V, S>,
+    tid: usize,
+    slot: u32,
+    weight: u64,
+    armed: bool,
+}
+
+impl<K, V, S> Drop for Unpublished<'_, K, V, S>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Send + Sync + 'static,
+    S: BuildHasher,
+{
+    fn drop(&mut self) {
+        if self.armed {
+            let st = self.cache.stripe(self.tid);
+            self.cache.credit(st, self.weight);
+            // Never published: retire it (its contents are dropped at reuse).
+            self.cache.retire(st, self.slot);
+        }
+    }
+}
+
 /// LIVE → DEAD, by the thread whose CAS removed the slot's index word. A CAS, not a store:
 /// the policy may already have taken the slot and retired it (an eviction that found the word
 /// gone), and RETIRED must stay.
@@ -1409,9 +1457,15 @@ impl<K, V, S> Cache<K, V, S> {
 impl<K, V, S> Drop for Cache<K, V, S> {
     fn drop(&mut self) {
         for s in 0..self.arena.len() {
-            // SAFETY: `&mut self`: no other thread uses the cache; every non-EMPTY slot holds
-            // contents that were never dropped, and each slot is visited once.
-            unsafe { self.arena.clear(s as u32) };
+            // Every slot is dropped even if some `Drop` panics; the first panic is resumed.
+            panics::defer(|| {
+                // SAFETY: `&mut self`: no other thread uses the cache; every non-EMPTY slot
+                // holds contents that were never dropped, and each slot is visited once.
+                unsafe { self.arena.clear(s as u32) }
+            });
+        }
+        if !std::thread::panicking() {
+            panics::resume();
         }
     }
 }

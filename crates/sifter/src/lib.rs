@@ -90,6 +90,8 @@ mod listener;
 #[cfg(not(loom))]
 mod loader;
 #[cfg(not(loom))]
+mod panics;
+#[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]
 mod views;

@@ -1,7 +1,5 @@
-//! Eviction listener: why an entry left, and delivery outside every lock.
-
-use std::any::Any;
-use std::cell::RefCell;
+//! Eviction listener: why an entry left. Delivered outside every lock, by the thread whose
+//! operation made the entry leave; its panics are deferred (see `panics`).
 
 /// Why an entry left the cache (given to the eviction listener).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -27,29 +25,3 @@ impl RemovalCause {
 }
 
 pub(crate) type ListenerFn<K, V> = Box<dyn Fn(&K, &V, RemovalCause) + Send + Sync>;
-
-thread_local! {
-    /// A listener's panic, held until the cache operation that called it has finished.
-    static PENDING: RefCell<Option<Box<dyn Any + Send>>> = const { RefCell::new(None) };
-}
-
-/// Calls `f`; a panic is caught and kept (the first one per operation) so the operation can
-/// finish and leave the cache consistent before [`resume`] rethrows it.
-pub(crate) fn call(f: impl FnOnce()) {
-    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        let _ = PENDING.try_with(|c| {
-            let mut c = c.borrow_mut();
-            if c.is_none() {
-                *c = Some(p);
-            }
-        });
-    }
-}
-
-/// Rethrows a listener panic caught during this thread's operation, if any.
-#[inline]
-pub(crate) fn resume() {
-    if let Some(p) = PENDING.try_with(|c| c.borrow_mut().take()).ok().flatten() {
-        std::panic::resume_unwind(p);
-    }
-}

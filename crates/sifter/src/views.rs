@@ -6,7 +6,8 @@
 //! removed during it may or may not be; no expired or removed entry is visited.
 
 use crate::cache::Cache;
-use crate::listener::{self, RemovalCause};
+use crate::listener::RemovalCause;
+use crate::panics;
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 
@@ -103,9 +104,7 @@ where
                 }
             });
         }
-        if self.has_listener() {
-            listener::resume();
-        }
+        panics::resume();
         n
     }
 
@@ -120,9 +119,7 @@ where
             Some((s, v)) if pred(v) => self.remove_slot(s, tid, RemovalCause::Removed),
             _ => false,
         });
-        if self.has_listener() {
-            listener::resume();
-        }
+        panics::resume();
         r
     }
 
@@ -177,9 +174,7 @@ where
                 }
                 None => None,
             };
-            if self.has_listener() {
-                listener::resume();
-            }
+            panics::resume();
             if let Some(v) = done {
                 return v;
             }

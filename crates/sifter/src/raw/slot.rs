@@ -198,7 +198,8 @@ impl<K, V> Arena<K, V> {
         Some(start as u32..end as u32)
     }
 
-    /// Drops the contents of a RETIRED (or, with `&mut`, any non-EMPTY) slot; it becomes EMPTY.
+    /// Drops the contents of a RETIRED (or, with `&mut`, any non-EMPTY) slot; it becomes EMPTY
+    /// (even if a `Drop` panics, which then propagates).
     ///
     /// # Safety
     /// The caller owns slot `s` exclusively (taken from a free list, or `&mut` access to the
@@ -207,13 +208,21 @@ impl<K, V> Arena<K, V> {
         let slot = self.get(s);
         // Relaxed: the slot is the caller's alone.
         if slot.state.load(Ordering::Relaxed) != EMPTY {
+            // EMPTY first, and the value dropped even if the key's `Drop` panics: a panicking
+            // `Drop` leaves the slot EMPTY and reusable, and nothing dropped twice or leaked.
+            slot.state.store(EMPTY, Ordering::Relaxed);
+            struct DropValue<'a, V>(&'a UnsafeCell<MaybeUninit<V>>);
+            impl<V> Drop for DropValue<'_, V> {
+                fn drop(&mut self) {
+                    // SAFETY: the value was initialised (the slot was not EMPTY) and is
+                    // dropped only here.
+                    unsafe { (*self.0.get()).assume_init_drop() }
+                }
+            }
+            let _value = DropValue(&slot.value);
             // SAFETY: non-EMPTY slots hold an initialised key and value (filled before they
             // left EMPTY), and per the contract nobody else reads them.
-            unsafe {
-                (*slot.key.get()).assume_init_drop();
-                (*slot.value.get()).assume_init_drop();
-            }
-            slot.state.store(EMPTY, Ordering::Relaxed);
+            unsafe { (*slot.key.get()).assume_init_drop() };
         }
     }
 
