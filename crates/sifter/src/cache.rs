@@ -413,7 +413,7 @@ where
             let at = d.at.load(Ordering::Relaxed);
             let now = exp.now();
             if expired(at, now) {
-                self.expire(s, tid);
+                self.expire(s, tid, now);
                 if how == Use::Get {
                     self.stats.add(tid, Counter::Misses, 1);
                 }
@@ -441,15 +441,15 @@ where
     }
 
     /// Removes expired slot `s` found by a lookup (the caller is pinned), if nobody else did.
-    fn expire(&self, s: u32, tid: usize) {
-        self.remove_slot(s, tid, RemovalCause::Expired);
+    fn expire(&self, s: u32, tid: usize, now: u64) {
+        self.remove_slot(s, tid, RemovalCause::Expired, now);
     }
 
     /// Removes slot `s` (found while the caller is pinned) from the index if it is still
     /// there, reported with `cause`; true if this call removed it.
-    pub(crate) fn remove_slot(&self, s: u32, tid: usize, cause: RemovalCause) -> bool {
+    pub(crate) fn remove_slot(&self, s: u32, tid: usize, cause: RemovalCause, now: u64) -> bool {
         let st = self.stripe(tid);
-        match self.unlink_slot(s, tid, cause) {
+        match self.unlink_slot(s, tid, cause, now) {
             Unlink::Done(w) => {
                 self.credit(st, w);
                 self.spill(st);
@@ -488,7 +488,7 @@ where
         let mut slots = Vec::with_capacity(7);
         let (_guard, tid) = self.pin();
         self.index.bucket_slots(b, &mut slots);
-        let now = self.expiration.as_ref().map(|e| e.now());
+        let now = self.expiration.as_ref().map(|_| self.now());
         for s in slots {
             let slot = self.slot(s);
             // Acquire: as in `unlink_slot` (a removed entry is skipped).
@@ -498,7 +498,7 @@ where
             if let Some(now) = now {
                 // Relaxed: see `lookup`.
                 if expired(self.arena.deadline(s).at.load(Ordering::Relaxed), now) {
-                    self.remove_slot(s, tid, RemovalCause::Expired);
+                    self.remove_slot(s, tid, RemovalCause::Expired, now);
                     continue;
                 }
             }
@@ -546,12 +546,18 @@ where
             for &s in &slots {
                 // Relaxed: see `lookup`.
                 if expired(self.arena.deadline(s).at.load(Ordering::Relaxed), now) {
-                    n += self.remove_slot(s, tid, RemovalCause::Expired) as usize;
+                    n += self.remove_slot(s, tid, RemovalCause::Expired, now) as usize;
                 }
             }
         }
         panics::resume();
         n
+    }
+
+    /// The expiry clock now (0 in caches without expiry, where nothing reads it).
+    #[inline]
+    pub(crate) fn now(&self) -> u64 {
+        self.expiration.as_ref().map_or(0, |e| e.now())
     }
 
     /// Adds `n` to the calling thread's counter `c`.
@@ -618,15 +624,14 @@ where
         if weight > self.capacity || weight > u32::MAX as u64 {
             if let Some(Some(e)) = expect {
                 let (_guard, tid) = self.pin();
-                return self.remove_slot(e, tid, RemovalCause::Removed);
+                return self.remove_slot(e, tid, RemovalCause::Removed, self.now());
             }
             self.remove_with(&key, |_| (), RemovalCause::Removed);
             return true;
         }
-        let times = self.expiration.as_ref().map(|e| {
-            let now = e.now();
-            (now, e.on_write(&key, &value, now, None, ttl))
-        });
+        let now = self.now();
+        let times =
+            self.expiration.as_ref().map(|e| (now, e.on_write(&key, &value, now, None, ttl)));
         let hash = self.hash(&key);
         // Tokens, slot and policy need no pin: the policies touch only slot numbers and
         // atomics, and a thread preempted there (say, in an enqueue gap) must not hold back the
@@ -634,12 +639,12 @@ where
         let tid = thread_id();
         let st = self.stripe(tid);
         let mut victims = Victims::default();
-        if !self.acquire(st, tid, weight, &mut victims) {
+        if !self.acquire(st, tid, now, weight, &mut victims) {
             let _ = self.retire_and_pop(st, &mut victims, false);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
         }
-        let Some(s) = self.alloc(st, tid, &mut victims) else {
+        let Some(s) = self.alloc(st, tid, now, &mut victims) else {
             self.credit(st, weight);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
@@ -825,7 +830,7 @@ where
     /// not reused under it.
     /// Reports the departure with `cause` (an expired entry evicted or cleared as
     /// [`RemovalCause::Expired`]).
-    fn unlink_slot(&self, v: u32, tid: usize, cause: RemovalCause) -> Unlink {
+    fn unlink_slot(&self, v: u32, tid: usize, cause: RemovalCause, now: u64) -> Unlink {
         let st = self.stripe(tid);
         let slot = self.slot(v);
         // Acquire: pairs with the Release DEAD store of whoever unlinked it, which orders that
@@ -848,8 +853,8 @@ where
         self.count_live(st, -1);
         let cause = match (&self.expiration, cause) {
             // Relaxed: see `lookup`.
-            (Some(e), RemovalCause::Evicted | RemovalCause::Cleared)
-                if expired(self.arena.deadline(v).at.load(Ordering::Relaxed), e.now()) =>
+            (Some(_), RemovalCause::Evicted | RemovalCause::Cleared)
+                if expired(self.arena.deadline(v).at.load(Ordering::Relaxed), now) =>
             {
                 RemovalCause::Expired
             }
@@ -863,13 +868,13 @@ where
     /// Takes one victim from the policy and unlinks it from the index: returns it (to be
     /// retired by the caller) and the tokens that freed (not credited anywhere yet), or `None`
     /// if the policy had nothing to give.
-    fn evict_one(&self, tid: usize) -> Option<(u32, u64)> {
+    fn evict_one(&self, tid: usize, now: u64) -> Option<(u32, u64)> {
         for _ in 0..4 {
             let v = match &self.expiration {
                 None => self.take_victim(&self.arena),
-                Some(e) => self.take_victim(&Sweep { arena: &self.arena, now: e.now() }),
+                Some(_) => self.take_victim(&Sweep { arena: &self.arena, now }),
             }?;
-            match self.unlink_slot(v, tid, RemovalCause::Evicted) {
+            match self.unlink_slot(v, tid, RemovalCause::Evicted, now) {
                 Unlink::Done(w) => return Some((v, w)),
                 Unlink::Gone => return Some((v, 0)),
                 // Its key could not be hashed: it stays, back in the policy.
@@ -936,8 +941,8 @@ where
     }
 
     /// Evicts one victim, crediting its tokens to `st` and retiring it there.
-    fn evict_and_retire(&self, st: &Stripe, tid: usize) -> bool {
-        match self.evict_one(tid) {
+    fn evict_and_retire(&self, st: &Stripe, tid: usize, now: u64) -> bool {
+        match self.evict_one(tid, now) {
             Some((v, w)) => {
                 self.credit(st, w);
                 self.retire(st, v);
@@ -1041,7 +1046,7 @@ where
     /// Gets `w` tokens for an insert: from the stripe, the pool, by evicting (victims go to
     /// `victims`, for the caller to retire), or from the other stripes. False if none came
     /// within the attempt bound.
-    fn acquire(&self, st: &Stripe, tid: usize, w: u64, victims: &mut Victims) -> bool {
+    fn acquire(&self, st: &Stripe, tid: usize, now: u64, w: u64, victims: &mut Victims) -> bool {
         if Self::take(st, w) {
             return true;
         }
@@ -1062,7 +1067,7 @@ where
             if t0.is_none() {
                 t0 = crate::profile::start();
             }
-            if let Some((v, freed)) = self.evict_one(tid) {
+            if let Some((v, freed)) = self.evict_one(tid, now) {
                 if victims.len == victims.slots.len() {
                     let _ = self.retire_and_pop(st, victims, false);
                 }
@@ -1104,7 +1109,7 @@ where
 
     /// A slot for a new entry, EMPTY and ours; `None` if none could be had within the
     /// attempt bound and then [`SLOT_WAIT`].
-    fn alloc(&self, st: &Stripe, tid: usize, victims: &mut Victims) -> Option<u32> {
+    fn alloc(&self, st: &Stripe, tid: usize, now: u64, victims: &mut Victims) -> Option<u32> {
         let mut backoff = Backoff::default();
         let mut deadline = None;
         let mut attempt = 0;
@@ -1122,12 +1127,12 @@ where
                 }
             }
             // Slots retired at epoch e are reusable at e + 2: up to two advances.
-            let mut now = 0;
+            let mut epoch = 0;
             let mut got = None;
             for _ in 0..2 {
-                now = self.epochs.try_advance();
+                epoch = self.epochs.try_advance();
                 let mut l = st.lists.lock();
-                l.collect(now);
+                l.collect(epoch);
                 got = l.free.pop();
                 if got.is_some() {
                     break;
@@ -1142,7 +1147,7 @@ where
                     continue;
                 }
                 let Some(mut l) = other.lists.try_lock() else { continue };
-                l.collect(now);
+                l.collect(epoch);
                 let n = l.free.len().div_ceil(2);
                 if n > 0 {
                     let at = l.free.len() - n;
@@ -1168,7 +1173,7 @@ where
                     return Some(s);
                 }
             }
-            if attempt >= ATTEMPTS / 4 && self.evict_and_retire(st, tid) {
+            if attempt >= ATTEMPTS / 4 && self.evict_and_retire(st, tid, now) {
                 self.spill(st);
             }
             if attempt + 1 >= ATTEMPTS {
@@ -1203,15 +1208,16 @@ where
         {
             let (_guard, tid) = self.pin();
             let st = self.stripe(tid);
+            let now = self.now();
             for s in self.index.slots() {
-                if let Unlink::Done(w) = self.unlink_slot(s, tid, RemovalCause::Cleared) {
+                if let Unlink::Done(w) = self.unlink_slot(s, tid, RemovalCause::Cleared, now) {
                     self.credit(st, w);
                     self.release_removed(s, tid);
                 }
             }
             // The policy may still hold removed slots (queues always; a locked list one whose
             // removal raced with its insert): take them out now.
-            while self.evict_and_retire(st, tid) {}
+            while self.evict_and_retire(st, tid, now) {}
             self.spill(st);
         }
         self.reclaim();
@@ -1286,10 +1292,10 @@ where
         self.rejected.load(Ordering::Relaxed)
     }
 
-    /// Bytes of memory per entry beyond the key and value, at full capacity: the slot's header,
-    /// the index's share, and the spare slots' share.
+    /// Bytes of memory per entry beyond the key and value, at full capacity: the slot's header
+    /// (and expiry times, with expiry), the index's share, and the spare slots' share.
     pub fn overhead_per_entry(&self) -> f64 {
-        let slot = std::mem::size_of::<Slot<K, V>>();
+        let slot = self.arena.stride();
         let kv = std::mem::size_of::<K>() + std::mem::size_of::<V>();
         let locked = match self.structure {
             Structure::Locked(_) => 8 * self.arena.len(),

@@ -25,6 +25,7 @@ pub struct CoarseClock;
 
 impl Clock for CoarseClock {
     #[cfg(target_os = "linux")]
+    #[inline]
     fn now(&self) -> Duration {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC_COARSE exists on every
@@ -144,7 +145,8 @@ pub(crate) fn nanos(d: Duration) -> u64 {
 
 /// How a cache expires entries.
 pub(crate) struct Expiration<K, V> {
-    pub clock: Box<dyn Clock>,
+    /// A user clock, or `None` for [`CoarseClock`] (read inline, no dynamic call).
+    pub clock: Option<Box<dyn Clock>>,
     pub ttl: Option<u64>,
     pub tti: Option<u64>,
     pub custom: Option<Box<dyn Expiry<K, V>>>,
@@ -176,7 +178,10 @@ fn remaining(at: u64, now: u64) -> Option<Duration> {
 impl<K, V> Expiration<K, V> {
     #[inline]
     pub fn now(&self) -> u64 {
-        nanos(self.clock.now())
+        match &self.clock {
+            None => nanos(CoarseClock.now()),
+            Some(c) => nanos(c.now()),
+        }
     }
 
     /// `(at, limit)` for an entry created (`old` = None) or updated (`old` = the old slot's

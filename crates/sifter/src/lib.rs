@@ -388,7 +388,7 @@ impl<K, V, S> CacheBuilder<K, V, S> {
         let expiring =
             self.ttl.is_some() || self.tti.is_some() || self.expiry.is_some() || self.per_entry;
         let expiration = expiring.then(|| expiry::Expiration {
-            clock: self.clock.unwrap_or_else(|| Box::new(CoarseClock)),
+            clock: self.clock,
             ttl: self.ttl.map(expiry::nanos),
             tti: self.tti.map(expiry::nanos),
             custom: self.expiry,

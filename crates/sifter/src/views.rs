@@ -99,7 +99,7 @@ where
         let mut n = 0;
         for b in 0..self.buckets() {
             self.walk_bucket(b, |s, k, v, tid| {
-                if !keep(k, v) && self.remove_slot(s, tid, RemovalCause::Removed) {
+                if !keep(k, v) && self.remove_slot(s, tid, RemovalCause::Removed, self.now()) {
                     n += 1;
                 }
             });
@@ -116,7 +116,7 @@ where
         Q: Hash + Eq + ?Sized,
     {
         let r = self.with_entry(key, |found, tid| match found {
-            Some((s, v)) if pred(v) => self.remove_slot(s, tid, RemovalCause::Removed),
+            Some((s, v)) if pred(v) => self.remove_slot(s, tid, RemovalCause::Removed, self.now()),
             _ => false,
         });
         panics::resume();
@@ -160,7 +160,7 @@ where
                     Op::Remove => match cur {
                         None => Some(Step::Done(None)),
                         Some(s) => self
-                            .remove_slot(s, tid, RemovalCause::Removed)
+                            .remove_slot(s, tid, RemovalCause::Removed, self.now())
                             .then_some(Step::Done(None)),
                     },
                     Op::Put(v) => Some(Step::Put(v, cur)),

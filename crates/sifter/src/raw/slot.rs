@@ -28,9 +28,11 @@ use crate::policy::queues::Nodes;
 use crate::raw::queue::Links;
 use crate::sync::{AtomicU64, AtomicU8, Ordering};
 use parking_lot::Mutex;
+use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::cell::UnsafeCell;
+use std::marker::PhantomData;
 use std::mem::MaybeUninit;
-use std::ptr;
+use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, AtomicUsize};
 
 /// Never used, or its contents dropped.
@@ -56,8 +58,9 @@ pub(crate) struct Slot<K, V> {
     value: UnsafeCell<MaybeUninit<V>>,
 }
 
-/// A slot's expiry times (caches with expiry only: a parallel array, so caches without it
-/// pay nothing), in nanoseconds of the cache's [`Clock`](crate::Clock); 0 is "never".
+/// A slot's expiry times, in nanoseconds of the cache's [`Clock`](crate::Clock); 0 is
+/// "never". Only caches with expiry have them: stored right after the slot (the arena's
+/// stride grows by 16 bytes), so a lookup finds it on the slot's line or the next.
 #[derive(Debug, Default)]
 pub(crate) struct Deadline {
     /// When the entry expires (moved forward by reads under time-to-idle).
@@ -66,22 +69,30 @@ pub(crate) struct Deadline {
     pub limit: AtomicU64,
 }
 
-/// The slots of one cache: a preallocated base array, and chunks added when retired slots
+/// A block of `len` slot records of `stride` bytes each: a [`Slot`], then (with deadlines) a
+/// [`Deadline`].
+#[derive(Debug)]
+struct Block {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+/// The slots of one cache: a preallocated base block, and chunks added when retired slots
 /// cannot be reused fast enough (a thread preempted while pinned holds the epochs back).
 #[derive(Debug)]
 pub(crate) struct Arena<K, V> {
-    base: Box<[Slot<K, V>]>,
+    base: Block,
     /// Grown chunks of `1 << chunk_shift` slots each, in order; null until allocated.
-    chunks: Box<[AtomicPtr<Slot<K, V>>]>,
-    /// Deadlines of the base slots (empty without expiry) and of each chunk's slots.
-    base_deadlines: Box<[Deadline]>,
-    deadline_chunks: Box<[AtomicPtr<Deadline>]>,
+    chunks: Box<[AtomicPtr<u8>]>,
+    /// Bytes per slot record.
+    stride: usize,
     with_deadlines: bool,
     chunk_shift: u32,
     /// Chunks allocated so far (growth is serialised by this lock).
     grown: Mutex<usize>,
     /// Slots available: base plus allocated chunks.
     len: AtomicUsize,
+    _slots: PhantomData<Slot<K, V>>,
 }
 
 fn empty_slot<K, V>() -> Slot<K, V> {
@@ -102,20 +113,77 @@ impl<K, V> Arena<K, V> {
         let chunk_shift = (n / 8).max(64).next_power_of_two().trailing_zeros();
         let chunk = 1usize << chunk_shift;
         let n_chunks = extra.div_ceil(chunk);
-        Arena {
-            base: (0..n).map(|_| empty_slot()).collect(),
+        let slot = std::mem::size_of::<Slot<K, V>>();
+        let align = std::mem::align_of::<Slot<K, V>>();
+        // A multiple of the slot's alignment (so every record's slot is aligned); the
+        // deadline at offset `size_of::<Slot>()` is aligned too (a multiple of that alignment,
+        // which is at least 8).
+        let stride = (slot + if deadlines { std::mem::size_of::<Deadline>() } else { 0 })
+            .next_multiple_of(align);
+        let mut arena = Arena {
+            base: Block { ptr: NonNull::dangling(), len: 0 },
             chunks: (0..n_chunks).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
-            base_deadlines: (0..if deadlines { n } else { 0 })
-                .map(|_| Deadline::default())
-                .collect(),
-            deadline_chunks: (0..if deadlines { n_chunks } else { 0 })
-                .map(|_| AtomicPtr::new(ptr::null_mut()))
-                .collect(),
+            stride,
             with_deadlines: deadlines,
             chunk_shift,
             grown: Mutex::new(0),
             len: AtomicUsize::new(n),
+            _slots: PhantomData,
+        };
+        arena.base = Block { ptr: arena.alloc_block(n), len: n };
+        arena
+    }
+
+    fn layout(&self, n: usize) -> Layout {
+        // Slots are addressed by u32 and the builder bounds their number, so this fits.
+        Layout::from_size_align(self.stride * n.max(1), std::mem::align_of::<Slot<K, V>>())
+            .expect("arena layout")
+    }
+
+    /// Allocates `n` initialised records (EMPTY slots, "never" deadlines).
+    fn alloc_block(&self, n: usize) -> NonNull<u8> {
+        let layout = self.layout(n);
+        // SAFETY: the layout has a non-zero size (`n.max(1)` records of a non-zero stride).
+        let p = unsafe { alloc(layout) };
+        let Some(p) = NonNull::new(p) else { handle_alloc_error(layout) };
+        for i in 0..n {
+            // SAFETY: record `i` lies within the allocation, and is aligned for a slot and
+            // (at offset `size_of::<Slot>()`, present only with deadlines) for a deadline.
+            unsafe {
+                let r = p.as_ptr().add(i * self.stride);
+                ptr::write(r as *mut Slot<K, V>, empty_slot());
+                if self.with_deadlines {
+                    ptr::write(
+                        r.add(std::mem::size_of::<Slot<K, V>>()) as *mut Deadline,
+                        Deadline::default(),
+                    );
+                }
+            }
         }
+        p
+    }
+
+    /// The record of slot `s`.
+    #[inline]
+    fn record(&self, s: u32) -> *mut u8 {
+        let i = s as usize;
+        if i < self.base.len {
+            // SAFETY: within the base block (`i < len`).
+            return unsafe { self.base.ptr.as_ptr().add(i * self.stride) };
+        }
+        let j = i - self.base.len;
+        // Acquire: pairs with the Release store in `grow`. A slot number in a chunk is only
+        // known to a thread after the chunk was published.
+        let p = self.chunks[j >> self.chunk_shift].load(Ordering::Acquire);
+        assert!(!p.is_null(), "slot {s} is in a chunk that was never allocated");
+        // SAFETY: `p` points to a live chunk of `1 << chunk_shift` records (freed only in
+        // Drop, which has `&mut self`), and the offset is below the chunk length.
+        unsafe { p.add((j & ((1 << self.chunk_shift) - 1)) * self.stride) }
+    }
+
+    /// Bytes of slot records per slot (the slot, and its deadline in caches with expiry).
+    pub fn stride(&self) -> usize {
+        self.stride
     }
 
     /// Slots available now.
@@ -132,43 +200,30 @@ impl<K, V> Arena<K, V> {
 
     /// Slots preallocated (numbers below this are in the base array).
     pub fn base_len(&self) -> usize {
-        self.base.len()
+        self.base.len
     }
 
     /// The most slots the arena can ever have.
     pub fn max_len(&self) -> usize {
-        self.base.len() + (self.chunks.len() << self.chunk_shift)
+        self.base.len + (self.chunks.len() << self.chunk_shift)
     }
 
     #[inline]
     pub fn get(&self, s: u32) -> &Slot<K, V> {
-        let i = s as usize;
-        if let Some(slot) = self.base.get(i) {
-            return slot;
-        }
-        let j = i - self.base.len();
-        // Acquire: pairs with the Release store in `grow`. A slot number in a chunk is only
-        // known to a thread after the chunk was published.
-        let p = self.chunks[j >> self.chunk_shift].load(Ordering::Acquire);
-        assert!(!p.is_null(), "slot {s} is in a chunk that was never allocated");
-        // SAFETY: `p` points to a live chunk of `1 << chunk_shift` slots (freed only in Drop,
-        // which has `&mut self`), and the offset is below the chunk length.
-        unsafe { &*p.add(j & ((1 << self.chunk_shift) - 1)) }
+        // SAFETY: `record` points to an initialised slot that lives as long as `self`.
+        unsafe { &*(self.record(s) as *const Slot<K, V>) }
     }
 
-    /// Slot `s`'s deadlines (caches built with deadlines only).
+    /// Slot `s`'s deadlines.
+    ///
+    /// # Panics
+    /// If the arena was built without deadlines (a cache without expiry).
     #[inline]
     pub fn deadline(&self, s: u32) -> &Deadline {
-        let i = s as usize;
-        if let Some(d) = self.base_deadlines.get(i) {
-            return d;
-        }
-        let j = i - self.base.len();
-        // Acquire: as in `get`; the deadline chunk is published before the slot chunk.
-        let p = self.deadline_chunks[j >> self.chunk_shift].load(Ordering::Acquire);
-        assert!(!p.is_null(), "slot {s} has no deadline (a cache without expiry?)");
-        // SAFETY: as in `get`: a live chunk of `1 << chunk_shift` deadlines, freed in Drop.
-        unsafe { &*p.add(j & ((1 << self.chunk_shift) - 1)) }
+        assert!(self.with_deadlines, "slot {s} has no deadline (a cache without expiry)");
+        // SAFETY: with deadlines every record holds an initialised deadline after the slot,
+        // living as long as `self`.
+        unsafe { &*(self.record(s).add(std::mem::size_of::<Slot<K, V>>()) as *const Deadline) }
     }
 
     /// Adds a chunk of EMPTY slots; returns their numbers, or `None` at the growth limit.
@@ -177,19 +232,9 @@ impl<K, V> Arena<K, V> {
         if *grown == self.chunks.len() {
             return None;
         }
-        if self.with_deadlines {
-            let d: Box<[Deadline]> =
-                (0..1usize << self.chunk_shift).map(|_| Deadline::default()).collect();
-            // Release: before the slots' chunk (and `len`), which is how threads learn of
-            // the new slot numbers.
-            self.deadline_chunks[*grown]
-                .store(Box::into_raw(d) as *mut Deadline, Ordering::Release);
-        }
-        let chunk: Box<[Slot<K, V>]> =
-            (0..1usize << self.chunk_shift).map(|_| empty_slot()).collect();
-        let p = Box::into_raw(chunk) as *mut Slot<K, V>;
-        // Release: the chunk's initialised slots are visible to whoever loads the pointer.
-        self.chunks[*grown].store(p, Ordering::Release);
+        let p = self.alloc_block(1 << self.chunk_shift);
+        // Release: the chunk's initialised records are visible to whoever loads the pointer.
+        self.chunks[*grown].store(p.as_ptr(), Ordering::Release);
         *grown += 1;
         let start = self.len.load(Ordering::Relaxed);
         let end = start + (1 << self.chunk_shift);
@@ -246,21 +291,16 @@ impl<K, V> Arena<K, V> {
 
 impl<K, V> Drop for Arena<K, V> {
     fn drop(&mut self) {
+        // Slots and deadlines have no drop glue of their own (contents were dropped by the
+        // cache with `clear`): freeing the blocks is all.
         let chunk = 1usize << self.chunk_shift;
+        // SAFETY: allocated in `new` with this layout, freed once here (`&mut self`).
+        unsafe { dealloc(self.base.ptr.as_ptr(), self.layout(self.base.len)) };
         for c in self.chunks.iter() {
             let p = c.load(Ordering::Relaxed);
             if !p.is_null() {
-                // SAFETY: allocated in `grow` as a boxed slice of `chunk` slots, freed once
-                // here (`&mut self`). Slot contents were dropped by the cache (`clear`).
-                drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(p, chunk)) });
-            }
-        }
-        for c in self.deadline_chunks.iter() {
-            let p = c.load(Ordering::Relaxed);
-            if !p.is_null() {
-                // SAFETY: allocated in `grow` as a boxed slice of `chunk` deadlines, freed
-                // once here.
-                drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(p, chunk)) });
+                // SAFETY: allocated in `grow` with this layout, freed once here.
+                unsafe { dealloc(p, self.layout(chunk)) };
             }
         }
     }
