@@ -29,6 +29,64 @@
 //! assert_eq!(bytes.weight(), 101);
 //! ```
 //!
+//! # What the cache offers
+//!
+//! Everything below works on every [`Policy`] and costs nothing when not configured: expiry
+//! times live beside an entry's slot only in caches built with expiry, the listener and the
+//! loaders' bookkeeping only exist when used, and statistics are per-thread counters (no
+//! shared cache line is written by a hit).
+//!
+//! | feature | sifter | moka | quick_cache | Caffeine |
+//! |---|---|---|---|---|
+//! | capacity in entries or weights | [`CacheBuilder::capacity`], [`CacheBuilder::weigher`] | yes | yes | yes |
+//! | time-to-live / time-to-idle | [`CacheBuilder::time_to_live`], [`CacheBuilder::time_to_idle`] | yes | no | yes |
+//! | per-entry expiry | [`Expiry`] (create / update / read), [`Cache::insert_with_ttl`] | `Expiry` | no | `Expiry` |
+//! | controllable clock | [`Clock`], [`ManualClock`] | `MockClock` (test feature) | no | `Ticker` |
+//! | coalescing loader | [`Cache::get_with`], [`Cache::try_get_with`], [`Cache::get_with_async`] | `get_with`, `try_get_with` (async in `future`) | `get_or_insert_with`, placeholder guards | `LoadingCache`, `AsyncCache` |
+//! | statistics | [`Cache::stats`]: hits, misses, inserts, updates, evictions, expirations, removals, loads, load time | entry count, weighted size (no hit counts) | hits, misses | `recordStats` |
+//! | eviction listener with cause | [`CacheBuilder::eviction_listener`], [`RemovalCause`] (called outside every lock, exactly once) | `eviction_listener` | lifecycle hooks | `removalListener`, `evictionListener` |
+//! | iteration | [`Cache::iter`] (weakly consistent) | `iter` | `iter` | `asMap()` views |
+//! | bulk removal | [`Cache::retain`], [`Cache::remove_if`], [`Cache::clear`], [`Cache::purge_expired`] | `invalidate_entries_if`, `invalidate_all` | `retain`, `clear` | `invalidateAll`, `asMap().entrySet().removeIf` |
+//! | atomic per-key compute | [`Cache::compute`] with [`Op`] | `entry().and_compute_with` | `entry` API (replace guard) | `asMap().compute` |
+//! | read without a use | [`Cache::peek`], [`Cache::contains_key`] | `contains_key` | `peek` | `getIfPresent` (a use), `asMap().get` |
+//! | lock-free hits | yes (FIFO-family policies: one bit, no RMW) | no (read buffer, then locked apply) | sharded locks | striped buffers, then locked apply |
+//!
+//! ```
+//! use sifter::{Cache, ManualClock, RemovalCause};
+//! use std::sync::{Arc, Mutex};
+//! use std::time::Duration;
+//!
+//! let clock = ManualClock::new();
+//! let gone = Arc::new(Mutex::new(Vec::new()));
+//! let g = gone.clone();
+//! let cache: Cache<String, u64> = Cache::builder()
+//!     .capacity(2)
+//!     .time_to_live(Duration::from_secs(60))
+//!     .clock(clock.clone())
+//!     .eviction_listener(move |k: &String, _v: &u64, cause| g.lock().unwrap().push((k.clone(), cause)))
+//!     .build();
+//!
+//! // A loader runs once per key, however many threads miss at once.
+//! assert_eq!(cache.get_with("a".into(), || 1), 1);
+//! assert_eq!(cache.get_with("a".into(), || unreachable!()), 1);
+//! cache.insert("b".into(), 2);
+//! cache.insert("c".into(), 3); // evicts one of the two (capacity 2)
+//! clock.advance(Duration::from_secs(60)); // everything expires
+//! assert_eq!(cache.get(&"c".to_string()), None);
+//!
+//! let s = cache.stats();
+//! assert_eq!((s.hits, s.load_successes, s.evictions, s.expirations), (1, 1, 1, 1));
+//! let gone = gone.lock().unwrap();
+//! assert!(gone.iter().any(|(_, c)| *c == RemovalCause::Evicted));
+//! assert!(gone.contains(&("c".to_string(), RemovalCause::Expired)));
+//! ```
+//!
+//! Expired entries are never returned; they leave when a lookup, a walk or the eviction sweep
+//! meets them (the sweep takes them before any live entry, without a second chance), or on
+//! [`Cache::purge_expired`]. Until then they count in `len()` and hold capacity. The listener
+//! is not called for entries still in the cache when it is dropped, nor for inserts that were
+//! never stored (too heavy, or [`Cache::rejected`]).
+//!
 //! # Consistency model
 //!
 //! * **The index is linearizable.** `insert`, `remove` and `clear` take effect at one instant

@@ -57,3 +57,45 @@ fn two_threads_contend() {
         c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
     }
 }
+
+/// The user features over the unsafe core: expiry times stored after each slot, listener
+/// reads of departing entries, walks, loaders, and `Drop`s that panic.
+#[test]
+fn features_single_thread() {
+    use sifter::{ManualClock, Op};
+    use std::time::Duration;
+    for p in Policy::ALL {
+        let clock = ManualClock::new();
+        let left = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let l = left.clone();
+        let c: Cache<u32, String> = Cache::builder()
+            .capacity(4)
+            .policy(p)
+            .time_to_live(Duration::from_secs(5))
+            .clock(clock.clone())
+            .eviction_listener(move |_: &u32, v: &String, _| {
+                assert!(v.starts_with('v'));
+                l.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            })
+            .build();
+        for i in 0..30u32 {
+            c.insert(i % 7, format!("v{i}"));
+            let _ = c.get_with(i % 5, || format!("v{i}"));
+            if i % 6 == 0 {
+                clock.advance(Duration::from_secs(3));
+            }
+            if i % 5 == 0 {
+                c.compute(i % 3, |v| match v {
+                    Some(_) => Op::Remove,
+                    None => Op::Put(format!("v{i}")),
+                });
+            }
+        }
+        let _ = c.iter().count();
+        c.retain(|k, _| k % 2 == 0);
+        c.purge_expired();
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        c.clear();
+        assert!(left.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    }
+}
