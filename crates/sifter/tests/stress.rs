@@ -1,7 +1,8 @@
 //! Concurrent stress: many threads (oversubscribed on a small machine) run random mixes of
 //! get/insert/remove on caches from 8 to 10,000 entries; afterwards `validate()` checks every
-//! invariant, every value read must belong to its key, and after `clear` + drop every value
-//! created has been dropped exactly once.
+//! invariant, every value read must belong to its key, every value stored was reported to the
+//! eviction listener exactly once (counted against the statistics), and after `clear` + drop
+//! every value created has been dropped exactly once.
 //!
 //! Short by default. Long run: `cargo test -p sifter --release --test stress -- --ignored`
 //! (or set `SIFTER_STRESS_SECS`).
@@ -34,8 +35,19 @@ fn configs() -> Vec<(Policy, bool)> {
 fn run(policy: Policy, cd: bool, cap: u64, keys: u64, threads: usize, dur: Duration, seed: u64) {
     let drops = Arc::new(AtomicUsize::new(0));
     let created = Arc::new(AtomicUsize::new(0));
-    let cache: Arc<Cache<u64, Arc<Val>>> =
-        Arc::new(Cache::builder().capacity(cap).policy(policy).consecutive_detection(cd).build());
+    let reported = Arc::new(AtomicUsize::new(0));
+    let r = reported.clone();
+    let cache: Arc<Cache<u64, Arc<Val>>> = Arc::new(
+        Cache::builder()
+            .capacity(cap)
+            .policy(policy)
+            .consecutive_detection(cd)
+            .eviction_listener(move |k: &u64, v: &Arc<Val>, _| {
+                assert_eq!(*k, v.key, "listener given another key's value");
+                r.fetch_add(1, Ordering::Relaxed);
+            })
+            .build(),
+    );
     let barrier = Arc::new(Barrier::new(threads));
     let handles: Vec<_> = (0..threads)
         .map(|t| {
@@ -81,10 +93,21 @@ fn run(policy: Policy, cd: bool, cap: u64, keys: u64, threads: usize, dur: Durat
     let tag = format!("{policy:?} cd={cd} cap={cap} keys={keys} threads={threads}");
     cache.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
     assert!(cache.len() as u64 <= cap, "{tag}: len {} over capacity at rest", cache.len());
+    let s = cache.stats();
     cache.clear();
     cache.validate().unwrap_or_else(|e| panic!("{tag} after clear: {e}"));
     assert_eq!(cache.len(), 0);
     let want = created.load(Ordering::Relaxed);
+    // Every value stored left exactly once, reported to the listener; the statistics agree.
+    let stored = want - cache.rejected() as usize;
+    assert_eq!(reported.load(Ordering::Relaxed), stored, "{tag}: listener reports");
+    assert_eq!((s.inserts + s.updates) as usize, stored, "{tag}: stats of writes");
+    let cleared = cache.stats().removals - s.removals;
+    assert_eq!(
+        (s.evictions + s.removals + s.updates + cleared) as usize,
+        stored,
+        "{tag}: stats of departures"
+    );
     // No other thread is inside the cache: `clear` has dropped every value it held.
     assert_eq!(drops.load(Ordering::Relaxed), want, "{tag}: {ops} ops, values left after clear");
     drop(cache);
