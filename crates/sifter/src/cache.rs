@@ -32,7 +32,7 @@ use crate::policy::queues::{link_private, reset, Mode, Queues};
 use crate::raw::epoch::{thread_id, Epochs, Guard};
 use crate::raw::index::Index;
 use crate::raw::queue::Links;
-use crate::raw::slot::{Arena, Slot, DEAD, EMPTY, LIVE, RETIRED};
+use crate::raw::slot::{Arena, Slot, Times, DEAD, EMPTY, LIVE, RETIRED};
 use crate::stats::{CacheStats, Counter, Stats};
 use crate::sync::{AtomicU8, Backoff, SpinLock};
 use crate::{BuildError, Policy};
@@ -271,7 +271,14 @@ where
         if slots + extra > u32::MAX as usize - 2 {
             return Err(BuildError::TooLarge(entries as u64));
         }
-        let arena = Arena::new(slots, extra, extras.expiration.is_some());
+        let times = match &extras.expiration {
+            None => Times::None,
+            Some(e) if e.ttl.is_some() && e.tti.is_some() && e.custom.is_none() => {
+                Times::AtAndLimit
+            }
+            Some(_) => Times::At,
+        };
+        let arena = Arena::new(slots, extra, times);
         // Entry-bounded caches index at most `capacity` entries (tokens); weighted ones at most
         // one per slot.
         let index = Index::new(if weigher.is_some() { arena.max_len() } else { slots });
@@ -423,7 +430,7 @@ where
             if how == Use::Get {
                 // SAFETY: published, pinned.
                 let (k, v) = unsafe { (slot.key(), slot.value()) };
-                if let Some(new) = exp.on_read(k, v, now, at, d.limit.load(Ordering::Relaxed)) {
+                if let Some(new) = exp.on_read(k, v, now, at, d.limit()) {
                     // Relaxed: as above; racing readers store similar times.
                     d.at.store(new, Ordering::Relaxed);
                 }
@@ -656,9 +663,8 @@ where
         let mut undo = Unpublished { cache: self, tid, slot: s, weight, armed: true };
         if let Some((_, (at, limit))) = times {
             let d = self.arena.deadline(s);
-            // Relaxed: published with the slot by the index word's Release store.
-            d.at.store(at, Ordering::Relaxed);
-            d.limit.store(limit, Ordering::Relaxed);
+            // Published with the slot by the index word's Release store.
+            d.set(at, limit);
         }
         let guard = self.epochs.pin(tid);
         let old = {
@@ -718,8 +724,7 @@ where
                         // A panicking `expire_after_update` leaves the creation-time expiry.
                         panics::defer(|| {
                             let (at, limit) = e.on_write(k, v, now, Some(old_at), None);
-                            d.at.store(at, Ordering::Relaxed);
-                            d.limit.store(limit, Ordering::Relaxed);
+                            d.set(at, limit);
                         });
                     }
                 }

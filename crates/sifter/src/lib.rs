@@ -393,7 +393,7 @@ impl<K, V, S> CacheBuilder<K, V, S> {
     }
 
     /// Room for an expiry time per entry without a default one, for
-    /// [`Cache::insert_with_ttl`] (16 bytes per slot; implied by the other expiry settings).
+    /// [`Cache::insert_with_ttl`] (8 bytes per slot; implied by the other expiry settings).
     pub fn per_entry_expiry(mut self) -> Self {
         self.per_entry = true;
         self

@@ -58,15 +58,51 @@ pub(crate) struct Slot<K, V> {
     value: UnsafeCell<MaybeUninit<V>>,
 }
 
+/// How many expiry words each slot record carries after the slot: none (no expiry), `at`,
+/// or `at` and `limit` (time-to-live and time-to-idle both set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Times {
+    None,
+    At,
+    AtAndLimit,
+}
+
+impl Times {
+    fn words(self) -> usize {
+        match self {
+            Times::None => 0,
+            Times::At => 1,
+            Times::AtAndLimit => 2,
+        }
+    }
+}
+
 /// A slot's expiry times, in nanoseconds of the cache's [`Clock`](crate::Clock); 0 is
 /// "never". Only caches with expiry have them: stored right after the slot (the arena's
-/// stride grows by 16 bytes), so a lookup finds it on the slot's line or the next.
-#[derive(Debug, Default)]
-pub(crate) struct Deadline {
+/// stride grows by 8 or 16 bytes), so a lookup finds them on the slot's line or the next.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Deadline<'a> {
     /// When the entry expires (moved forward by reads under time-to-idle).
-    pub at: AtomicU64,
-    /// The latest `at` may become (creation + time-to-live when both are set).
-    pub limit: AtomicU64,
+    pub at: &'a AtomicU64,
+    /// The latest `at` may become (creation + time-to-live), when both are set.
+    limit: Option<&'a AtomicU64>,
+}
+
+impl Deadline<'_> {
+    /// The limit (0: none).
+    pub fn limit(&self) -> u64 {
+        // Relaxed: written before publication (see `Cache::lookup`).
+        self.limit.map_or(0, |l| l.load(Ordering::Relaxed))
+    }
+
+    /// Sets both times (the limit only where the record has one).
+    pub fn set(&self, at: u64, limit: u64) {
+        // Relaxed: published with the slot, or a hint (see `Cache::lookup`).
+        self.at.store(at, Ordering::Relaxed);
+        if let Some(l) = self.limit {
+            l.store(limit, Ordering::Relaxed);
+        }
+    }
 }
 
 /// A block of `len` slot records of `stride` bytes each: a [`Slot`], then (with deadlines) a
@@ -86,7 +122,7 @@ pub(crate) struct Arena<K, V> {
     chunks: Box<[AtomicPtr<u8>]>,
     /// Bytes per slot record.
     stride: usize,
-    with_deadlines: bool,
+    times: Times,
     chunk_shift: u32,
     /// Chunks allocated so far (growth is serialised by this lock).
     grown: Mutex<usize>,
@@ -108,8 +144,8 @@ fn empty_slot<K, V>() -> Slot<K, V> {
 
 impl<K, V> Arena<K, V> {
     /// `n` preallocated slots, growable by up to about `extra` more in chunks.
-    /// With `deadlines`, every slot also gets a [`Deadline`].
-    pub fn new(n: usize, extra: usize, deadlines: bool) -> Self {
+    /// Every slot record carries `times` expiry words after the slot.
+    pub fn new(n: usize, extra: usize, times: Times) -> Self {
         let chunk_shift = (n / 8).max(64).next_power_of_two().trailing_zeros();
         let chunk = 1usize << chunk_shift;
         let n_chunks = extra.div_ceil(chunk);
@@ -118,13 +154,12 @@ impl<K, V> Arena<K, V> {
         // A multiple of the slot's alignment (so every record's slot is aligned); the
         // deadline at offset `size_of::<Slot>()` is aligned too (a multiple of that alignment,
         // which is at least 8).
-        let stride = (slot + if deadlines { std::mem::size_of::<Deadline>() } else { 0 })
-            .next_multiple_of(align);
+        let stride = (slot + 8 * times.words()).next_multiple_of(align);
         let mut arena = Arena {
             base: Block { ptr: NonNull::dangling(), len: 0 },
             chunks: (0..n_chunks).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
             stride,
-            with_deadlines: deadlines,
+            times,
             chunk_shift,
             grown: Mutex::new(0),
             len: AtomicUsize::new(n),
@@ -152,11 +187,9 @@ impl<K, V> Arena<K, V> {
             unsafe {
                 let r = p.as_ptr().add(i * self.stride);
                 ptr::write(r as *mut Slot<K, V>, empty_slot());
-                if self.with_deadlines {
-                    ptr::write(
-                        r.add(std::mem::size_of::<Slot<K, V>>()) as *mut Deadline,
-                        Deadline::default(),
-                    );
+                let t = r.add(std::mem::size_of::<Slot<K, V>>()) as *mut AtomicU64;
+                for w in 0..self.times.words() {
+                    ptr::write(t.add(w), AtomicU64::new(0));
                 }
             }
         }
@@ -214,16 +247,19 @@ impl<K, V> Arena<K, V> {
         unsafe { &*(self.record(s) as *const Slot<K, V>) }
     }
 
-    /// Slot `s`'s deadlines.
+    /// Slot `s`'s expiry times.
     ///
     /// # Panics
-    /// If the arena was built without deadlines (a cache without expiry).
+    /// If the arena was built without them (a cache without expiry).
     #[inline]
-    pub fn deadline(&self, s: u32) -> &Deadline {
-        assert!(self.with_deadlines, "slot {s} has no deadline (a cache without expiry)");
-        // SAFETY: with deadlines every record holds an initialised deadline after the slot,
-        // living as long as `self`.
-        unsafe { &*(self.record(s).add(std::mem::size_of::<Slot<K, V>>()) as *const Deadline) }
+    pub fn deadline(&self, s: u32) -> Deadline<'_> {
+        assert!(self.times != Times::None, "slot {s} has no expiry time (a cache without expiry)");
+        // SAFETY: every record holds `times.words()` initialised words after the slot (aligned,
+        // see `new`), living as long as `self`.
+        unsafe {
+            let t = self.record(s).add(std::mem::size_of::<Slot<K, V>>()) as *const AtomicU64;
+            Deadline { at: &*t, limit: (self.times == Times::AtAndLimit).then(|| &*t.add(1)) }
+        }
     }
 
     /// Adds a chunk of EMPTY slots; returns their numbers, or `None` at the growth limit.
