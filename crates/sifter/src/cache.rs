@@ -414,26 +414,16 @@ where
         };
         let slot = self.slot(s);
         if let Some(exp) = &self.expiration {
-            let d = self.arena.deadline(s);
             // Relaxed: written before the slot was published (ordered by the index word's
             // Acquire) or moved by reads (a hint either way).
-            let at = d.at.load(Ordering::Relaxed);
+            let at = self.arena.deadline(s).at.load(Ordering::Relaxed);
             let now = exp.now();
             if expired(at, now) {
-                self.expire(s, tid, now);
-                if how == Use::Get {
-                    self.stats.add(tid, Counter::Misses, 1);
-                }
-                panics::resume();
+                self.expire_found(s, tid, now, how);
                 return None;
             }
-            if how == Use::Get {
-                // SAFETY: published, pinned.
-                let (k, v) = unsafe { (slot.key(), slot.value()) };
-                if let Some(new) = exp.on_read(k, v, now, at, d.limit()) {
-                    // Relaxed: as above; racing readers store similar times.
-                    d.at.store(new, Ordering::Relaxed);
-                }
+            if how == Use::Get && exp.reads_move {
+                self.read_moves_expiry(exp, s, now, at);
             }
         }
         if how == Use::Get {
@@ -447,9 +437,27 @@ where
         Some(s)
     }
 
-    /// Removes expired slot `s` found by a lookup (the caller is pinned), if nobody else did.
-    fn expire(&self, s: u32, tid: usize, now: u64) {
+    /// A lookup found expired slot `s` (the caller is pinned): removes it if nobody else did,
+    /// counts the miss.
+    #[cold]
+    fn expire_found(&self, s: u32, tid: usize, now: u64, how: Use) {
         self.remove_slot(s, tid, RemovalCause::Expired, now);
+        if how == Use::Get {
+            self.stats.add(tid, Counter::Misses, 1);
+        }
+        panics::resume();
+    }
+
+    /// A hit under time-to-idle or a custom read expiry: moves slot `s`'s expiry time.
+    fn read_moves_expiry(&self, exp: &Expiration<K, V>, s: u32, now: u64, at: u64) {
+        let d = self.arena.deadline(s);
+        let slot = self.slot(s);
+        // SAFETY: published, pinned (the caller's lookup).
+        let (k, v) = unsafe { (slot.key(), slot.value()) };
+        if let Some(new) = exp.on_read(k, v, now, at, d.limit()) {
+            // Relaxed: see `lookup`; racing readers store similar times.
+            d.at.store(new, Ordering::Relaxed);
+        }
     }
 
     /// Removes slot `s` (found while the caller is pinned) from the index if it is still

@@ -150,6 +150,8 @@ pub(crate) struct Expiration<K, V> {
     pub ttl: Option<u64>,
     pub tti: Option<u64>,
     pub custom: Option<Box<dyn Expiry<K, V>>>,
+    /// Whether reads may move expiry times (time-to-idle, or a custom read expiry).
+    pub reads_move: bool,
 }
 
 impl<K, V> std::fmt::Debug for Expiration<K, V> {

@@ -449,6 +449,10 @@ impl<K, V, S> CacheBuilder<K, V, S> {
             clock: self.clock,
             ttl: self.ttl.map(expiry::nanos),
             tti: self.tti.map(expiry::nanos),
+            reads_move: match &self.expiry {
+                Some(e) => e.reads_change_expiry(),
+                None => self.tti.is_some(),
+            },
             custom: self.expiry,
         });
         cache::Cache::from_parts(
