@@ -197,8 +197,12 @@ where
     /// assert_eq!(cache.get_with(7, || unreachable!()), "seven");
     /// assert_eq!(cache.stats().load_successes, 1);
     /// ```
+    #[inline]
     pub fn get_with(&self, key: K, init: impl FnOnce() -> V) -> V {
-        match self.try_get_with(key, || Ok::<V, std::convert::Infallible>(init())) {
+        if let Some(v) = self.get(&key) {
+            return v;
+        }
+        match self.load(key, || Ok::<V, std::convert::Infallible>(init())) {
             Ok(v) => v,
             Err(e) => match *e {},
         }
@@ -215,6 +219,7 @@ where
     /// assert!(r.is_err());
     /// assert_eq!(cache.try_get_with(1, || "11".parse::<u64>()).ok(), Some(11));
     /// ```
+    #[inline]
     pub fn try_get_with<E>(&self, key: K, init: impl FnOnce() -> Result<V, E>) -> Result<V, Arc<E>>
     where
         E: Send + Sync + 'static,
@@ -222,6 +227,15 @@ where
         if let Some(v) = self.get(&key) {
             return Ok(v);
         }
+        self.load(key, init)
+    }
+
+    /// The miss path of the loaders: join the load in flight or lead one.
+    #[inline(never)]
+    fn load<E>(&self, key: K, init: impl FnOnce() -> Result<V, E>) -> Result<V, Arc<E>>
+    where
+        E: Send + Sync + 'static,
+    {
         let hash = self.hash_of(&key);
         let mut init = Some(init);
         loop {
