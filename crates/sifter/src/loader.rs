@@ -35,7 +35,9 @@ pub(crate) struct Flight<V> {
 
 #[derive(Debug)]
 enum State<V> {
-    Loading(Vec<Waker>),
+    /// Async waiters' wakers, and how many threads block on the condition variable (notified
+    /// only if any: a notification is a system call).
+    Loading(Vec<Waker>, usize),
     Loaded(V),
     /// The loader failed with this error (`Arc<E>` of its call's `E`).
     Failed(Arc<dyn Any + Send + Sync>),
@@ -119,14 +121,16 @@ where
             let mut shard = lock(self.cache.loads().shard(self.hash));
             shard.retain(|(_, _, f)| !Arc::ptr_eq(f, &self.flight));
         }
-        let wakers = {
+        let (wakers, blocked) = {
             let mut st = lock(&self.flight.state);
             match std::mem::replace(&mut *st, outcome) {
-                State::Loading(w) => w,
-                _ => Vec::new(),
+                State::Loading(w, n) => (w, n),
+                _ => (Vec::new(), 0),
             }
         };
-        self.flight.done.notify_all();
+        if blocked > 0 {
+            self.flight.done.notify_all();
+        }
         for w in wakers {
             w.wake();
         }
@@ -136,7 +140,7 @@ where
 impl<V: Clone> Flight<V> {
     fn outcome(st: &State<V>) -> Option<Outcome<V>> {
         match st {
-            State::Loading(_) => None,
+            State::Loading(..) => None,
             State::Loaded(v) => Some(Outcome::Value(v.clone())),
             State::Failed(e) => Some(Outcome::Error(e.clone())),
             State::Abandoned => Some(Outcome::Retry),
@@ -154,7 +158,13 @@ impl<V: Clone> Flight<V> {
             if let Some(o) = Self::outcome(&st) {
                 return o;
             }
+            if let State::Loading(_, n) = &mut *st {
+                *n += 1;
+            }
             st = self.done.wait(st).unwrap_or_else(|e| e.into_inner());
+            if let State::Loading(_, n) = &mut *st {
+                *n -= 1; // a spurious wake-up: still loading
+            }
         }
     }
 
@@ -165,7 +175,7 @@ impl<V: Clone> Flight<V> {
             if let Some(o) = Self::outcome(&st) {
                 return Poll::Ready(o);
             }
-            if let State::Loading(wakers) = &mut *st {
+            if let State::Loading(wakers, _) = &mut *st {
                 if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
                     wakers.push(cx.waker().clone());
                 }
@@ -321,7 +331,7 @@ where
             return Role::Found(v);
         }
         let f = Arc::new(Flight {
-            state: Mutex::new(State::Loading(Vec::new())),
+            state: Mutex::new(State::Loading(Vec::new(), 0)),
             done: Condvar::new(),
             owner: std::thread::current().id(),
         });
