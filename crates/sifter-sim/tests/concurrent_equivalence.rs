@@ -56,6 +56,12 @@ fn check(t: &LoadedTrace, caps: &[u64]) {
                 assert_eq!(got, want, "{} {p:?} at {cap}", t.name);
             }
         }
+        // S3-FIFO: the ghost remembers fingerprints by insertion stamp (see
+        // `policy/s3fifo.rs`), an approximation of libCacheSim's ghost FIFO: within 0.002.
+        let (got, want) = (replay(t, Policy::S3Fifo, true, cap), sim(t, "s3fifo", cap));
+        let diff = (got as f64 - want as f64).abs() / t.len() as f64;
+        eprintln!("{} cap {cap}: S3-FIFO {got} vs simulator {want} misses ({diff:.5})", t.name);
+        assert!(diff <= 0.002, "{} S3-FIFO at {cap}: {got} vs {want} misses", t.name);
         let sieve = sim(t, "sieve", cap) as f64 / t.len() as f64;
         for (cd, tolerance) in [(true, 0.005), (false, 0.015)] {
             let mobius = replay(t, Policy::Mobius, cd, cap) as f64 / t.len() as f64;

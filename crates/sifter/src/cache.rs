@@ -29,6 +29,7 @@ use crate::panics;
 use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues};
+use crate::policy::s3fifo::{S3Fifo, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Epochs, Guard};
 use crate::raw::index::Index;
 use crate::raw::queue::Links;
@@ -59,6 +60,7 @@ const SLOT_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 enum Structure {
     Queues(Queues),
     Locked(Locked),
+    S3(S3Fifo),
 }
 
 /// Free and retired slots of one stripe.
@@ -288,6 +290,7 @@ where
             Policy::Fifo => Structure::Queues(Queues::new(Mode::Fifo)),
             Policy::Sieve => Structure::Locked(Locked::new(Kind::Sieve, arena.max_len())),
             Policy::Lru => Structure::Locked(Locked::new(Kind::Lru, arena.max_len())),
+            Policy::S3Fifo => Structure::S3(S3Fifo::new(capacity)),
         };
         let n_stripes = std::thread::available_parallelism()
             .map_or(4, |n| n.get() * 4)
@@ -431,6 +434,7 @@ where
             match &self.structure {
                 Structure::Queues(_) if self.policy == Policy::Fifo => {}
                 Structure::Locked(l) if self.policy == Policy::Lru => l.on_hit_lru(s),
+                Structure::S3(_) => slot.count_hit(MAX_FREQ),
                 _ => slot.touch(),
             }
         }
@@ -767,6 +771,11 @@ where
                 }
                 drop(guard);
             }
+            Structure::S3(q) => {
+                drop(guard);
+                // A key evicted from small lately (its fingerprint in the ghost) goes to main.
+                q.insert(&self.arena, s, weight, q.ghost.take(hash));
+            }
         }
         true
     }
@@ -894,6 +903,11 @@ where
                 Unlink::Kept => match &self.structure {
                     Structure::Queues(q) => q.insert(&self.arena, v),
                     Structure::Locked(l) => l.insert(v),
+                    Structure::S3(q) => {
+                        // SAFETY: `v` is ours (taken from the policy), published, not retired.
+                        let w = unsafe { self.slot(v).weight() };
+                        q.insert(&self.arena, v, w, true)
+                    }
                 },
             }
         }
@@ -908,6 +922,19 @@ where
                 q.evict(n).or_else(|| if self.flush_pending() { q.evict(n) } else { None })
             }
             Structure::Locked(l) => l.evict(n),
+            Structure::S3(q) => {
+                // SAFETY: the policy holds `s` (a published slot) until it is retired.
+                let v = q.evict(n, |s| unsafe { self.slot(s).weight() })?;
+                if v.to_ghost {
+                    let slot = self.slot(v.slot);
+                    let mut hash = 0;
+                    // SAFETY: as above. A panicking `Hash` leaves no ghost (resumed later).
+                    if panics::defer(|| hash = self.hash(unsafe { slot.key() })) {
+                        q.ghost.insert(hash);
+                    }
+                }
+                Some(v.slot)
+            }
         }
     }
 
@@ -1310,9 +1337,10 @@ where
     pub fn overhead_per_entry(&self) -> f64 {
         let slot = self.arena.stride();
         let kv = std::mem::size_of::<K>() + std::mem::size_of::<V>();
-        let locked = match self.structure {
+        let locked = match &self.structure {
             Structure::Locked(_) => 8 * self.arena.len(),
             Structure::Queues(_) => 0,
+            Structure::S3(q) => q.ghost.bytes(),
         };
         let total = slot * self.arena.len() + self.index.bytes() + locked;
         let entries = (self.capacity as usize).max(1);
@@ -1350,6 +1378,13 @@ where
         let mut held = match &self.structure {
             Structure::Queues(q) => q.items(&self.arena),
             Structure::Locked(l) => l.items(),
+            Structure::S3(q) => {
+                q.validate(&self.arena, |s| {
+                    // SAFETY: quiescent by contract; queued slots are published.
+                    unsafe { self.slot(s).weight() }
+                })?;
+                q.items(&self.arena)
+            }
         }
         .map_err(|e| format!("{e} ({})", self.debug_structure()))?;
         // Slots gathered for a batched enqueue are held by the policy too.
@@ -1422,6 +1457,7 @@ where
         match &self.structure {
             Structure::Queues(q) => q.debug_state(),
             Structure::Locked(_) => "locked list".into(),
+            Structure::S3(q) => q.debug_state(),
         }
     }
 }

@@ -11,6 +11,7 @@
 //! | [`Policy::Clock`] | no lock, no RMW | lock-free single queue, reinsertion | FIFO-Reinsertion |
 //! | [`Policy::Fifo`] | no lock, no store at all | lock-free single queue | — |
 //! | [`Policy::Lru`] | one global lock (move to front) | one global lock | the classic baseline |
+//! | [`Policy::S3Fifo`] | no lock, no RMW, at most one plain store (2-bit count) | lock-free: small and main queues, a ghost of fingerprints | S3-FIFO, SOSP'23 |
 //!
 //! ```
 //! use sifter::{Cache, Policy};
@@ -190,12 +191,15 @@ pub enum Policy {
     Fifo,
     /// CLOCK (FIFO-Reinsertion, 1 bit) on a lock-free queue.
     Clock,
+    /// S3-FIFO: small and main lock-free FIFO queues, 2-bit frequencies, a ghost of
+    /// fingerprints.
+    S3Fifo,
 }
 
 impl Policy {
     /// Every policy.
-    pub const ALL: [Policy; 5] =
-        [Policy::Mobius, Policy::Sieve, Policy::Lru, Policy::Fifo, Policy::Clock];
+    pub const ALL: [Policy; 6] =
+        [Policy::Mobius, Policy::Sieve, Policy::Lru, Policy::Fifo, Policy::Clock, Policy::S3Fifo];
 
     /// Lowercase name.
     pub fn name(self) -> &'static str {
@@ -205,6 +209,7 @@ impl Policy {
             Policy::Lru => "lru",
             Policy::Fifo => "fifo",
             Policy::Clock => "clock",
+            Policy::S3Fifo => "s3fifo",
         }
     }
 }
@@ -212,10 +217,9 @@ impl Policy {
 impl std::str::FromStr for Policy {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Policy::ALL
-            .into_iter()
-            .find(|p| p.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown policy '{s}' (known: mobius, sieve, lru, fifo, clock)"))
+        Policy::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(s)).ok_or_else(|| {
+            format!("unknown policy '{s}' (known: mobius, sieve, lru, fifo, clock, s3fifo)")
+        })
     }
 }
 

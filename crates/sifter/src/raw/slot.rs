@@ -368,6 +368,18 @@ impl<K, V> Slot<K, V> {
         unsafe { *self.weight.get() as u64 }
     }
 
+    /// Marks a hit in a frequency policy: the count (in the reference byte) goes up by one,
+    /// up to `max`. Test first, then a plain store: no store at the cap, no RMW (a racing hit
+    /// may be lost, which costs one pass at most).
+    #[inline]
+    pub fn count_hit(&self, max: u8) {
+        // Relaxed: a hint read by evictors.
+        let f = self.visited.load(Ordering::Relaxed);
+        if f < max {
+            self.visited.store(f + 1, Ordering::Relaxed);
+        }
+    }
+
     /// Marks a hit: sets the reference bit if it is clear.
     #[inline]
     pub fn touch(&self) {

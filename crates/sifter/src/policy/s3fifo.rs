@@ -1,0 +1,331 @@
+//! S3-FIFO (Yang, Zhang, Qiu, Yue, Vinayak, "FIFO queues are all you need for cache
+//! eviction", SOSP'23) on two lock-free queues of slot numbers and a ghost of hash fingerprints.
+//!
+//! ```text
+//! hit:          freq = min(freq + 1, 3)                   (test first: no store at 3; no RMW)
+//! insert(x):    if fingerprint(x) in ghost: remove it; x → main (freq 0)
+//!               else x → small (freq 0)                   (weight ≥ |small|: → main)
+//! evict:        if main's weight > |main| or small is empty: from main, else from small
+//!   small:      pop the head h; freq(h) ≥ 2: h → main (freq 0), again
+//!                               else: fingerprint(h) → ghost; h is the victim
+//!   main:       pop the head h; freq(h) ≥ 1: freq -= 1, h → main's tail, again
+//!                               else: h is the victim
+//! ```
+//!
+//! Removed entries (DEAD slots) are victims as soon as they reach a head, without a second
+//! chance and without a ghost entry. |small| = ⌊capacity × 0.1⌋ (at least 1), |main| = the rest;
+//! the ghost remembers the last ⌊capacity × 0.9⌋ fingerprints evicted from small, like
+//! libCacheSim's `S3FIFO.c` (whose simulator twin is `sifter-sim`'s `s3fifo`).
+//!
+//! The queues are the same Michael–Scott-style queues as Mobius's (`raw/queue.rs`): a pop
+//! detaches the head with one CAS (or takes the last node with the last-node protocol), a
+//! move is an enqueue of the popped slot — the slot is the node, so nothing is allocated.
+//! Queue weights are two shared counters (one add per insert and per eviction).
+
+use crate::policy::queues::{reset, Nodes};
+use crate::raw::queue::{slot, Queue, NIL, TAKEN};
+use crate::sync::{AtomicU64, Backoff, Ordering};
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::AtomicI64;
+
+/// Attempts per `evict` call before giving up (the caller decides what then).
+const MAX_ATTEMPTS: usize = 1024;
+
+/// The largest frequency a hit records.
+pub(crate) const MAX_FREQ: u8 = 3;
+
+/// Frequency at which a small-queue entry moves to main.
+const TO_MAIN: u8 = 2;
+
+/// What a victim leaves behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Victim {
+    pub slot: u32,
+    /// Evicted from the small queue: its fingerprint goes to the ghost.
+    pub to_ghost: bool,
+}
+
+enum Pop {
+    Got(u32),
+    Empty,
+    Retry,
+}
+
+/// The S3-FIFO structure.
+#[derive(Debug)]
+pub(crate) struct S3Fifo {
+    small: Queue,
+    main: Queue,
+    /// Weight queued in each (entries, in an entry-bounded cache).
+    small_w: CachePadded<AtomicI64>,
+    main_w: CachePadded<AtomicI64>,
+    small_cap: i64,
+    main_cap: i64,
+    pub ghost: Ghost,
+}
+
+impl S3Fifo {
+    pub fn new(capacity: u64) -> Self {
+        let small_cap = ((capacity as f64 * 0.1) as i64).max(1);
+        S3Fifo {
+            small: Queue::default(),
+            main: Queue::default(),
+            small_w: Default::default(),
+            main_w: Default::default(),
+            small_cap,
+            main_cap: capacity as i64 - small_cap,
+            ghost: Ghost::new((capacity as f64 * 0.9) as u64),
+        }
+    }
+
+    /// Enqueues new slot `s` (the caller's) of weight `w`; `ghost_hit`: its key's fingerprint
+    /// was in the ghost (the caller removed it), so it goes to main.
+    pub fn insert<N: Nodes>(&self, n: &N, s: u32, w: u64, ghost_hit: bool) {
+        reset(n, s);
+        // Relaxed (queue weights): steering counters; no memory is published through them.
+        if ghost_hit || w as i64 >= self.small_cap {
+            self.main_w.fetch_add(w as i64, Ordering::Relaxed);
+            self.main.enqueue_chain(n, s, s);
+        } else {
+            self.small_w.fetch_add(w as i64, Ordering::Relaxed);
+            self.small.enqueue_chain(n, s, s);
+        }
+    }
+
+    /// Detaches one victim (the policy no longer holds it), or `None` if the queues are empty
+    /// or none was found within the attempt bound. `weight` gives a slot's weight.
+    pub fn evict<N: Nodes>(&self, n: &N, weight: impl Fn(u32) -> u64) -> Option<Victim> {
+        let mut backoff = Backoff::default();
+        let mut empty = 0;
+        for _ in 0..MAX_ATTEMPTS {
+            // Relaxed: see `insert`.
+            let main_over = self.main_w.load(Ordering::Relaxed) > self.main_cap;
+            let from_main = main_over || self.small_w.load(Ordering::Relaxed) <= 0;
+            let q = if from_main { &self.main } else { &self.small };
+            let h = match pop(q, n) {
+                Pop::Got(h) => h,
+                Pop::Retry => {
+                    backoff.snooze();
+                    continue;
+                }
+                Pop::Empty => {
+                    // The counters lag the queues (an insert counts before it links, an
+                    // eviction after it pops): look at the other queue before giving up.
+                    let other = if from_main { &self.small } else { &self.main };
+                    match pop(other, n) {
+                        Pop::Got(h) => {
+                            let v = self.decide(n, h, !from_main, &weight);
+                            match v {
+                                Some(v) => return Some(v),
+                                None => continue,
+                            }
+                        }
+                        Pop::Retry => continue,
+                        Pop::Empty => {
+                            empty += 1;
+                            if empty >= 2 {
+                                return None;
+                            }
+                            continue;
+                        }
+                    }
+                }
+            };
+            if let Some(v) = self.decide(n, h, from_main, &weight) {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    /// The popped head `h` of main (`in_main`) or small: the victim, or `None` if it was
+    /// given another pass (re-enqueued).
+    fn decide<N: Nodes>(
+        &self,
+        n: &N,
+        h: u32,
+        in_main: bool,
+        weight: &impl Fn(u32) -> u64,
+    ) -> Option<Victim> {
+        let w = weight(h) as i64;
+        let live = n.is_live(h);
+        // Relaxed: the frequency is a hint (a racing hit may be lost: one pass less).
+        let f = n.visited(h).load(Ordering::Relaxed);
+        // Relaxed (queue weights): see `insert`.
+        if in_main {
+            if live && f >= 1 {
+                n.visited(h).store(f.min(MAX_FREQ) - 1, Ordering::Relaxed);
+                reset(n, h);
+                self.main.enqueue_chain(n, h, h);
+                return None;
+            }
+            self.main_w.fetch_sub(w, Ordering::Relaxed);
+            return Some(Victim { slot: h, to_ghost: false });
+        }
+        self.small_w.fetch_sub(w, Ordering::Relaxed);
+        if live && f >= TO_MAIN {
+            n.visited(h).store(0, Ordering::Relaxed);
+            self.main_w.fetch_add(w, Ordering::Relaxed);
+            reset(n, h);
+            self.main.enqueue_chain(n, h, h);
+            return None;
+        }
+        Some(Victim { slot: h, to_ghost: live })
+    }
+
+    /// Every slot in the queues, small then main (quiescent use only).
+    pub fn items<N: Nodes>(&self, n: &N) -> Result<Vec<u32>, String> {
+        let mut out = self.small.walk(n, n.count())?;
+        out.extend(self.main.walk(n, n.count())?);
+        Ok(out)
+    }
+
+    /// Queue weights and ends, for failure messages.
+    pub fn debug_state(&self) -> String {
+        format!(
+            "small [w {} head {:#x} tail {:#x}] main [w {} head {:#x} tail {:#x}]",
+            self.small_w.load(Ordering::Relaxed),
+            self.small.head(),
+            self.small.tail(),
+            self.main_w.load(Ordering::Relaxed),
+            self.main.head(),
+            self.main.tail()
+        )
+    }
+
+    /// Checks the queue weights against the queued slots (quiescent use only).
+    pub fn validate<N: Nodes>(&self, n: &N, weight: impl Fn(u32) -> u64) -> Result<(), String> {
+        for (name, q, w) in
+            [("small", &self.small, &self.small_w), ("main", &self.main, &self.main_w)]
+        {
+            let sum: u64 = q.walk(n, n.count())?.into_iter().map(&weight).sum();
+            let have = w.load(Ordering::Relaxed);
+            if have != sum as i64 {
+                return Err(format!("S3-FIFO {name} queue weighs {sum}, counted {have}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Pops the head of `q`: one CAS detaches it, or the last-node protocol takes a lone node.
+fn pop<N: Nodes>(q: &Queue, n: &N) -> Pop {
+    let hw = q.head();
+    let h = slot(hw);
+    if h == NIL {
+        // Empty, unless a take or an enqueue into the empty queue is halfway (help it).
+        if slot(q.tail()) != NIL {
+            q.tail_settled(n);
+            return Pop::Retry;
+        }
+        return Pop::Empty;
+    }
+    // Acquire: pairs with the Release link in `enqueue_chain`.
+    let next = slot(n.next(h).load(Ordering::Acquire));
+    if next == TAKEN {
+        q.tail_settled(n);
+        return Pop::Retry;
+    }
+    if next != NIL {
+        if q.tail_settled(n) && q.detach(hw, next) {
+            return Pop::Got(h);
+        }
+        return Pop::Retry;
+    }
+    if q.take_last(n, hw) {
+        Pop::Got(h)
+    } else {
+        Pop::Retry
+    }
+}
+
+/// Entries per ghost bucket (one cache line of words).
+const WAYS: usize = 8;
+
+/// The ghost: the fingerprints of the last `cap` entries evicted from small, as a FIFO of
+/// bounded length without a queue. Each word is `fingerprint << 32 | stamp`, the stamp being
+/// the ghost's insertion count (mod 2^32) when it went in; a word is in the FIFO while
+/// `now − stamp < cap`. Words live in buckets of eight (one line) chosen by the hash, in a
+/// table with room for twice the FIFO: a membership test reads one line; an insert takes a
+/// free or aged-out word of its bucket, or else the oldest (which was about to leave anyway).
+/// No allocation after construction.
+#[derive(Debug)]
+pub(crate) struct Ghost {
+    buckets: Box<[[AtomicU64; WAYS]]>,
+    cap: u64,
+    /// Insertions so far.
+    clock: CachePadded<AtomicU64>,
+}
+
+impl Ghost {
+    pub fn new(cap: u64) -> Self {
+        let n = ((cap as usize * 2).div_ceil(WAYS)).max(1);
+        Ghost {
+            buckets: (0..n).map(|_| std::array::from_fn(|_| AtomicU64::new(0))).collect(),
+            cap,
+            clock: Default::default(),
+        }
+    }
+
+    fn bucket(&self, hash: u64) -> &[AtomicU64; WAYS] {
+        &self.buckets[((hash as u32 as u64 * self.buckets.len() as u64) >> 32) as usize]
+    }
+
+    /// The fingerprint of `hash` (never 0, so an empty word matches nothing).
+    fn fp(hash: u64) -> u64 {
+        (hash >> 32).max(1)
+    }
+
+    fn alive(&self, word: u64, now: u64) -> bool {
+        word != 0 && (now as u32).wrapping_sub(word as u32) < self.cap.min(u32::MAX as u64) as u32
+    }
+
+    /// Whether `hash` is in the ghost; removes it if so.
+    pub fn take(&self, hash: u64) -> bool {
+        if self.cap == 0 {
+            return false;
+        }
+        let fp = Self::fp(hash);
+        // Relaxed: the ghost is a hint; a racing insert or removal only changes one decision.
+        let now = self.clock.load(Ordering::Relaxed);
+        for w in self.bucket(hash) {
+            let x = w.load(Ordering::Relaxed);
+            if x >> 32 == fp && self.alive(x, now) {
+                // Only one taker wins (a key re-inserted twice concurrently goes to main once).
+                return w.compare_exchange(x, 0, Ordering::Relaxed, Ordering::Relaxed).is_ok();
+            }
+        }
+        false
+    }
+
+    /// Adds `hash` (evicted from small).
+    pub fn insert(&self, hash: u64) {
+        if self.cap == 0 {
+            return;
+        }
+        // Relaxed: see `take`.
+        let now = self.clock.fetch_add(1, Ordering::Relaxed) + 1;
+        let word = Self::fp(hash) << 32 | (now as u32 as u64);
+        let b = self.bucket(hash);
+        let mut oldest = 0;
+        let mut oldest_age = 0u32;
+        for (i, w) in b.iter().enumerate() {
+            let x = w.load(Ordering::Relaxed);
+            if !self.alive(x, now) {
+                oldest = i;
+                break;
+            }
+            let age = (now as u32).wrapping_sub(x as u32);
+            if age >= oldest_age {
+                oldest_age = age;
+                oldest = i;
+            }
+        }
+        b[oldest].store(word, Ordering::Relaxed);
+    }
+
+    /// Bytes of table.
+    pub fn bytes(&self) -> usize {
+        self.buckets.len() * WAYS * 8
+    }
+}
