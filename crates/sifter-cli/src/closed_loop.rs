@@ -260,8 +260,8 @@ pub fn parse_latency_arg(s: &str) -> Result<Duration> {
 /// Arguments of `sifter bench closed-loop`.
 #[derive(clap::Args, Debug)]
 pub struct ClosedLoopArgs {
-    /// Policies (comma-separated): mobius, sieve, lru, fifo, clock.
-    #[arg(short, long, default_value = "lru,fifo,clock,sieve,mobius")]
+    /// Policies (comma-separated): mobius, sieve, lru, fifo, clock, s3fifo.
+    #[arg(short, long, default_value = "lru,fifo,clock,s3fifo,sieve,mobius")]
     pub policy: String,
     /// Worker threads (multiprogramming level).
     #[arg(long, default_value_t = 8)]

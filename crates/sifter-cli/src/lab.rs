@@ -167,7 +167,7 @@ fn esc(s: &str) -> String {
 /// The caches the lab measures: every concurrent sifter policy, the peers, and the null cache
 /// (the harness's own ceiling).
 const LAB_CACHES: &str =
-    "mobius,mobius-wd,sieve,lru,fifo,clock,quick_cache,moka,mini_moka,foyer,foyer-sieve,mutex-lru,null";
+    "mobius,mobius-wd,sieve,lru,fifo,clock,s3fifo,quick_cache,moka,mini_moka,foyer,foyer-sieve,mutex-lru,null";
 const LAB_CACHES_QUICK: &str = "mobius,sieve,lru,quick_cache,moka,null";
 
 /// Throughput vs threads, hit ratio and latency percentiles (`sifter bench` with the lab's
@@ -318,7 +318,7 @@ struct Section {
     json: serde_json::Value,
 }
 
-const MODEL_POLICIES: [&str; 6] = ["lru", "problru", "fifo", "clock", "sieve", "mobius"];
+const MODEL_POLICIES: [&str; 7] = ["lru", "problru", "fifo", "clock", "s3fifo", "sieve", "mobius"];
 
 /// p* per policy and core count, the predicted throughput at 16/72/144 cores with a 5 µs SSD,
 /// and a plot of throughput against hit ratio (bound and MVA).

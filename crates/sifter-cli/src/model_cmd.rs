@@ -135,8 +135,8 @@ pub enum ModelCmd {
     },
     /// Measure the mean cost of a hit and of a miss of sifter's own caches on this machine.
     Calibrate {
-        /// Policies (comma-separated): mobius, sieve, lru, fifo, clock.
-        #[arg(short, long, default_value = "mobius,sieve,lru,fifo,clock")]
+        /// Policies (comma-separated): mobius, sieve, lru, fifo, clock, s3fifo.
+        #[arg(short, long, default_value = "mobius,sieve,lru,fifo,clock,s3fifo")]
         policy: String,
         /// Cache capacity used for the measurement.
         #[arg(long, default_value_t = 10_000)]
