@@ -29,7 +29,7 @@ use crate::panics;
 use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues};
-use crate::policy::s3fifo::{S3Fifo, MAX_FREQ};
+use crate::policy::s3fifo::{Local, S3Fifo, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Epochs, Guard};
 use crate::raw::index::Index;
 use crate::raw::queue::Links;
@@ -143,6 +143,8 @@ struct Stripe {
     /// Entries linked minus entries unlinked by this stripe's threads (weighted caches' `len`).
     live: AtomicI64,
     lists: SpinLock<Lists>,
+    /// S3-FIFO's queue-weight deltas of this stripe's threads.
+    s3: Local,
 }
 
 /// A concurrent cache. See the [crate docs](crate) for the consistency model and costs.
@@ -757,7 +759,7 @@ where
                 if self.batch == 1 {
                     q.insert(&self.arena, s);
                 } else {
-                    self.gather(q, st, s);
+                    self.gather(st, s);
                 }
             }
             Structure::Locked(l) => {
@@ -773,8 +775,15 @@ where
             }
             Structure::S3(q) => {
                 drop(guard);
-                // A key evicted from small lately (its fingerprint in the ghost) goes to main.
-                q.insert(&self.arena, s, weight, q.ghost.take(hash));
+                // A key evicted from small lately (its fingerprint in the ghost) goes to main;
+                // others to small, gathered in chains like the other queue policies' inserts.
+                let ghost_hit = q.ghost.take(hash);
+                if self.batch == 1 || !q.to_small(weight, ghost_hit) {
+                    q.insert(&self.arena, &st.s3, s, weight, ghost_hit);
+                } else {
+                    q.count_small(&st.s3, weight);
+                    self.gather(st, s);
+                }
             }
         }
         true
@@ -893,8 +902,8 @@ where
     fn evict_one(&self, tid: usize, now: u64) -> Option<(u32, u64)> {
         for _ in 0..4 {
             let v = match &self.expiration {
-                None => self.take_victim(&self.arena),
-                Some(_) => self.take_victim(&Sweep { arena: &self.arena, now }),
+                None => self.take_victim(&self.arena, tid),
+                Some(_) => self.take_victim(&Sweep { arena: &self.arena, now }, tid),
             }?;
             match self.unlink_slot(v, tid, RemovalCause::Evicted, now) {
                 Unlink::Done(w) => return Some((v, w)),
@@ -906,7 +915,7 @@ where
                     Structure::S3(q) => {
                         // SAFETY: `v` is ours (taken from the policy), published, not retired.
                         let w = unsafe { self.slot(v).weight() };
-                        q.insert(&self.arena, v, w, true)
+                        q.insert(&self.arena, &self.stripe(tid).s3, v, w, true)
                     }
                 },
             }
@@ -916,15 +925,23 @@ where
 
     /// The policy's victim, seen through `n`.
     #[inline]
-    fn take_victim<N: Nodes>(&self, n: &N) -> Option<u32> {
+    fn take_victim<N: Nodes>(&self, n: &N, tid: usize) -> Option<u32> {
         match &self.structure {
             Structure::Queues(q) => {
                 q.evict(n).or_else(|| if self.flush_pending() { q.evict(n) } else { None })
             }
             Structure::Locked(l) => l.evict(n),
             Structure::S3(q) => {
+                let local = &self.stripe(tid).s3;
                 // SAFETY: the policy holds `s` (a published slot) until it is retired.
-                let v = q.evict(n, |s| unsafe { self.slot(s).weight() })?;
+                let weight = |s| unsafe { self.slot(s).weight() };
+                let v = q.evict(n, local, weight).or_else(|| {
+                    if self.flush_pending() {
+                        q.evict(n, local, weight)
+                    } else {
+                        None
+                    }
+                })?;
                 if v.to_ghost {
                     let slot = self.slot(v.slot);
                     let mut hash = 0;
@@ -939,7 +956,7 @@ where
     }
 
     /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.
-    fn gather(&self, q: &Queues, st: &Stripe, s: u32) {
+    fn gather(&self, st: &Stripe, s: u32) {
         reset(&self.arena, s);
         let full = {
             let mut l = st.lists.lock();
@@ -956,13 +973,24 @@ where
             })
         };
         if let Some((first, last)) = full {
-            q.insert_chain(&self.arena, first, last);
+            self.enqueue_new(first, last);
+        }
+    }
+
+    /// Enqueues a gathered chain of new slots where new entries go.
+    fn enqueue_new(&self, first: u32, last: u32) {
+        match &self.structure {
+            Structure::Queues(q) => q.insert_chain(&self.arena, first, last),
+            Structure::S3(q) => q.enqueue_small_chain(&self.arena, first, last),
+            Structure::Locked(_) => unreachable!("locked lists do not gather"),
         }
     }
 
     /// Enqueues every stripe's pending chain; true if there was any.
     fn flush_pending(&self) -> bool {
-        let Structure::Queues(q) = &self.structure else { return false };
+        if matches!(self.structure, Structure::Locked(_)) {
+            return false;
+        }
         let mut any = false;
         for st in self.stripes.iter() {
             let chain = {
@@ -973,7 +1001,7 @@ where
                 })
             };
             if let Some((first, last)) = chain {
-                q.insert_chain(&self.arena, first, last);
+                self.enqueue_new(first, last);
                 any = true;
             }
         }
@@ -1375,11 +1403,25 @@ where
             }
             live_w += w;
         }
+        // Slots gathered for a batched enqueue (held by the policy, counted in its weights).
+        let mut pending = Vec::new();
+        for st in self.stripes.iter() {
+            let l = st.lists.lock();
+            let mut s = l.pend_first;
+            for i in 0..l.pend_len {
+                pending.push(s);
+                if i + 1 < l.pend_len {
+                    s = crate::raw::queue::slot(self.arena.next_word(s));
+                }
+            }
+        }
         let mut held = match &self.structure {
             Structure::Queues(q) => q.items(&self.arena),
             Structure::Locked(l) => l.items(),
             Structure::S3(q) => {
-                q.validate(&self.arena, |s| {
+                // SAFETY: quiescent by contract; gathered slots are published.
+                let pending_w = pending.iter().map(|&s| unsafe { self.slot(s).weight() }).sum();
+                q.validate(&self.arena, self.stripes.iter().map(|st| &st.s3), pending_w, |s| {
                     // SAFETY: quiescent by contract; queued slots are published.
                     unsafe { self.slot(s).weight() }
                 })?;
@@ -1387,17 +1429,7 @@ where
             }
         }
         .map_err(|e| format!("{e} ({})", self.debug_structure()))?;
-        // Slots gathered for a batched enqueue are held by the policy too.
-        for st in self.stripes.iter() {
-            let l = st.lists.lock();
-            let mut s = l.pend_first;
-            for i in 0..l.pend_len {
-                held.push(s);
-                if i + 1 < l.pend_len {
-                    s = crate::raw::queue::slot(self.arena.next_word(s));
-                }
-            }
-        }
+        held.extend_from_slice(&pending);
         let mut where_ = vec![0u8; self.arena.len()];
         for &s in &held {
             if where_[s as usize] != 0 {

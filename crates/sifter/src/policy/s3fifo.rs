@@ -20,7 +20,10 @@
 //! The queues are the same Michael–Scott-style queues as Mobius's (`raw/queue.rs`): a pop
 //! detaches the head with one CAS (or takes the last node with the last-node protocol), a
 //! move is an enqueue of the popped slot — the slot is the node, so nothing is allocated.
-//! Queue weights are two shared counters (one add per insert and per eviction).
+//! Queue weights are counted per stripe of threads ([`Local`]) and flushed to two shared
+//! counters past a threshold (1/16 of the small queue), so inserts and evictions do not all
+//! write one shared line; a decision reads the shared counters plus the caller's stripe —
+//! exact with one thread, within a flush threshold per stripe otherwise.
 
 use crate::policy::queues::{reset, Nodes};
 use crate::raw::queue::{slot, Queue, NIL, TAKEN};
@@ -51,6 +54,13 @@ enum Pop {
     Retry,
 }
 
+/// One stripe's unflushed changes of the queue weights.
+#[derive(Debug, Default)]
+pub(crate) struct Local {
+    small: AtomicI64,
+    main: AtomicI64,
+}
+
 /// The S3-FIFO structure.
 #[derive(Debug)]
 pub(crate) struct S3Fifo {
@@ -61,6 +71,8 @@ pub(crate) struct S3Fifo {
     main_w: CachePadded<AtomicI64>,
     small_cap: i64,
     main_cap: i64,
+    /// A stripe's delta is flushed to the shared counters when it reaches this.
+    flush: i64,
     pub ghost: Ghost,
 }
 
@@ -74,33 +86,75 @@ impl S3Fifo {
             main_w: Default::default(),
             small_cap,
             main_cap: capacity as i64 - small_cap,
+            flush: (small_cap / 16).max(1),
             ghost: Ghost::new((capacity as f64 * 0.9) as u64),
         }
     }
 
     /// Enqueues new slot `s` (the caller's) of weight `w`; `ghost_hit`: its key's fingerprint
     /// was in the ghost (the caller removed it), so it goes to main.
-    pub fn insert<N: Nodes>(&self, n: &N, s: u32, w: u64, ghost_hit: bool) {
+    pub fn insert<N: Nodes>(&self, n: &N, local: &Local, s: u32, w: u64, ghost_hit: bool) {
         reset(n, s);
-        // Relaxed (queue weights): steering counters; no memory is published through them.
-        if ghost_hit || w as i64 >= self.small_cap {
-            self.main_w.fetch_add(w as i64, Ordering::Relaxed);
+        if !self.to_small(w, ghost_hit) {
+            self.add(local, true, w as i64);
             self.main.enqueue_chain(n, s, s);
         } else {
-            self.small_w.fetch_add(w as i64, Ordering::Relaxed);
+            self.add(local, false, w as i64);
             self.small.enqueue_chain(n, s, s);
         }
     }
 
+    /// Whether a new entry of weight `w` goes to small.
+    #[inline]
+    pub fn to_small(&self, w: u64, ghost_hit: bool) -> bool {
+        !ghost_hit && (w as i64) < self.small_cap
+    }
+
+    /// Counts a new entry of weight `w` into small before it is enqueued (gathered in a chain
+    /// by the cache, then [`S3Fifo::enqueue_small_chain`]).
+    pub fn count_small(&self, local: &Local, w: u64) {
+        self.add(local, false, w as i64);
+    }
+
+    /// Enqueues the gathered chain `first..=last` of new slots (counted) at small's tail.
+    pub fn enqueue_small_chain<N: Nodes>(&self, n: &N, first: u32, last: u32) {
+        self.small.enqueue_chain(n, first, last);
+    }
+
+    /// Adds `d` to a queue's weight through the stripe's delta.
+    #[inline]
+    fn add(&self, local: &Local, main: bool, d: i64) {
+        let (l, g) = if main { (&local.main, &self.main_w) } else { (&local.small, &self.small_w) };
+        // Relaxed (all queue weights): steering counters; no memory is published through
+        // them. The RMW keeps a stripe shared by threads exact.
+        let v = l.fetch_add(d, Ordering::Relaxed) + d;
+        if v.abs() >= self.flush {
+            let t = l.swap(0, Ordering::Relaxed);
+            g.fetch_add(t, Ordering::Relaxed);
+        }
+    }
+
+    /// A queue's weight as the caller's stripe sees it.
+    #[inline]
+    fn weight(&self, local: &Local, main: bool) -> i64 {
+        let (l, g) = if main { (&local.main, &self.main_w) } else { (&local.small, &self.small_w) };
+        // Relaxed: see `add`.
+        g.load(Ordering::Relaxed) + l.load(Ordering::Relaxed)
+    }
+
     /// Detaches one victim (the policy no longer holds it), or `None` if the queues are empty
     /// or none was found within the attempt bound. `weight` gives a slot's weight.
-    pub fn evict<N: Nodes>(&self, n: &N, weight: impl Fn(u32) -> u64) -> Option<Victim> {
+    pub fn evict<N: Nodes>(
+        &self,
+        n: &N,
+        local: &Local,
+        weight: impl Fn(u32) -> u64,
+    ) -> Option<Victim> {
         let mut backoff = Backoff::default();
         let mut empty = 0;
         for _ in 0..MAX_ATTEMPTS {
-            // Relaxed: see `insert`.
-            let main_over = self.main_w.load(Ordering::Relaxed) > self.main_cap;
-            let from_main = main_over || self.small_w.load(Ordering::Relaxed) <= 0;
+            let main_over = self.weight(local, true) > self.main_cap;
+            let from_main = main_over || self.weight(local, false) <= 0;
             let q = if from_main { &self.main } else { &self.small };
             let h = match pop(q, n) {
                 Pop::Got(h) => h,
@@ -114,7 +168,7 @@ impl S3Fifo {
                     let other = if from_main { &self.small } else { &self.main };
                     match pop(other, n) {
                         Pop::Got(h) => {
-                            let v = self.decide(n, h, !from_main, &weight);
+                            let v = self.decide(n, local, h, !from_main, &weight);
                             match v {
                                 Some(v) => return Some(v),
                                 None => continue,
@@ -131,7 +185,7 @@ impl S3Fifo {
                     }
                 }
             };
-            if let Some(v) = self.decide(n, h, from_main, &weight) {
+            if let Some(v) = self.decide(n, local, h, from_main, &weight) {
                 return Some(v);
             }
         }
@@ -143,6 +197,7 @@ impl S3Fifo {
     fn decide<N: Nodes>(
         &self,
         n: &N,
+        local: &Local,
         h: u32,
         in_main: bool,
         weight: &impl Fn(u32) -> u64,
@@ -151,7 +206,6 @@ impl S3Fifo {
         let live = n.is_live(h);
         // Relaxed: the frequency is a hint (a racing hit may be lost: one pass less).
         let f = n.visited(h).load(Ordering::Relaxed);
-        // Relaxed (queue weights): see `insert`.
         if in_main {
             if live && f >= 1 {
                 n.visited(h).store(f.min(MAX_FREQ) - 1, Ordering::Relaxed);
@@ -159,13 +213,13 @@ impl S3Fifo {
                 self.main.enqueue_chain(n, h, h);
                 return None;
             }
-            self.main_w.fetch_sub(w, Ordering::Relaxed);
+            self.add(local, true, -w);
             return Some(Victim { slot: h, to_ghost: false });
         }
-        self.small_w.fetch_sub(w, Ordering::Relaxed);
+        self.add(local, false, -w);
         if live && f >= TO_MAIN {
             n.visited(h).store(0, Ordering::Relaxed);
-            self.main_w.fetch_add(w, Ordering::Relaxed);
+            self.add(local, true, w);
             reset(n, h);
             self.main.enqueue_chain(n, h, h);
             return None;
@@ -180,10 +234,10 @@ impl S3Fifo {
         Ok(out)
     }
 
-    /// Queue weights and ends, for failure messages.
+    /// Queue weights (shared part) and ends, for failure messages.
     pub fn debug_state(&self) -> String {
         format!(
-            "small [w {} head {:#x} tail {:#x}] main [w {} head {:#x} tail {:#x}]",
+            "small [w {}+ head {:#x} tail {:#x}] main [w {}+ head {:#x} tail {:#x}]",
             self.small_w.load(Ordering::Relaxed),
             self.small.head(),
             self.small.tail(),
@@ -193,13 +247,28 @@ impl S3Fifo {
         )
     }
 
-    /// Checks the queue weights against the queued slots (quiescent use only).
-    pub fn validate<N: Nodes>(&self, n: &N, weight: impl Fn(u32) -> u64) -> Result<(), String> {
-        for (name, q, w) in
-            [("small", &self.small, &self.small_w), ("main", &self.main, &self.main_w)]
+    /// Checks the queue weights (shared counters plus every stripe's delta) against the
+    /// queued slots (quiescent use only).
+    pub fn validate<'a, N: Nodes>(
+        &self,
+        n: &N,
+        locals: impl Iterator<Item = &'a Local> + Clone,
+        pending_small: u64,
+        weight: impl Fn(u32) -> u64,
+    ) -> Result<(), String> {
+        for (name, main, q, w) in
+            [("small", false, &self.small, &self.small_w), ("main", true, &self.main, &self.main_w)]
         {
-            let sum: u64 = q.walk(n, n.count())?.into_iter().map(&weight).sum();
-            let have = w.load(Ordering::Relaxed);
+            let mut sum: u64 = q.walk(n, n.count())?.into_iter().map(&weight).sum();
+            if !main {
+                sum += pending_small;
+            }
+            // Relaxed: quiescent.
+            let have = w.load(Ordering::Relaxed)
+                + locals
+                    .clone()
+                    .map(|l| if main { &l.main } else { &l.small }.load(Ordering::Relaxed))
+                    .sum::<i64>();
             if have != sum as i64 {
                 return Err(format!("S3-FIFO {name} queue weighs {sum}, counted {have}"));
             }
