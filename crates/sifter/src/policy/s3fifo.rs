@@ -17,9 +17,11 @@
 //! the ghost remembers the last ⌊capacity × 0.9⌋ fingerprints evicted from small, like
 //! libCacheSim's `S3FIFO.c` (whose simulator twin is `sifter-sim`'s `s3fifo`).
 //!
-//! The queues are the same Michael–Scott-style queues as Mobius's (`raw/queue.rs`): a pop
-//! detaches the head with one CAS (or takes the last node with the last-node protocol), a
-//! move is an enqueue of the popped slot — the slot is the node, so nothing is allocated.
+//! The queues are the same Michael–Scott-style queues as Mobius's (`raw/queue.rs`), scanned
+//! the way Mobius's consecutive detection scans: the run of entries at a head that get another
+//! pass, and the victim after it, are detached with one CAS, and the run moves to main's tail
+//! with one enqueue (a lone last entry is taken with the last-node protocol). The slot is the
+//! node, so nothing is allocated.
 //! Queue weights are counted per stripe of threads ([`Local`]) and flushed to two shared
 //! counters past a threshold (1/16 of the small queue), so inserts and evictions do not all
 //! write one shared line; a decision reads the shared counters plus the caller's stripe —
@@ -48,8 +50,14 @@ pub(crate) struct Victim {
     pub to_ghost: bool,
 }
 
-enum Pop {
-    Got(u32),
+/// Outcome of one scan.
+enum Scan {
+    /// Detached: the victim.
+    Victim(u32),
+    /// The queue's lone entry, detached; it may deserve another pass.
+    Single(u32),
+    /// A run was moved; no victim yet.
+    Progress,
     Empty,
     Retry,
 }
@@ -154,46 +162,152 @@ impl S3Fifo {
         let mut empty = 0;
         for _ in 0..MAX_ATTEMPTS {
             let main_over = self.weight(local, true) > self.main_cap;
-            let from_main = main_over || self.weight(local, false) <= 0;
-            let q = if from_main { &self.main } else { &self.small };
-            let h = match pop(q, n) {
-                Pop::Got(h) => h,
-                Pop::Retry => {
-                    backoff.snooze();
-                    continue;
+            let mut in_main = main_over || self.weight(local, false) <= 0;
+            let mut step = self.scan(n, local, in_main, &weight);
+            if matches!(step, Scan::Empty) {
+                // The counters lag the queues (an insert counts before it links, an eviction
+                // after it detaches): look at the other queue before giving up.
+                in_main = !in_main;
+                step = self.scan(n, local, in_main, &weight);
+            }
+            match step {
+                Scan::Victim(v) => {
+                    self.add(local, in_main, -(weight(v) as i64));
+                    return Some(Victim { slot: v, to_ghost: !in_main && n.is_live(v) });
                 }
-                Pop::Empty => {
-                    // The counters lag the queues (an insert counts before it links, an
-                    // eviction after it pops): look at the other queue before giving up.
-                    let other = if from_main { &self.small } else { &self.main };
-                    match pop(other, n) {
-                        Pop::Got(h) => {
-                            let v = self.decide(n, local, h, !from_main, &weight);
-                            match v {
-                                Some(v) => return Some(v),
-                                None => continue,
-                            }
-                        }
-                        Pop::Retry => continue,
-                        Pop::Empty => {
-                            empty += 1;
-                            if empty >= 2 {
-                                return None;
-                            }
-                            continue;
-                        }
+                Scan::Single(h) => {
+                    if let Some(v) = self.decide(n, local, h, in_main, &weight) {
+                        return Some(v);
                     }
                 }
-            };
-            if let Some(v) = self.decide(n, local, h, from_main, &weight) {
-                return Some(v);
+                Scan::Progress => {}
+                Scan::Retry => backoff.snooze(),
+                Scan::Empty => {
+                    empty += 1;
+                    if empty >= 2 {
+                        return None;
+                    }
+                }
             }
         }
         None
     }
 
-    /// The popped head `h` of main (`in_main`) or small: the victim, or `None` if it was
-    /// given another pass (re-enqueued).
+    /// One scan of main (`in_main`) or small from its head, Mobius-style: the run of entries
+    /// that get another pass (live, with frequency ≥ 1 in main, ≥ 2 in small) up to the first
+    /// that does not — the victim — is detached with one CAS, and the run moves to main's tail
+    /// in one enqueue ([`S3Fifo::pass`]). With one thread this is exactly the one-at-a-time
+    /// algorithm: the run lands at main's tail in the same order.
+    fn scan<N: Nodes>(
+        &self,
+        n: &N,
+        local: &Local,
+        in_main: bool,
+        weight: &impl Fn(u32) -> u64,
+    ) -> Scan {
+        let q = if in_main { &self.main } else { &self.small };
+        let hw = q.head();
+        let start = slot(hw);
+        if start == NIL {
+            // Empty, unless a take or an enqueue into the empty queue is halfway (help it).
+            if slot(q.tail()) != NIL {
+                q.tail_settled(n);
+                return Scan::Retry;
+            }
+            return Scan::Empty;
+        }
+        let threshold = if in_main { 1 } else { TO_MAIN };
+        let mut cur = start;
+        let mut run_end = NIL;
+        for _ in 0..=n.count() {
+            // Acquire: pairs with the Release link in `enqueue_chain`.
+            let next = slot(n.next(cur).load(Ordering::Acquire));
+            if next == TAKEN {
+                // Being taken by another evictor (or a stale view): help, then rescan.
+                q.tail_settled(n);
+                return Scan::Retry;
+            }
+            // Relaxed: the frequency is a hint (a racing hit may be lost: one pass less).
+            let keep = n.is_live(cur) && n.visited(cur).load(Ordering::Relaxed) >= threshold;
+            if keep {
+                if next != NIL {
+                    run_end = cur;
+                    cur = next;
+                    continue;
+                }
+                // Everything from `start` to the end gets another pass.
+                if run_end == NIL {
+                    // A lone entry: take it; the caller decides.
+                    return if q.take_last(n, hw) { Scan::Single(cur) } else { Scan::Retry };
+                }
+                // Move the run before the last entry (which a later scan meets alone).
+                if q.tail_settled(n) && q.detach(hw, cur) {
+                    self.pass(n, local, in_main, start, run_end, weight);
+                    return Scan::Progress;
+                }
+                return Scan::Retry;
+            }
+            // `cur` is the victim.
+            if next != NIL {
+                if !q.tail_settled(n) || !q.detach(hw, next) {
+                    return Scan::Retry;
+                }
+            } else if run_end != NIL {
+                // The victim is the last entry: move the run now, take the victim alone later.
+                if q.tail_settled(n) && q.detach(hw, cur) {
+                    self.pass(n, local, in_main, start, run_end, weight);
+                    return Scan::Progress;
+                }
+                return Scan::Retry;
+            } else if !q.take_last(n, hw) {
+                return Scan::Retry;
+            }
+            if run_end != NIL {
+                self.pass(n, local, in_main, start, run_end, weight);
+            }
+            return Scan::Victim(cur);
+        }
+        // Longer than the arena: a stale view (links changed under the scan).
+        Scan::Retry
+    }
+
+    /// Gives the detached run `start..=end` (the caller's) its next pass at main's tail: from
+    /// main with its frequency lowered by one, from small with it reset (and its weight moved).
+    fn pass<N: Nodes>(
+        &self,
+        n: &N,
+        local: &Local,
+        in_main: bool,
+        start: u32,
+        end: u32,
+        weight: &impl Fn(u32) -> u64,
+    ) {
+        let mut moved = 0i64;
+        let mut cur = start;
+        for _ in 0..=n.count() {
+            // Relaxed: hints (see `scan`).
+            let f = n.visited(cur).load(Ordering::Relaxed);
+            let to = if in_main { f.min(MAX_FREQ).saturating_sub(1) } else { 0 };
+            n.visited(cur).store(to, Ordering::Relaxed);
+            if !in_main {
+                moved += weight(cur) as i64;
+            }
+            if cur == end {
+                break;
+            }
+            // Acquire: as in `scan` (the run is ours now; its links are stable).
+            cur = slot(n.next(cur).load(Ordering::Acquire));
+        }
+        if !in_main {
+            self.add(local, false, -moved);
+            self.add(local, true, moved);
+        }
+        reset(n, end);
+        self.main.enqueue_chain(n, start, end);
+    }
+
+    /// The detached lone entry `h` of main (`in_main`) or small: the victim, or `None` if it
+    /// was given another pass (re-enqueued).
     fn decide<N: Nodes>(
         &self,
         n: &N,
@@ -274,37 +388,6 @@ impl S3Fifo {
             }
         }
         Ok(())
-    }
-}
-
-/// Pops the head of `q`: one CAS detaches it, or the last-node protocol takes a lone node.
-fn pop<N: Nodes>(q: &Queue, n: &N) -> Pop {
-    let hw = q.head();
-    let h = slot(hw);
-    if h == NIL {
-        // Empty, unless a take or an enqueue into the empty queue is halfway (help it).
-        if slot(q.tail()) != NIL {
-            q.tail_settled(n);
-            return Pop::Retry;
-        }
-        return Pop::Empty;
-    }
-    // Acquire: pairs with the Release link in `enqueue_chain`.
-    let next = slot(n.next(h).load(Ordering::Acquire));
-    if next == TAKEN {
-        q.tail_settled(n);
-        return Pop::Retry;
-    }
-    if next != NIL {
-        if q.tail_settled(n) && q.detach(hw, next) {
-            return Pop::Got(h);
-        }
-        return Pop::Retry;
-    }
-    if q.take_last(n, hw) {
-        Pop::Got(h)
-    } else {
-        Pop::Retry
     }
 }
 
