@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 /// Arguments of `sifter bench`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchArgs {
-    /// Caches (comma-separated): mobius, mobius-wd, sieve, lru, fifo, clock, s3fifo, quick_cache, moka,
-    /// mini_moka, foyer, foyer-sieve, mutex-lru, null (`--list` describes them).
+    /// Caches (comma-separated): mobius, mobius-wd, sieve, lru, fifo, clock, s3fifo, nbq-clock,
+    /// quick_cache, moka, mini_moka, foyer, foyer-sieve, mutex-lru, null (`--list` describes
+    /// them).
     #[arg(short, long, default_value = "mobius,sieve,lru,quick_cache,moka")]
     pub caches: String,
     /// Thread counts (comma-separated).

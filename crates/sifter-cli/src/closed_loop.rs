@@ -260,7 +260,7 @@ pub fn parse_latency_arg(s: &str) -> Result<Duration> {
 /// Arguments of `sifter bench closed-loop`.
 #[derive(clap::Args, Debug)]
 pub struct ClosedLoopArgs {
-    /// Policies (comma-separated): mobius, sieve, lru, fifo, clock, s3fifo.
+    /// Policies (comma-separated): mobius, sieve, lru, fifo, clock, s3fifo, nbq-clock.
     #[arg(short, long, default_value = "lru,fifo,clock,s3fifo,sieve,mobius")]
     pub policy: String,
     /// Worker threads (multiprogramming level).

@@ -135,7 +135,7 @@ pub enum ModelCmd {
     },
     /// Measure the mean cost of a hit and of a miss of sifter's own caches on this machine.
     Calibrate {
-        /// Policies (comma-separated): mobius, sieve, lru, fifo, clock, s3fifo.
+        /// Policies (comma-separated): mobius, sieve, lru, fifo, clock, s3fifo, nbq-clock.
         #[arg(short, long, default_value = "mobius,sieve,lru,fifo,clock,s3fifo")]
         policy: String,
         /// Cache capacity used for the measurement.

@@ -56,6 +56,19 @@ fn check(t: &LoadedTrace, caps: &[u64]) {
                 assert_eq!(got, want, "{} {p:?} at {cap}", t.name);
             }
         }
+        // NbQ-CLOCK = Generalized CLOCK with 8-bit counters on the queue: the simulator's
+        // `gclock(bits=8)`, exactly below 1,024 entries (chained inserts above, as CLOCK),
+        // with the batched re-insert and without.
+        for batched in [true, false] {
+            let (got, want) =
+                (replay(t, Policy::NbqClock, batched, cap), sim(t, "gclock(bits=8)", cap));
+            if cap >= 1024 {
+                let diff = (got as f64 - want as f64).abs() / t.len() as f64;
+                assert!(diff <= 0.002, "{} NbQ-CLOCK at {cap}: {got} vs {want} misses", t.name);
+            } else {
+                assert_eq!(got, want, "{} NbQ-CLOCK(batched={batched}) at {cap}", t.name);
+            }
+        }
         // S3-FIFO: the ghost remembers fingerprints by insertion stamp (see
         // `policy/s3fifo.rs`), an approximation of libCacheSim's ghost FIFO: within 0.002.
         let (got, want) = (replay(t, Policy::S3Fifo, true, cap), sim(t, "s3fifo", cap));

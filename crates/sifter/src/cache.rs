@@ -293,6 +293,9 @@ where
             Policy::Sieve => Structure::Locked(Locked::new(Kind::Sieve, arena.max_len())),
             Policy::Lru => Structure::Locked(Locked::new(Kind::Lru, arena.max_len())),
             Policy::S3Fifo => Structure::S3(S3Fifo::new(capacity)),
+            Policy::NbqClock => {
+                Structure::Queues(Queues::new(Mode::NbqClock { batched: consecutive }))
+            }
         };
         let n_stripes = std::thread::available_parallelism()
             .map_or(4, |n| n.get() * 4)
@@ -437,6 +440,7 @@ where
                 Structure::Queues(_) if self.policy == Policy::Fifo => {}
                 Structure::Locked(l) if self.policy == Policy::Lru => l.on_hit_lru(s),
                 Structure::S3(_) => slot.count_hit(MAX_FREQ),
+                Structure::Queues(_) if self.policy == Policy::NbqClock => slot.bump(u8::MAX),
                 _ => slot.touch(),
             }
         }

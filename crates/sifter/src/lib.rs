@@ -11,6 +11,7 @@
 //! | [`Policy::Clock`] | no lock, no RMW | lock-free single queue, reinsertion | FIFO-Reinsertion |
 //! | [`Policy::Fifo`] | no lock, no store at all | lock-free single queue | — |
 //! | [`Policy::Lru`] | one global lock (move to front) | one global lock | the classic baseline |
+//! | [`Policy::NbqClock`] | no lock, one CAS on an 8-bit counter (the report's atomic add) | lock-free single queue, counters lowered as entries come round, batched re-insert | NbQ-CLOCK (Eads, UCB/EECS-2013-174) |
 //! | [`Policy::S3Fifo`] | no lock, no RMW, at most one plain store (2-bit count) | lock-free: small and main queues, a ghost of fingerprints | S3-FIFO, SOSP'23 |
 //!
 //! ```
@@ -194,12 +195,22 @@ pub enum Policy {
     /// S3-FIFO: small and main lock-free FIFO queues, 2-bit frequencies, a ghost of
     /// fingerprints.
     S3Fifo,
+    /// NbQ-CLOCK: Generalized CLOCK with 8-bit counters circulating through a lock-free
+    /// queue (with `consecutive_detection`, visited runs are re-inserted in one batch).
+    NbqClock,
 }
 
 impl Policy {
     /// Every policy.
-    pub const ALL: [Policy; 6] =
-        [Policy::Mobius, Policy::Sieve, Policy::Lru, Policy::Fifo, Policy::Clock, Policy::S3Fifo];
+    pub const ALL: [Policy; 7] = [
+        Policy::Mobius,
+        Policy::Sieve,
+        Policy::Lru,
+        Policy::Fifo,
+        Policy::Clock,
+        Policy::S3Fifo,
+        Policy::NbqClock,
+    ];
 
     /// Lowercase name.
     pub fn name(self) -> &'static str {
@@ -210,6 +221,7 @@ impl Policy {
             Policy::Fifo => "fifo",
             Policy::Clock => "clock",
             Policy::S3Fifo => "s3fifo",
+            Policy::NbqClock => "nbq-clock",
         }
     }
 }
@@ -218,7 +230,10 @@ impl std::str::FromStr for Policy {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         Policy::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(s)).ok_or_else(|| {
-            format!("unknown policy '{s}' (known: mobius, sieve, lru, fifo, clock, s3fifo)")
+            format!(
+                "unknown policy '{s}' (known: mobius, sieve, lru, fifo, clock, s3fifo, \
+                     nbq-clock)"
+            )
         })
     }
 }
@@ -342,6 +357,7 @@ impl<K, V, S> CacheBuilder<K, V, S> {
     }
 
     /// Mobius's consecutive detection (default on); off is the paper's "Mobius-w/d" ablation.
+    /// For NbQ-CLOCK: the batched re-insert of visited runs (on) or one at a time (off).
     pub fn consecutive_detection(mut self, on: bool) -> Self {
         self.consecutive = on;
         self

@@ -61,6 +61,10 @@ pub(crate) enum Mode {
     Fifo,
     /// One queue; visited slots are re-enqueued at the tail with the bit cleared.
     Clock,
+    /// NbQ-CLOCK: Generalized CLOCK with 8-bit counters circulating through one queue;
+    /// `batched`: visited runs are re-enqueued in one enqueue (the report's batched
+    /// re-insert), else one at a time.
+    NbqClock { batched: bool },
     /// Two queues in rotation.
     Mobius {
         /// Detach visited runs in one CAS (true) or one slot at a time (false).
@@ -153,7 +157,10 @@ impl Queues {
             }
             return Step::Empty;
         }
-        let one_at_a_time = self.mode == Mode::Mobius { consecutive: false };
+        let one_at_a_time = matches!(
+            self.mode,
+            Mode::Mobius { consecutive: false } | Mode::NbqClock { batched: false }
+        );
         let mut cur = start;
         let mut run_end = NIL;
         for _ in 0..=n.count() {
@@ -176,7 +183,7 @@ impl Queues {
                     }
                     if !mobius || self.switch(w) {
                         // Mobius: the switch winner; CLOCK: the hand wraps. Clear in place.
-                        clear_bits(n, start, cur);
+                        self.age(n, start, cur);
                     }
                     return Step::Retry;
                 }
@@ -216,6 +223,23 @@ impl Queues {
         Step::Retry
     }
 
+    /// The pass a visited run gets: CLOCK and Mobius clear the reference bits, NbQ-CLOCK
+    /// lowers the counters by one.
+    fn age<N: Nodes>(&self, n: &N, first: u32, last: u32) {
+        if matches!(self.mode, Mode::NbqClock { .. }) {
+            walk_run(n, first, last, |b| {
+                // Relaxed: a hint (see `try_evict`). A racing hit's increment may be lost or
+                // land after ours: a pass more or less.
+                let c = b.load(Ordering::Relaxed);
+                if c != 0 {
+                    b.store(c - 1, Ordering::Relaxed);
+                }
+            });
+        } else {
+            clear_bits(n, first, last);
+        }
+    }
+
     /// Makes the other queue active; true if this thread did it.
     fn switch(&self, w: usize) -> bool {
         // AcqRel: orders the winner's bit clearing after, and scanners' Acquire loads.
@@ -225,7 +249,7 @@ impl Queues {
     /// Re-enqueues the detached run `first..=last` (the caller's) at the tail of `to`, bits
     /// cleared: the run's own links stay, its last link is cut.
     fn requeue<N: Nodes>(&self, n: &N, first: u32, last: u32, to: &Queue) {
-        clear_bits(n, first, last);
+        self.age(n, first, last);
         reset(n, last);
         to.enqueue_chain(n, first, last);
     }
@@ -254,15 +278,23 @@ impl Queues {
 
 /// Clears the visited bits of `first..=last` (following `next`; at most `count` slots).
 fn clear_bits<N: Nodes>(n: &N, first: u32, last: u32) {
+    walk_run(n, first, last, |b| {
+        // Relaxed: a hint bit. Test first: no write to lines that need none.
+        if b.load(Ordering::Relaxed) != 0 {
+            b.store(0, Ordering::Relaxed);
+        }
+    });
+}
+
+/// Applies `f` to the reference byte of each slot of `first..=last` (following `next`; at
+/// most `count` slots).
+fn walk_run<N: Nodes>(n: &N, first: u32, last: u32, f: impl Fn(&AtomicU8)) {
     let mut cur = first;
     for _ in 0..n.count() {
         if cur == NIL {
             break;
         }
-        // Relaxed: a hint bit. Test first: no write to lines that need none.
-        if n.visited(cur).load(Ordering::Relaxed) != 0 {
-            n.visited(cur).store(0, Ordering::Relaxed);
-        }
+        f(n.visited(cur));
         if cur == last {
             break;
         }

@@ -380,6 +380,18 @@ impl<K, V> Slot<K, V> {
         }
     }
 
+    /// Marks a hit in NbQ-CLOCK: the 8-bit counter goes up by one with one CAS (the report's
+    /// atomic add, saturating at `max`: a plain add could wrap a hot entry's count to 0). A
+    /// CAS that loses a race drops this increment.
+    #[inline]
+    pub fn bump(&self, max: u8) {
+        // Relaxed: a hint read by evictors.
+        let c = self.visited.load(Ordering::Relaxed);
+        if c < max {
+            let _ = self.visited.compare_exchange(c, c + 1, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    }
+
     /// Marks a hit: sets the reference bit if it is clear.
     #[inline]
     pub fn touch(&self) {
