@@ -4,6 +4,7 @@
 //! value or a lost or duplicated slot).
 
 use crate::policy::queues::{Mode, Nodes, Queues};
+use crate::policy::s3fifo::{Local, S3Fifo};
 use crate::raw::epoch::Epochs;
 use crate::raw::queue::Links;
 use crate::sync::{AtomicU64, AtomicU8, Ordering};
@@ -33,6 +34,10 @@ impl Slots {
     pub fn set_visited(&self, s: u32, v: bool) {
         self.visited[s as usize].store(v as u8, Ordering::Relaxed);
     }
+    /// Sets slot `s`'s frequency / counter (S3-FIFO, NbQ-CLOCK).
+    pub fn set_count(&self, s: u32, c: u8) {
+        self.visited[s as usize].store(c, Ordering::Relaxed);
+    }
     /// Marks slot `s` removed (a candidate without a second chance).
     pub fn kill(&self, s: u32) {
         self.live[s as usize].store(0, Ordering::Relaxed);
@@ -57,39 +62,70 @@ impl Nodes for Slots {
     }
 }
 
-/// Mobius / CLOCK / FIFO queues over [`Slots`].
+#[derive(Debug)]
+enum Policy {
+    Queues(Queues),
+    /// S3-FIFO with the one stripe both model threads count in.
+    S3(S3Fifo, Local),
+}
+
+/// Mobius / CLOCK / FIFO / NbQ-CLOCK queues or S3-FIFO over [`Slots`].
 #[derive(Debug)]
 pub struct Core {
-    q: Queues,
+    q: Policy,
     /// The slots.
     pub slots: Slots,
 }
 
 impl Core {
-    /// `mode`: "mobius", "mobius-wd", "clock" or "fifo"; `n` slots.
+    /// `mode`: "mobius", "mobius-wd", "clock", "nbq-clock", "nbq-clock-1", "s3fifo" (a cache
+    /// of `n` entries) or "fifo"; `n` slots.
     pub fn new(mode: &str, n: usize) -> Core {
-        Core {
-            q: Queues::new(match mode {
+        let q = match mode {
+            "s3fifo" => Policy::S3(S3Fifo::new(n as u64), Local::default()),
+            _ => Policy::Queues(Queues::new(match mode {
                 "mobius" => Mode::Mobius { consecutive: true },
                 "mobius-wd" => Mode::Mobius { consecutive: false },
                 "clock" => Mode::Clock,
+                "nbq-clock" => Mode::NbqClock { batched: true },
+                "nbq-clock-1" => Mode::NbqClock { batched: false },
                 _ => Mode::Fifo,
-            }),
-            slots: Slots::new(n),
-        }
+            })),
+        };
+        Core { q, slots: Slots::new(n) }
     }
-    /// Enqueues slot `s` (which must be in no queue), reference bit cleared.
+    /// Enqueues slot `s` (which must be in no queue), reference bit cleared (S3-FIFO: into
+    /// small).
     pub fn insert(&self, s: u32) {
         self.slots.set_visited(s, false);
-        self.q.insert(&self.slots, s);
+        match &self.q {
+            Policy::Queues(q) => q.insert(&self.slots, s),
+            Policy::S3(q, l) => q.insert(&self.slots, l, s, 1, false),
+        }
+    }
+    /// S3-FIFO: enqueues slot `s` into main (as after a ghost hit).
+    pub fn insert_main(&self, s: u32) {
+        self.slots.set_visited(s, false);
+        if let Policy::S3(q, l) = &self.q {
+            q.insert(&self.slots, l, s, 1, true);
+        }
     }
     /// Evicts one slot.
     pub fn evict(&self) -> Option<u32> {
-        self.q.evict(&self.slots)
+        match &self.q {
+            Policy::Queues(q) => q.evict(&self.slots),
+            Policy::S3(q, l) => q.evict(&self.slots, l, |_| 1).map(|v| v.slot),
+        }
     }
     /// Slots in the queues (quiescent), or a broken-invariant error.
     pub fn items(&self) -> Result<Vec<u32>, String> {
-        self.q.items(&self.slots)
+        match &self.q {
+            Policy::Queues(q) => q.items(&self.slots),
+            Policy::S3(q, l) => {
+                q.validate(&self.slots, std::iter::once(l), 0, |_| 1)?;
+                q.items(&self.slots)
+            }
+        }
     }
     /// Head and tail words, for failure messages.
     pub fn debug_state(&self) -> String {
@@ -102,7 +138,11 @@ impl Core {
                 format!("v{}:{}", w >> 32, w as u32 as i64 - (u32::MAX as i64))
             })
             .collect();
-        format!("{} next(v:slot-NIL) [{}]", self.q.debug_state(), next.join(" "))
+        let q = match &self.q {
+            Policy::Queues(q) => q.debug_state(),
+            Policy::S3(q, _) => q.debug_state(),
+        };
+        format!("{q} next(v:slot-NIL) [{}]", next.join(" "))
     }
 }
 

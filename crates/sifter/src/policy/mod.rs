@@ -4,5 +4,4 @@
 #[cfg(not(loom))]
 pub(crate) mod locked;
 pub(crate) mod queues;
-#[cfg(not(loom))]
 pub(crate) mod s3fifo;
