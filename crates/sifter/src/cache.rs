@@ -361,9 +361,10 @@ where
     /// Returns a clone of the value for `key`, marking the entry as recently used.
     ///
     /// Takes no lock and makes no atomic read-modify-write for every policy except LRU (whose
-    /// hits take its global lock by design). Shared stores: at most one, the reference bit, and
-    /// only if it was clear (and, under time-to-idle, the expiry time when it moves by at
-    /// least 1/16 of the idle time). An expired entry is never returned: it is removed.
+    /// hits take its global lock by design) and NbQ-CLOCK (one CAS on the entry's counter, as
+    /// its report prescribes). Shared stores: at most one, the reference bit or frequency, and
+    /// only if it changes (and, under time-to-idle, the expiry time when it moves by at least
+    /// 1/16 of the idle time). An expired entry is never returned: it is removed.
     #[inline]
     pub fn get<Q>(&self, key: &Q) -> Option<V>
     where
@@ -371,11 +372,7 @@ where
         Q: Hash + Eq + ?Sized,
         V: Clone,
     {
-        let hash = self.hash(key);
-        let (_guard, tid) = self.pin();
-        let s = self.lookup(hash, key, tid, Use::Get)?;
-        // SAFETY: found in the index while pinned: not reused before `_guard` drops.
-        Some(unsafe { self.slot(s).value() }.clone())
+        self.read(key, Use::Get)
     }
 
     /// Returns a clone of the value for `key` without counting it as a use: the policy, the
@@ -386,10 +383,20 @@ where
         Q: Hash + Eq + ?Sized,
         V: Clone,
     {
+        self.read(key, Use::Peek)
+    }
+
+    #[inline]
+    fn read<Q>(&self, key: &Q, how: Use) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        V: Clone,
+    {
         let hash = self.hash(key);
         let (_guard, tid) = self.pin();
-        let s = self.lookup(hash, key, tid, Use::Peek)?;
-        // SAFETY: as in `get`.
+        let s = self.lookup(hash, key, tid, how)?;
+        // SAFETY: found in the index while pinned: not reused before `_guard` drops.
         Some(unsafe { self.slot(s).value() }.clone())
     }
 

@@ -11,29 +11,37 @@ use std::time::Duration;
 
 const THREADS: usize = 12;
 
+/// Runs `f` on `THREADS` threads released together; their results in thread order.
+fn race<R: Send + 'static>(f: impl Fn() -> R + Send + Sync + 'static) -> Vec<R> {
+    let f = Arc::new(f);
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let hs: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let (f, barrier) = (f.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                f()
+            })
+        })
+        .collect();
+    hs.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
 #[test]
 fn concurrent_misses_run_the_loader_once() {
     for p in Policy::ALL {
         let c: Arc<Cache<u64, u64>> = Arc::new(Cache::builder().capacity(1000).policy(p).build());
         let calls = Arc::new(AtomicU64::new(0));
         for round in 0..20u64 {
-            let barrier = Arc::new(Barrier::new(THREADS));
-            let hs: Vec<_> = (0..THREADS)
-                .map(|_| {
-                    let (c, calls, barrier) = (c.clone(), calls.clone(), barrier.clone());
-                    std::thread::spawn(move || {
-                        barrier.wait();
-                        c.get_with(round, || {
-                            calls.fetch_add(1, Ordering::SeqCst);
-                            std::thread::sleep(Duration::from_millis(2));
-                            round * 10
-                        })
-                    })
+            let (c2, calls2) = (c.clone(), calls.clone());
+            let got = race(move || {
+                c2.get_with(round, || {
+                    calls2.fetch_add(1, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(2));
+                    round * 10
                 })
-                .collect();
-            for h in hs {
-                assert_eq!(h.join().unwrap(), round * 10);
-            }
+            });
+            assert!(got.iter().all(|&v| v == round * 10));
             assert_eq!(calls.load(Ordering::SeqCst), round + 1, "{p:?}: one load per key");
         }
         let s = c.stats();
@@ -49,27 +57,19 @@ fn a_panicking_loader_wakes_the_waiters_and_one_retries() {
     let c: Arc<Cache<u64, u64>> = Arc::new(Cache::builder().capacity(100).build());
     let first = Arc::new(AtomicBool::new(true));
     let calls = Arc::new(AtomicU64::new(0));
-    let barrier = Arc::new(Barrier::new(THREADS));
-    let hs: Vec<_> = (0..THREADS)
-        .map(|_| {
-            let (c, first, calls, barrier) =
-                (c.clone(), first.clone(), calls.clone(), barrier.clone());
-            std::thread::spawn(move || {
-                barrier.wait();
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    c.get_with(1, || {
-                        calls.fetch_add(1, Ordering::SeqCst);
-                        std::thread::sleep(Duration::from_millis(5));
-                        if first.swap(false, Ordering::SeqCst) {
-                            panic!("loader failed");
-                        }
-                        42
-                    })
-                }))
+    let (c2, calls2) = (c.clone(), calls.clone());
+    let results = race(move || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            c2.get_with(1, || {
+                calls2.fetch_add(1, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(5));
+                if first.swap(false, Ordering::SeqCst) {
+                    panic!("loader failed");
+                }
+                42
             })
-        })
-        .collect();
-    let results: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        }))
+    });
     let panicked = results.iter().filter(|r| r.is_err()).count();
     assert_eq!(panicked, 1, "only the panicking loader's caller sees the panic");
     assert!(results.iter().flatten().all(|&v| v == 42));
@@ -85,22 +85,16 @@ fn a_panicking_loader_wakes_the_waiters_and_one_retries() {
 fn a_failed_load_is_shared_with_its_waiters_and_not_cached() {
     let c: Arc<Cache<u64, u64>> = Arc::new(Cache::builder().capacity(100).build());
     let calls = Arc::new(AtomicU64::new(0));
-    let barrier = Arc::new(Barrier::new(THREADS));
-    let hs: Vec<_> = (0..THREADS)
-        .map(|_| {
-            let (c, calls, barrier) = (c.clone(), calls.clone(), barrier.clone());
-            std::thread::spawn(move || {
-                barrier.wait();
-                c.try_get_with(5, || {
-                    calls.fetch_add(1, Ordering::SeqCst);
-                    std::thread::sleep(Duration::from_millis(20));
-                    Err::<u64, String>("backend down".into())
-                })
-            })
+    let (c2, calls2) = (c.clone(), calls.clone());
+    let results = race(move || {
+        c2.try_get_with(5, || {
+            calls2.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(20));
+            Err::<u64, String>("backend down".into())
         })
-        .collect();
-    for h in hs {
-        assert_eq!(h.join().unwrap().unwrap_err().as_str(), "backend down");
+    });
+    for r in results {
+        assert_eq!(r.unwrap_err().as_str(), "backend down");
     }
     // Waiters that joined the load got its error; at most a few late arrivals loaded again.
     assert!(calls.load(Ordering::SeqCst) < THREADS as u64);
@@ -179,22 +173,14 @@ fn sleep_then(ms: u64, v: u64) -> impl Future<Output = u64> {
 fn async_loads_are_coalesced_too() {
     let c: Arc<Cache<u64, u64>> = Arc::new(Cache::builder().capacity(100).build());
     let calls = Arc::new(AtomicU64::new(0));
-    let barrier = Arc::new(Barrier::new(THREADS));
-    let hs: Vec<_> = (0..THREADS)
-        .map(|_| {
-            let (c, calls, barrier) = (c.clone(), calls.clone(), barrier.clone());
-            std::thread::spawn(move || {
-                barrier.wait();
-                block_on(c.get_with_async(9, async {
-                    calls.fetch_add(1, Ordering::SeqCst);
-                    sleep_then(20, 81).await
-                }))
-            })
-        })
-        .collect();
-    for h in hs {
-        assert_eq!(h.join().unwrap(), 81);
-    }
+    let (c2, calls2) = (c.clone(), calls.clone());
+    let got = race(move || {
+        block_on(c2.get_with_async(9, async {
+            calls2.fetch_add(1, Ordering::SeqCst);
+            sleep_then(20, 81).await
+        }))
+    });
+    assert!(got.iter().all(|&v| v == 81));
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
