@@ -109,3 +109,77 @@ fn real_trace_one_thread_matches_the_simulator() {
         .expect("load");
     check(&t, &[1_435, 14_354]);
 }
+
+/// Hashes a u64 key to itself, so the concurrent multi-step LRU picks the simulator's sets.
+#[derive(Default, Clone, Copy)]
+struct Identity(u64);
+impl std::hash::Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0 << 8 | b as u64;
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x;
+    }
+}
+#[derive(Default, Clone, Copy)]
+struct IdentityState;
+impl std::hash::BuildHasher for IdentityState {
+    type Hasher = Identity;
+    fn build_hasher(&self) -> Identity {
+        Identity(0)
+    }
+}
+
+fn multistep<const M: usize, const P: usize>(t: &LoadedTrace, cap: u64) -> u64 {
+    let c: sifter::MultiStepCache<u64, u32, M, P, IdentityState> =
+        sifter::MultiStepCache::with_hasher(cap, IdentityState);
+    let mut misses = 0;
+    for &k in &t.keys {
+        if c.get(&k).is_none() {
+            misses += 1;
+            c.insert(k, 0);
+        }
+    }
+    c.validate().expect("invariants");
+    misses
+}
+
+/// Multi-step LRU at one thread: exactly the simulator's `multistep-lru` (same M, P, sets).
+#[test]
+fn multistep_lru_matches_the_simulator_exactly() {
+    let src =
+        TraceSource::parse("zipf:alpha=1.0,n=100000,requests=500000,seed=9", None).expect("spec");
+    let t = LoadedTrace::load("zipf1.0", src.requests().expect("gen"), &|_| {}).expect("load");
+    for cap in [64u64, 1_000, 10_000] {
+        assert_eq!(
+            multistep::<2, 4>(&t, cap),
+            sim(&t, "multistep-lru(m=2,p=4)", cap),
+            "M=2 P=4 {cap}"
+        );
+        assert_eq!(
+            multistep::<1, 4>(&t, cap),
+            sim(&t, "multistep-lru(m=1,p=4)", cap),
+            "M=1 P=4 {cap}"
+        );
+        assert_eq!(
+            multistep::<4, 4>(&t, cap),
+            sim(&t, "multistep-lru(m=4,p=4)", cap),
+            "M=4 P=4 {cap}"
+        );
+        assert_eq!(
+            multistep::<8, 4>(&t, cap),
+            sim(&t, "multistep-lru(m=8,p=4)", cap),
+            "M=8 P=4 {cap}"
+        );
+        assert_eq!(
+            multistep::<2, 8>(&t, cap),
+            sim(&t, "multistep-lru(m=2,p=8)", cap),
+            "M=2 P=8 {cap}"
+        );
+    }
+}

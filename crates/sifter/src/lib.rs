@@ -150,6 +150,8 @@ mod listener;
 #[cfg(not(loom))]
 mod loader;
 #[cfg(not(loom))]
+mod multistep;
+#[cfg(not(loom))]
 mod panics;
 #[cfg(not(loom))]
 mod stats;
@@ -161,6 +163,8 @@ pub use cache::Cache;
 pub use expiry::{Clock, CoarseClock, Expiry, ManualClock};
 #[cfg(not(loom))]
 pub use listener::RemovalCause;
+#[cfg(not(loom))]
+pub use multistep::MultiStepCache;
 #[cfg(not(loom))]
 pub use stats::CacheStats;
 #[cfg(not(loom))]

@@ -99,3 +99,25 @@ fn features_single_thread() {
         assert!(left.load(std::sync::atomic::Ordering::Relaxed) > 0);
     }
 }
+
+/// The multi-step LRU's unsafe ways (moves of uninitialised-or-not keys and values) on two
+/// threads, and its drops.
+#[test]
+fn multistep_two_threads() {
+    let c: Arc<sifter::MultiStepCache<u32, String, 2, 2>> =
+        Arc::new(sifter::MultiStepCache::new(4));
+    let c2 = c.clone();
+    let t = std::thread::spawn(move || {
+        for i in 0..30u32 {
+            c2.insert(i % 7, format!("a{i}"));
+            let _ = c2.get(&(i % 5));
+        }
+    });
+    for i in 0..30u32 {
+        c.insert(i % 6, format!("b{i}"));
+        let _ = c.remove(&(i % 4));
+        let _ = c.get(&(i % 3));
+    }
+    t.join().expect("thread");
+    c.validate().expect("invariants");
+}

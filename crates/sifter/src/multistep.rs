@@ -1,0 +1,439 @@
+//! Multi-step LRU (Inoue, "Multi-step LRU: SIMD-based Cache Replacement for Lower Overhead and
+//! Higher Precision", IEEE BigData 2021, §III) as a concurrent set-associative cache.
+//!
+//! The key's hash picks a set of `M` vectors of `P` ways; a vector is kept in LRU order (way 0
+//! the most recent), filled from way 0:
+//!
+//! ```text
+//! hit at way i > 0 of vector v:   rotate ways 0..=i (the item to way 0)
+//! hit at way 0 of vector v > 0:   swap it with the last item of vector v − 1 (an upgrade)
+//! miss:  the first vector with a free way takes the item (at its first free way, rotated to
+//!        way 0); if none, the LRU item of the last vector is evicted and the new item goes to
+//!        that vector's way 0
+//! ```
+//!
+//! So a new item needs 2M − 1 hits to reach the set's most recent way: frequently used items
+//! climb, one-time items leave from the last vector. There is no per-item metadata beyond a
+//! 64-bit tag (the key's hash) per way, kept in its own array so a lookup compares the `M × P`
+//! tags of a set — with AVX2 four at a time on x86-64 (runtime detection; a portable loop
+//! otherwise, with identical results) — and reads a key only on a tag match. Keys and values of
+//! a set are stored contiguously next to its tags. Each set has a one-byte spin lock (its
+//! first byte): operations on different sets never contend; a hit writes only its own set.
+//!
+//! This is a sibling type of [`Cache`](crate::Cache) rather than a `Policy`: the structure is
+//! the storage (no arena, index or queue), and its capacity is a whole number of sets.
+
+use crate::sync::Backoff;
+use std::borrow::Borrow;
+use std::cell::UnsafeCell;
+use std::hash::{BuildHasher, Hash};
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The set of a hash: the simulator's `multistep-lru` mix (SplitMix64's finaliser).
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
+    x ^ (x >> 31)
+}
+
+/// An empty way's tag (a real tag of 0 is stored as 1).
+const EMPTY: u64 = 0;
+
+#[inline]
+fn tag_of(hash: u64) -> u64 {
+    hash.max(1)
+}
+
+/// One set: `M × P` ways, vector-major.
+struct Set<K, V, const M: usize, const P: usize> {
+    lock: AtomicBool,
+    tags: UnsafeCell<[[u64; P]; M]>,
+    keys: UnsafeCell<[[MaybeUninit<K>; P]; M]>,
+    values: UnsafeCell<[[MaybeUninit<V>; P]; M]>,
+}
+
+/// Holds a set's lock.
+struct Locked<'a, K, V, const M: usize, const P: usize> {
+    set: &'a Set<K, V, M, P>,
+}
+
+impl<K, V, const M: usize, const P: usize> Drop for Locked<'_, K, V, M, P> {
+    fn drop(&mut self) {
+        // Release: our changes to the set happen before the next holder's reads.
+        self.set.lock.store(false, Ordering::Release);
+    }
+}
+
+impl<K, V, const M: usize, const P: usize> Set<K, V, M, P> {
+    fn new() -> Self {
+        Set {
+            lock: AtomicBool::new(false),
+            tags: UnsafeCell::new([[EMPTY; P]; M]),
+            keys: UnsafeCell::new(std::array::from_fn(|_| {
+                std::array::from_fn(|_| MaybeUninit::uninit())
+            })),
+            values: UnsafeCell::new(std::array::from_fn(|_| {
+                std::array::from_fn(|_| MaybeUninit::uninit())
+            })),
+        }
+    }
+
+    fn lock(&self) -> Locked<'_, K, V, M, P> {
+        let mut backoff = Backoff::default();
+        loop {
+            // Acquire: pairs with the Release unlock.
+            if !self.lock.swap(true, Ordering::Acquire) {
+                return Locked { set: self };
+            }
+            // Relaxed: wait until it looks free before trying the RMW again.
+            while self.lock.load(Ordering::Relaxed) {
+                backoff.snooze();
+            }
+        }
+    }
+}
+
+/// The ways of a locked set, for the operations.
+struct Ways<'a, K, V, const M: usize, const P: usize> {
+    tags: &'a mut [[u64; P]; M],
+    keys: &'a mut [[MaybeUninit<K>; P]; M],
+    values: &'a mut [[MaybeUninit<V>; P]; M],
+}
+
+impl<K, V, const M: usize, const P: usize> Ways<'_, K, V, M, P> {
+    /// Rotates ways `0..=i` of vector `v` so way `i` becomes way 0.
+    fn rotate_to_front(&mut self, v: usize, i: usize) {
+        self.tags[v][..=i].rotate_right(1);
+        self.keys[v][..=i].rotate_right(1);
+        self.values[v][..=i].rotate_right(1);
+    }
+
+    /// Swaps way `(v, i)` with way `(w, j)`.
+    fn swap(&mut self, (v, i): (usize, usize), (w, j): (usize, usize)) {
+        let t = self.tags[v][i];
+        self.tags[v][i] = self.tags[w][j];
+        self.tags[w][j] = t;
+        // `MaybeUninit` swaps move bits only (no drop, no read of uninitialised data).
+        let k = std::mem::replace(&mut self.keys[v][i], MaybeUninit::uninit());
+        self.keys[v][i] = std::mem::replace(&mut self.keys[w][j], k);
+        let x = std::mem::replace(&mut self.values[v][i], MaybeUninit::uninit());
+        self.values[v][i] = std::mem::replace(&mut self.values[w][j], x);
+    }
+
+    /// A hit at `(v, i)`: the multi-step move. Returns the item's new position.
+    fn promote(&mut self, v: usize, i: usize) -> (usize, usize) {
+        if i > 0 {
+            self.rotate_to_front(v, i);
+            return (v, 0);
+        }
+        if v == 0 {
+            return (0, 0);
+        }
+        // Upgrade: swap with the last item of the previous vector (or move into its first
+        // free way... which a vector filled from way 0 only has if it is empty).
+        let prev = v - 1;
+        let last = (0..P).rev().find(|&j| self.tags[prev][j] != EMPTY).unwrap_or(0);
+        if self.tags[prev][last] == EMPTY {
+            // The previous vector is empty: move there (vector `v` shifts to close the gap).
+            self.swap((v, 0), (prev, last));
+            self.close_gap(v, 0);
+        } else {
+            self.swap((v, 0), (prev, last));
+        }
+        (prev, last)
+    }
+
+    /// Way `(v, i)` was emptied: shift the later ways of vector `v` forward (no holes).
+    fn close_gap(&mut self, v: usize, i: usize) {
+        let n = (i..P).take_while(|&j| j == i || self.tags[v][j] != EMPTY).count();
+        self.tags[v][i..i + n].rotate_left(1);
+        self.keys[v][i..i + n].rotate_left(1);
+        self.values[v][i..i + n].rotate_left(1);
+    }
+}
+
+/// The first way (vector, way) whose tag is `tag` and which `accept` accepts (the full key
+/// check), scanning vectors in order.
+#[inline]
+fn find_tag<const M: usize, const P: usize>(
+    tags: &[[u64; P]; M],
+    tag: u64,
+    mut accept: impl FnMut(usize, usize) -> bool,
+) -> Option<(usize, usize)> {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    if P == 4 && std::arch::is_x86_feature_detected!("avx2") {
+        for (v, vec) in tags.iter().enumerate() {
+            // SAFETY: AVX2 is available (checked above); `vec` is 4 u64 = 32 readable bytes
+            // (P == 4), loaded unaligned.
+            let mut mask = unsafe { avx2::eq4(vec.as_ptr(), tag) };
+            while mask != 0 {
+                let i = mask.trailing_zeros() as usize;
+                if accept(v, i) {
+                    return Some((v, i));
+                }
+                mask &= mask - 1;
+            }
+        }
+        return None;
+    }
+    for (v, vec) in tags.iter().enumerate() {
+        for (i, &t) in vec.iter().enumerate() {
+            if t == tag && accept(v, i) {
+                return Some((v, i));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    /// Bit `i` set where `p[i] == tag`, for four u64 at `p`.
+    ///
+    /// # Safety
+    /// AVX2 is available and `p` points to 32 readable bytes.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn eq4(p: *const u64, tag: u64) -> u32 {
+        // SAFETY: per the contract (unaligned load).
+        let v = unsafe { _mm256_loadu_si256(p as *const __m256i) };
+        let t = _mm256_set1_epi64x(tag as i64);
+        let eq = _mm256_cmpeq_epi64(v, t);
+        _mm256_movemask_pd(_mm256_castsi256_pd(eq)) as u32
+    }
+}
+
+/// A concurrent multi-step LRU cache of `M` vectors of `P` ways per set (the paper: `M = 2`,
+/// `P = 4`). `M = 1` is in-vector LRU (a `P`-way set-associative LRU).
+///
+/// ```
+/// use sifter::MultiStepCache;
+/// let c: MultiStepCache<u64, &str, 2, 4> = MultiStepCache::new(1024);
+/// c.insert(1, "one");
+/// assert_eq!(c.get(&1), Some("one"));
+/// assert_eq!(c.capacity(), 1024);
+/// ```
+pub struct MultiStepCache<
+    K,
+    V,
+    const M: usize = 2,
+    const P: usize = 4,
+    S = foldhash::fast::RandomState,
+> {
+    sets: Box<[Set<K, V, M, P>]>,
+    hasher: S,
+}
+
+// SAFETY: a set's ways are only touched under its lock (mutual exclusion), keys and values
+// move between threads (Send) and are cloned/compared from any thread under the lock.
+unsafe impl<K: Send, V: Send, S: Send, const M: usize, const P: usize> Send
+    for MultiStepCache<K, V, M, P, S>
+{
+}
+// SAFETY: as above: `&self` methods reach the ways only under the set's lock, so K and V are
+// never accessed from two threads at once (Send suffices, as for `Mutex<T>`).
+unsafe impl<K: Send, V: Send, S: Sync, const M: usize, const P: usize> Sync
+    for MultiStepCache<K, V, M, P, S>
+{
+}
+
+impl<K, V, const M: usize, const P: usize, S> std::fmt::Debug for MultiStepCache<K, V, M, P, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MultiStepCache")
+            .field("sets", &self.sets.len())
+            .field("vectors", &M)
+            .field("ways", &P)
+            .finish()
+    }
+}
+
+impl<K: Hash + Eq, V, const M: usize, const P: usize> MultiStepCache<K, V, M, P> {
+    /// A cache of `⌊capacity / (M·P)⌋` sets (at least one), foldhash-hashed.
+    pub fn new(capacity: u64) -> Self {
+        Self::with_hasher(capacity, foldhash::fast::RandomState::default())
+    }
+}
+
+impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
+    MultiStepCache<K, V, M, P, S>
+{
+    /// As [`MultiStepCache::new`] with the hasher `hasher`.
+    ///
+    /// # Panics
+    /// If `M` or `P` is 0, or `P` above 64 (a vector's ways).
+    pub fn with_hasher(capacity: u64, hasher: S) -> Self {
+        assert!(M >= 1 && (1..=64).contains(&P), "MultiStepCache needs M ≥ 1 and 1 ≤ P ≤ 64");
+        let sets = (capacity / (M * P) as u64).max(1) as usize;
+        MultiStepCache { sets: (0..sets).map(|_| Set::new()).collect(), hasher }
+    }
+
+    /// Entries the cache can hold: sets × M × P.
+    pub fn capacity(&self) -> u64 {
+        (self.sets.len() * M * P) as u64
+    }
+
+    fn set_of(&self, hash: u64) -> &Set<K, V, M, P> {
+        &self.sets[(mix(hash) % self.sets.len() as u64) as usize]
+    }
+
+    /// Runs `f` on the ways of `hash`'s set under its lock.
+    fn with_set<R>(&self, hash: u64, f: impl FnOnce(&mut Ways<'_, K, V, M, P>) -> R) -> R {
+        let set = self.set_of(hash);
+        let _g = set.lock();
+        // SAFETY: we hold the set's lock: no other reference to its ways exists.
+        let mut ways = unsafe {
+            Ways {
+                tags: &mut *set.tags.get(),
+                keys: &mut *set.keys.get(),
+                values: &mut *set.values.get(),
+            }
+        };
+        f(&mut ways)
+    }
+
+    /// The way holding `key` (tag `tag`), if any.
+    fn find<Q>(ways: &Ways<'_, K, V, M, P>, tag: u64, key: &Q) -> Option<(usize, usize)>
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
+        find_tag(ways.tags, tag, |v, i| {
+            // SAFETY: a way with a non-empty tag holds an initialised key.
+            unsafe { ways.keys[v][i].assume_init_ref() }.borrow() == key
+        })
+    }
+
+    /// Returns a clone of `key`'s value and applies the multi-step move (a hit writes only its
+    /// own set, under its lock).
+    pub fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        V: Clone,
+    {
+        let hash = self.hasher.hash_one(key);
+        self.with_set(hash, |w| {
+            let (v, i) = Self::find(w, tag_of(hash), key)?;
+            let (v, i) = w.promote(v, i);
+            // SAFETY: the way holds an initialised value (non-empty tag).
+            Some(unsafe { w.values[v][i].assume_init_ref() }.clone())
+        })
+    }
+
+    /// Inserts or replaces `key`'s value. A new key may evict the least recent item of its
+    /// set's last vector (dropped after the lock is released); a replaced value is dropped too.
+    pub fn insert(&self, key: K, value: V) {
+        let hash = self.hasher.hash_one(&key);
+        let tag = tag_of(hash);
+        let dropped: Option<(Option<K>, V)> = self.with_set(hash, |w| {
+            if let Some((v, i)) = Self::find(w, tag, &key) {
+                let old = std::mem::replace(&mut w.values[v][i], MaybeUninit::new(value));
+                w.promote(v, i);
+                // SAFETY: the way held an initialised value.
+                return Some((None, unsafe { old.assume_init() }));
+            }
+            let free = (0..M).find(|&v| w.tags[v][P - 1] == EMPTY);
+            let (v, evicted) = match free {
+                Some(v) => (v, None),
+                None => {
+                    let v = M - 1;
+                    w.tags[v][P - 1] = EMPTY;
+                    let k = std::mem::replace(&mut w.keys[v][P - 1], MaybeUninit::uninit());
+                    let x = std::mem::replace(&mut w.values[v][P - 1], MaybeUninit::uninit());
+                    // SAFETY: the way was full (non-empty tag before we cleared it).
+                    (v, Some(unsafe { (Some(k.assume_init()), x.assume_init()) }))
+                }
+            };
+            let i = (0..P).find(|&j| w.tags[v][j] == EMPTY).unwrap_or(P - 1);
+            w.tags[v][i] = tag;
+            w.keys[v][i] = MaybeUninit::new(key);
+            w.values[v][i] = MaybeUninit::new(value);
+            w.rotate_to_front(v, i);
+            evicted
+        });
+        drop(dropped);
+    }
+
+    /// Removes `key`, returning its value.
+    pub fn remove<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let hash = self.hasher.hash_one(key);
+        let (k, v) = self.with_set(hash, |w| {
+            let (v, i) = Self::find(w, tag_of(hash), key)?;
+            w.tags[v][i] = EMPTY;
+            let k = std::mem::replace(&mut w.keys[v][i], MaybeUninit::uninit());
+            let x = std::mem::replace(&mut w.values[v][i], MaybeUninit::uninit());
+            w.close_gap(v, i);
+            // SAFETY: the way was full.
+            Some(unsafe { (k.assume_init(), x.assume_init()) })
+        })?;
+        drop(k);
+        Some(v)
+    }
+
+    /// Entries held now (a walk over every set's tags; exact when quiescent).
+    pub fn len(&self) -> usize {
+        (0..self.sets.len())
+            .map(|s| {
+                let set = &self.sets[s];
+                let _g = set.lock();
+                // SAFETY: under the set's lock.
+                let tags = unsafe { &*set.tags.get() };
+                tags.iter().flatten().filter(|&&t| t != EMPTY).count()
+            })
+            .sum()
+    }
+
+    /// Whether the cache holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Checks that every vector is filled from way 0 (no holes) and no lock is held
+    /// (quiescent use, tests).
+    pub fn validate(&self) -> Result<(), String> {
+        for (s, set) in self.sets.iter().enumerate() {
+            if set.lock.load(Ordering::Relaxed) {
+                return Err(format!("set {s} is still locked"));
+            }
+            // SAFETY: quiescent by contract.
+            let tags = unsafe { &*set.tags.get() };
+            for (v, vec) in tags.iter().enumerate() {
+                if let Some(e) = vec.iter().position(|&t| t == EMPTY) {
+                    if vec[e..].iter().any(|&t| t != EMPTY) {
+                        return Err(format!("set {s} vector {v} has a hole"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<K, V, const M: usize, const P: usize, S> Drop for MultiStepCache<K, V, M, P, S> {
+    fn drop(&mut self) {
+        for set in self.sets.iter_mut() {
+            let tags = set.tags.get_mut();
+            let keys = set.keys.get_mut();
+            let values = set.values.get_mut();
+            for v in 0..M {
+                for i in 0..P {
+                    if tags[v][i] != EMPTY {
+                        tags[v][i] = EMPTY;
+                        // SAFETY: a way with a non-empty tag holds an initialised key and
+                        // value, dropped once here (`&mut self`; the tag is cleared first).
+                        unsafe {
+                            keys[v][i].assume_init_drop();
+                            values[v][i].assume_init_drop();
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! The concurrent multi-step LRU: the multi-step moves, replacement, removal, and many threads
+//! on tiny and larger caches with drop accounting. (Equality with the simulator at one thread:
+//! `crates/sifter-sim/tests/concurrent_equivalence.rs`.)
+
+#![allow(clippy::unwrap_used)] // tests
+
+use sifter::MultiStepCache;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+
+#[test]
+fn a_new_item_climbs_one_step_per_hit() {
+    // One set of 2 vectors × 2 ways.
+    let c: MultiStepCache<u32, u32, 2, 2> = MultiStepCache::new(4);
+    assert_eq!(c.capacity(), 4);
+    for k in 0..4 {
+        c.insert(k, k);
+    }
+    // A fifth item evicts the LRU item of the last vector.
+    c.insert(9, 9);
+    assert_eq!(c.len(), 4);
+    let resident: Vec<u32> = (0..10).filter(|k| c.get(k).is_some()).collect();
+    assert_eq!(resident.len(), 4);
+    assert!(resident.contains(&9));
+    assert_eq!(c.remove(&9), Some(9));
+    assert_eq!(c.get(&9), None);
+    assert_eq!(c.len(), 3);
+    c.insert(1, 100);
+    assert_eq!(c.get(&1), Some(100));
+    c.validate().unwrap();
+}
+
+#[derive(Debug)]
+struct Val(u64, Arc<AtomicUsize>);
+impl Drop for Val {
+    fn drop(&mut self) {
+        self.1.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn stress<const M: usize, const P: usize>(cap: u64, threads: usize) {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let created = Arc::new(AtomicUsize::new(0));
+    {
+        let c: Arc<MultiStepCache<u64, Arc<Val>, M, P>> = Arc::new(MultiStepCache::new(cap));
+        let barrier = Arc::new(Barrier::new(threads));
+        let hs: Vec<_> = (0..threads as u64)
+            .map(|t| {
+                let (c, drops, created, barrier) =
+                    (c.clone(), drops.clone(), created.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    let mut x = t * 7919 + 1;
+                    for _ in 0..if cfg!(miri) { 50 } else { 20_000 } {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let k = x % (cap * 3 + 1);
+                        match x % 10 {
+                            0 => {
+                                c.remove(&k);
+                            }
+                            1..=5 => {
+                                if let Some(v) = c.get(&k) {
+                                    assert_eq!(v.0, k, "another key's value");
+                                }
+                            }
+                            _ => {
+                                created.fetch_add(1, Ordering::Relaxed);
+                                c.insert(k, Arc::new(Val(k, drops.clone())));
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        c.validate().unwrap();
+        assert!(c.len() as u64 <= c.capacity());
+    }
+    // Every value created was dropped exactly once (evicted, replaced, removed, or with the
+    // cache; `get` returns `Arc` clones, which drop no value).
+    assert_eq!(drops.load(Ordering::Relaxed), created.load(Ordering::Relaxed));
+}
+
+#[test]
+fn many_threads_tiny_and_larger_caches() {
+    let threads = if cfg!(miri) { 2 } else { 16 };
+    stress::<2, 4>(8, threads);
+    stress::<1, 4>(4, threads);
+    if !cfg!(miri) {
+        stress::<2, 4>(1000, threads);
+        stress::<4, 4>(64, threads);
+        stress::<2, 8>(1000, threads);
+    }
+}
+
+/// Exact drop accounting without clones: every value inserted is dropped once — evicted,
+/// replaced, removed or with the cache.
+#[test]
+fn every_value_is_dropped_once() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let n = if cfg!(miri) { 40 } else { 5000 };
+    {
+        let c: MultiStepCache<u64, Val, 2, 4> = MultiStepCache::new(16);
+        for i in 0..n as u64 {
+            c.insert(i % 37, Val(i % 37, drops.clone()));
+            if i % 5 == 0 {
+                drop(c.remove(&(i % 11)));
+            }
+        }
+        c.validate().unwrap();
+    }
+    assert_eq!(drops.load(Ordering::Relaxed), n);
+}
