@@ -55,6 +55,10 @@ pub const CACHES: &[(&str, &str)] = &[
         "nbq-clock-1",
         "sifter NbQ-CLOCK re-inserting one entry at a time (the report's unbatched form)",
     ),
+    (
+        "multistep",
+        "sifter MultiStepCache: multi-step LRU, 2 vectors × 4 ways per set, a lock per set",
+    ),
     ("quick_cache", "quick_cache::sync::Cache (sharded CLOCK-Pro-like S3-FIFO variant)"),
     ("moka", "moka::sync::Cache (TinyLFU admission, LRU; writes applied in batches)"),
     ("mini_moka", "mini_moka::sync::Cache (moka's smaller sibling)"),
@@ -75,6 +79,7 @@ pub const PEERS: &[&str] =
 
 struct Sifter(Cache<u64, u64>);
 struct SifterGetWith(Cache<u64, u64>);
+struct MultiStep(sifter::MultiStepCache<u64, u64, 2, 4>);
 struct Quick(quick_cache::sync::Cache<u64, u64>);
 struct Moka(moka::sync::Cache<u64, u64>);
 struct MiniMoka(mini_moka::sync::Cache<u64, u64>);
@@ -188,6 +193,23 @@ impl BenchCache for SifterGetWith {
     }
 }
 
+impl BenchCache for MultiStep {
+    #[inline]
+    fn get(&self, k: u64) -> bool {
+        self.0.get(&k).is_some()
+    }
+    #[inline]
+    fn insert(&self, k: u64) {
+        self.0.insert(k, k);
+    }
+    fn remove(&self, k: u64) {
+        let _ = self.0.remove(&k);
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
 impl BenchCache for MutexLru {
     #[inline]
     fn get(&self, k: u64) -> bool {
@@ -264,6 +286,7 @@ pub fn make(name: &str, capacity: u64) -> Result<Box<dyn BenchCache>, BenchError
         "s3fifo" | "s3-fifo" => sifter(Policy::S3Fifo, true),
         "nbq-clock" | "nbqclock" => sifter(Policy::NbqClock, true),
         "nbq-clock-1" => sifter(Policy::NbqClock, false),
+        "multistep" | "multistep-lru" => Box::new(MultiStep(sifter::MultiStepCache::new(capacity))),
         "quick_cache" | "quick-cache" => Box::new(Quick(quick_cache::sync::Cache::new(cap))),
         "moka" => Box::new(Moka(moka::sync::Cache::new(capacity))),
         "mini_moka" | "mini-moka" => Box::new(MiniMoka(mini_moka::sync::Cache::new(capacity))),
