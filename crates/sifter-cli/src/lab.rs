@@ -167,7 +167,7 @@ fn esc(s: &str) -> String {
 /// The caches the lab measures: every concurrent sifter policy, the peers, and the null cache
 /// (the harness's own ceiling).
 const LAB_CACHES: &str =
-    "mobius,mobius-wd,sieve,lru,fifo,clock,s3fifo,nbq-clock,quick_cache,moka,mini_moka,foyer,foyer-sieve,mutex-lru,null";
+    "mobius,mobius-wd,sieve,lru,fifo,clock,s3fifo,nbq-clock,multistep,quick_cache,moka,mini_moka,foyer,foyer-sieve,mutex-lru,null";
 const LAB_CACHES_QUICK: &str = "mobius,sieve,lru,quick_cache,moka,null";
 
 /// Throughput vs threads, hit ratio and latency percentiles (`sifter bench` with the lab's
