@@ -46,6 +46,69 @@ enum Cmd {
     Model(model_cmd::ModelCmd),
     /// Run the default experiment suite and write a report.
     Lab(lab::LabArgs),
+    /// A memcached-compatible server (text protocol) on the sifter cache.
+    Serve(ServeArgs),
+}
+
+/// Arguments of `sifter serve` (memcached's flag names where they exist).
+#[derive(clap::Args, Debug)]
+struct ServeArgs {
+    /// TCP port.
+    #[arg(short = 'p', long, default_value_t = 11211)]
+    port: u16,
+    /// Interface to listen on (127.0.0.1 unless told otherwise).
+    #[arg(short = 'l', long, default_value = "127.0.0.1")]
+    listen: std::net::IpAddr,
+    /// Memory for items in MiB (keys, values and per-item overhead).
+    #[arg(short = 'm', long, default_value_t = 64)]
+    memory_limit: u64,
+    /// Largest item, e.g. 1m, 512k, 2097152.
+    #[arg(short = 'I', long, default_value = "1m")]
+    max_item_size: String,
+    /// Worker threads.
+    #[arg(short = 't', long, default_value_t = 4)]
+    threads: usize,
+    /// Most simultaneous connections.
+    #[arg(short = 'c', long, default_value_t = 1024)]
+    conn_limit: usize,
+    /// Eviction policy: mobius, s3fifo, nbq-clock, sieve, clock, fifo, lru.
+    #[arg(long, default_value = "mobius")]
+    policy: String,
+}
+
+fn parse_size(s: &str) -> anyhow::Result<usize> {
+    let t = s.trim().to_ascii_lowercase();
+    let (num, mul) = match t.chars().last() {
+        Some('k') => (&t[..t.len() - 1], 1usize << 10),
+        Some('m') => (&t[..t.len() - 1], 1 << 20),
+        Some('g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (&t[..], 1),
+    };
+    let n: usize = num.parse().map_err(|_| anyhow::anyhow!("bad size {s:?} (e.g. 1m, 512k)"))?;
+    n.checked_mul(mul).ok_or_else(|| anyhow::anyhow!("size {s:?} too large"))
+}
+
+fn serve(a: ServeArgs) -> anyhow::Result<()> {
+    let item_max = parse_size(&a.max_item_size)?;
+    if !(1024..=1 << 30).contains(&item_max) {
+        anyhow::bail!("-I {}: the item size limit must be between 1k and 1g", a.max_item_size);
+    }
+    if a.memory_limit == 0 || a.threads == 0 || a.conn_limit == 0 {
+        anyhow::bail!("-m, -t and -c must be at least 1");
+    }
+    let policy: sifter::Policy = a.policy.parse().map_err(anyhow::Error::msg)?;
+    let config = sifter_server::Config {
+        addr: std::net::SocketAddr::new(a.listen, a.port),
+        memory: a
+            .memory_limit
+            .checked_mul(1 << 20)
+            .ok_or_else(|| anyhow::anyhow!("-m too large"))?,
+        item_max,
+        threads: a.threads,
+        max_conns: a.conn_limit,
+        policy,
+    };
+    sifter_server::run(config).map_err(|e| anyhow::anyhow!("sifter serve: {e}"))
 }
 
 #[derive(clap::Args, Debug)]
@@ -83,6 +146,7 @@ fn main() {
         }
         Cmd::Bench(BenchTop { cmd: None, args }) => bench_cmd::run_cmd(args),
         Cmd::Lab(a) => lab::run(a),
+        Cmd::Serve(a) => serve(a),
     };
     if let Err(e) = res {
         eprintln!("error: {e:#}");

@@ -1,0 +1,350 @@
+//! The memcached text protocol: parsing a connection's input into commands and writing their
+//! replies, with memcached 1.6's error strings and limits.
+
+use crate::store::{Delta, Mode, Stored};
+use crate::Shared;
+use std::io::Write;
+use std::sync::atomic::Ordering;
+
+/// Longest key (memcached).
+const KEY_MAX: usize = 250;
+
+const ERROR: &[u8] = b"ERROR\r\n";
+const BAD_FORMAT: &[u8] = b"CLIENT_ERROR bad command line format\r\n";
+
+/// A connection's protocol state between reads.
+#[derive(Debug, Default)]
+pub(crate) struct Session {
+    /// The client quit.
+    pub close: bool,
+    /// Bytes of an oversized item's data block still to discard.
+    pub swallow: usize,
+}
+
+/// Answers every complete command at the start of `input` into `out` (stopping early once
+/// `out` holds `max_out` bytes); returns how many input bytes were consumed.
+pub(crate) fn process(
+    shared: &Shared,
+    s: &mut Session,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    max_out: usize,
+) -> usize {
+    let mut pos = 0;
+    while pos < input.len() && !s.close && out.len() < max_out {
+        if s.swallow > 0 {
+            let n = s.swallow.min(input.len() - pos);
+            s.swallow -= n;
+            pos += n;
+            continue;
+        }
+        let Some(nl) = input[pos..].iter().position(|&b| b == b'\n') else { break };
+        let line_end = pos + nl;
+        let line = &input[pos..line_end];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        match command(shared, s, line, &input[line_end + 1..], out) {
+            Some(extra) => pos = line_end + 1 + extra,
+            None => break, // the data block is not all here yet
+        }
+    }
+    pos
+}
+
+fn parse<T: std::str::FromStr>(b: &[u8]) -> Option<T> {
+    std::str::from_utf8(b).ok()?.parse().ok()
+}
+
+fn key_ok(k: &[u8]) -> bool {
+    !k.is_empty() && k.len() <= KEY_MAX && k.iter().all(|&c| c > b' ' && c != 0x7f)
+}
+
+/// Runs one command line; `rest` is the input after it. Returns the bytes of `rest` it used
+/// (its data block), or `None` if the data block is incomplete (nothing was done).
+fn command(
+    shared: &Shared,
+    s: &mut Session,
+    line: &[u8],
+    rest: &[u8],
+    out: &mut Vec<u8>,
+) -> Option<usize> {
+    let t: Vec<&[u8]> = line.split(|&c| c == b' ').filter(|x| !x.is_empty()).collect();
+    let Some(&cmd) = t.first() else {
+        out.extend_from_slice(ERROR);
+        return Some(0);
+    };
+    let noreply = t.len() > 1 && t[t.len() - 1] == b"noreply";
+    let reply = |out: &mut Vec<u8>, r: &[u8]| {
+        if !noreply {
+            out.extend_from_slice(r);
+        }
+    };
+    let store = &shared.store;
+    match cmd {
+        b"get" | b"gets" | b"gat" | b"gats" => {
+            let touch = cmd.starts_with(b"gat");
+            let with_cas = cmd.ends_with(b"s");
+            let (exp, keys) = if touch {
+                match t.get(1).and_then(|x| parse::<i64>(x)) {
+                    Some(e) => (Some(store.expiry(e)), &t[2..]),
+                    None => {
+                        out.extend_from_slice(if t.len() < 3 { ERROR } else { BAD_FORMAT });
+                        return Some(0);
+                    }
+                }
+            } else {
+                (None, &t[1..])
+            };
+            if keys.is_empty() {
+                out.extend_from_slice(ERROR);
+                return Some(0);
+            }
+            if keys.iter().any(|k| !key_ok(k)) {
+                out.extend_from_slice(BAD_FORMAT);
+                return Some(0);
+            }
+            for k in keys {
+                if let Some(e) = exp {
+                    if !store.touch(k, e) {
+                        continue;
+                    }
+                }
+                if let Some(item) = store.get(k) {
+                    out.extend_from_slice(b"VALUE ");
+                    out.extend_from_slice(k);
+                    let _ = write!(out, " {} {}", item.flags, item.data.len());
+                    if with_cas {
+                        let _ = write!(out, " {}", item.cas);
+                    }
+                    out.extend_from_slice(b"\r\n");
+                    out.extend_from_slice(&item.data);
+                    out.extend_from_slice(b"\r\n");
+                }
+            }
+            out.extend_from_slice(b"END\r\n");
+            Some(0)
+        }
+        b"set" | b"add" | b"replace" | b"append" | b"prepend" | b"cas" => {
+            let is_cas = cmd == b"cas";
+            let need = if is_cas { 6 } else { 5 };
+            let header = (t.len() == need || (t.len() == need + 1 && noreply))
+                .then(|| {
+                    let flags = parse::<u32>(t[2])?;
+                    let exptime = parse::<i64>(t[3])?;
+                    let bytes = parse::<usize>(t[4])?;
+                    let cas = if is_cas { parse::<u64>(t[5])? } else { 0 };
+                    Some((flags, exptime, bytes, cas))
+                })
+                .flatten();
+            let Some((flags, exptime, bytes, cas)) = header else {
+                out.extend_from_slice(BAD_FORMAT);
+                return Some(0);
+            };
+            if !key_ok(t[1]) {
+                out.extend_from_slice(BAD_FORMAT);
+                // memcached swallows the data block of a rejected command.
+                s.swallow = bytes.saturating_add(2);
+                return Some(0);
+            }
+            if bytes > shared.config.item_max {
+                out.extend_from_slice(b"SERVER_ERROR object too large for cache\r\n");
+                s.swallow = bytes.saturating_add(2);
+                return Some(0);
+            }
+            if rest.len() < bytes + 2 {
+                return None;
+            }
+            if &rest[bytes..bytes + 2] != b"\r\n" {
+                out.extend_from_slice(b"CLIENT_ERROR bad data chunk\r\n");
+                // The block was longer than announced: skip to the end of its line.
+                let skip = rest[bytes..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(rest.len(), |j| bytes + j + 1);
+                return Some(skip);
+            }
+            let data = &rest[..bytes];
+            let mode = match cmd {
+                b"set" => Mode::Set,
+                b"add" => Mode::Add,
+                b"replace" => Mode::Replace,
+                b"append" => Mode::Append,
+                b"prepend" => Mode::Prepend,
+                _ => Mode::Cas(cas),
+            };
+            let r = store.store(mode, t[1], flags, store.expiry(exptime), data);
+            reply(
+                out,
+                match r {
+                    Stored::Stored => b"STORED\r\n",
+                    Stored::NotStored => b"NOT_STORED\r\n",
+                    Stored::Exists => b"EXISTS\r\n",
+                    Stored::NotFound => b"NOT_FOUND\r\n",
+                },
+            );
+            Some(bytes + 2)
+        }
+        b"delete" => {
+            let ok = match t.len() {
+                2 => true,
+                3 => noreply || t[2] == b"0",
+                4 => t[2] == b"0" && noreply,
+                _ => false,
+            };
+            if !ok || !key_ok(t[1]) {
+                out.extend_from_slice(
+                    b"CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n",
+                );
+                return Some(0);
+            }
+            let r: &[u8] = if store.delete(t[1]) { b"DELETED\r\n" } else { b"NOT_FOUND\r\n" };
+            reply(out, r);
+            Some(0)
+        }
+        b"incr" | b"decr" => {
+            if !(t.len() == 3 || (t.len() == 4 && noreply)) || !key_ok(t[1]) {
+                out.extend_from_slice(ERROR);
+                return Some(0);
+            }
+            let Some(by) = parse::<u64>(t[2]) else {
+                out.extend_from_slice(b"CLIENT_ERROR invalid numeric delta argument\r\n");
+                return Some(0);
+            };
+            match store.delta(t[1], cmd == b"incr", by) {
+                Delta::Value(v) => {
+                    if !noreply {
+                        let _ = write!(out, "{v}\r\n");
+                    }
+                }
+                Delta::NotFound => reply(out, b"NOT_FOUND\r\n"),
+                Delta::NonNumeric => out.extend_from_slice(
+                    b"CLIENT_ERROR cannot increment or decrement non-numeric value\r\n",
+                ),
+            }
+            Some(0)
+        }
+        b"touch" => {
+            let exp = t.get(2).and_then(|x| parse::<i64>(x));
+            match exp {
+                Some(e) if (t.len() == 3 || (t.len() == 4 && noreply)) && key_ok(t[1]) => {
+                    let r: &[u8] = if store.touch(t[1], store.expiry(e)) {
+                        b"TOUCHED\r\n"
+                    } else {
+                        b"NOT_FOUND\r\n"
+                    };
+                    reply(out, r);
+                }
+                _ => out.extend_from_slice(ERROR),
+            }
+            Some(0)
+        }
+        b"flush_all" => {
+            let args = &t[1..t.len() - noreply as usize];
+            match args {
+                [] => store.flush(),
+                [d] => match parse::<i64>(d) {
+                    Some(d) if d <= 0 => store.flush(),
+                    Some(d) => {
+                        let at = std::time::Duration::from_secs(d as u64);
+                        let _ = shared.flusher.send(at);
+                    }
+                    None => {
+                        out.extend_from_slice(BAD_FORMAT);
+                        return Some(0);
+                    }
+                },
+                _ => {
+                    out.extend_from_slice(ERROR);
+                    return Some(0);
+                }
+            }
+            reply(out, b"OK\r\n");
+            Some(0)
+        }
+        b"version" => {
+            out.extend_from_slice(b"VERSION 1.6.21 (sifter ");
+            out.extend_from_slice(env!("CARGO_PKG_VERSION").as_bytes());
+            out.extend_from_slice(b")\r\n");
+            Some(0)
+        }
+        b"verbosity" => {
+            let ok = match t.len() {
+                2 => noreply || parse::<u32>(t[1]).is_some(),
+                3 => noreply && parse::<u32>(t[1]).is_some(),
+                _ => false,
+            };
+            if ok {
+                reply(out, b"OK\r\n");
+            } else {
+                out.extend_from_slice(ERROR);
+            }
+            Some(0)
+        }
+        b"quit" => {
+            s.close = true;
+            Some(0)
+        }
+        b"stats" => {
+            if noreply || t.len() > 2 {
+                out.extend_from_slice(ERROR);
+                return Some(0);
+            }
+            stats(shared, t.get(1).copied(), out);
+            Some(0)
+        }
+        _ => {
+            out.extend_from_slice(ERROR);
+            Some(0)
+        }
+    }
+}
+
+fn stats(shared: &Shared, group: Option<&[u8]>, out: &mut Vec<u8>) {
+    let (items, bytes, limit, st) = shared.store.stats();
+    let c = &shared.config;
+    let mut stat = |name: &str, v: &dyn std::fmt::Display| {
+        let _ = write!(out, "STAT {name} {v}\r\n");
+    };
+    match group {
+        None => {
+            let uptime = shared.started.elapsed().as_secs();
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            stat("pid", &std::process::id());
+            stat("uptime", &uptime);
+            stat("time", &now);
+            stat("version", &"1.6.21");
+            stat("libevent", &"tokio");
+            stat("pointer_size", &usize::BITS);
+            // Relaxed: statistics.
+            stat("curr_connections", &shared.conns.load(Ordering::Relaxed));
+            stat("total_connections", &shared.total_conns.load(Ordering::Relaxed));
+            stat("cmd_get", &(st.hits + st.misses));
+            stat("get_hits", &st.hits);
+            stat("get_misses", &st.misses);
+            stat("curr_items", &items);
+            stat("total_items", &(st.inserts + st.updates));
+            stat("bytes", &bytes);
+            stat("limit_maxbytes", &limit);
+            stat("evictions", &st.evictions);
+            stat("threads", &c.threads);
+            stat("policy", &c.policy.name());
+        }
+        Some(b"settings") => {
+            stat("maxbytes", &c.memory);
+            stat("maxconns", &c.max_conns);
+            stat("tcpport", &c.addr.port());
+            stat("num_threads", &c.threads);
+            stat("item_size_max", &c.item_max);
+            stat("evictions", &"on");
+            stat("cas_enabled", &"yes");
+            stat("policy", &c.policy.name());
+        }
+        Some(b"items") | Some(b"slabs") => {}
+        Some(_) => {
+            out.extend_from_slice(ERROR);
+            return;
+        }
+    }
+    out.extend_from_slice(b"END\r\n");
+}

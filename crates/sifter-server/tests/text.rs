@@ -1,0 +1,203 @@
+//! The text protocol over real sockets on 127.0.0.1: every command, noreply, pipelining,
+//! errors that keep the connection usable, oversized items, long lines, byte-bounded memory,
+//! and a client that never reads its replies.
+
+#![allow(clippy::unwrap_used)] // tests
+
+use sifter_server::{serve, Config, Handle};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+fn server(memory: u64) -> Handle {
+    let config =
+        Config { addr: "127.0.0.1:0".parse().unwrap(), memory, threads: 2, ..Config::default() };
+    serve(config).unwrap()
+}
+
+struct Client {
+    w: TcpStream,
+    r: BufReader<TcpStream>,
+}
+
+impl Client {
+    fn new(h: &Handle) -> Client {
+        let w = TcpStream::connect(h.addr).unwrap();
+        w.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let r = BufReader::new(w.try_clone().unwrap());
+        Client { w, r }
+    }
+    fn send(&mut self, s: &str) {
+        self.w.write_all(s.as_bytes()).unwrap();
+    }
+    fn line(&mut self) -> String {
+        let mut l = String::new();
+        self.r.read_line(&mut l).unwrap();
+        l
+    }
+    /// Sends `cmd` and returns the first reply line.
+    fn ask(&mut self, cmd: &str) -> String {
+        self.send(cmd);
+        self.line()
+    }
+    /// Lines up to and including `END`.
+    fn until_end(&mut self) -> Vec<String> {
+        let mut v = Vec::new();
+        loop {
+            let l = self.line();
+            let end = l == "END\r\n" || l.is_empty();
+            v.push(l);
+            if end {
+                return v;
+            }
+        }
+    }
+}
+
+#[test]
+fn storage_and_retrieval_commands() {
+    let h = server(64 << 20);
+    let mut c = Client::new(&h);
+    assert_eq!(c.ask("set a 5 0 5\r\nhello\r\n"), "STORED\r\n");
+    c.send("get a\r\n");
+    assert_eq!(c.until_end(), ["VALUE a 5 5\r\n", "hello\r\n", "END\r\n"]);
+    assert_eq!(c.ask("add a 0 0 1\r\nx\r\n"), "NOT_STORED\r\n");
+    assert_eq!(c.ask("add b 0 0 1\r\nx\r\n"), "STORED\r\n");
+    assert_eq!(c.ask("replace zz 0 0 1\r\nx\r\n"), "NOT_STORED\r\n");
+    assert_eq!(c.ask("replace b 0 0 1\r\ny\r\n"), "STORED\r\n");
+    assert_eq!(c.ask("append a 0 0 6\r\n world\r\n"), "STORED\r\n");
+    assert_eq!(c.ask("prepend a 0 0 1\r\n>\r\n"), "STORED\r\n");
+    assert_eq!(c.ask("append nope 0 0 1\r\nx\r\n"), "NOT_STORED\r\n");
+    c.send("gets a b missing\r\n");
+    let v = c.until_end();
+    assert_eq!(v.len(), 5, "{v:?}");
+    assert!(v[0].starts_with("VALUE a 5 12 "), "{v:?}");
+    assert_eq!(v[1], ">hello world\r\n");
+    let cas: u64 = v[0].trim_end().rsplit(' ').next().unwrap().parse().unwrap();
+    assert_eq!(c.ask(&format!("cas a 1 0 2 {}\r\nok\r\n", cas + 1000)), "EXISTS\r\n");
+    assert_eq!(c.ask(&format!("cas a 1 0 2 {cas}\r\nok\r\n")), "STORED\r\n");
+    assert_eq!(c.ask(&format!("cas a 1 0 2 {cas}\r\nok\r\n")), "EXISTS\r\n");
+    assert_eq!(c.ask("cas nope 0 0 1 1\r\nx\r\n"), "NOT_FOUND\r\n");
+    assert_eq!(c.ask("delete b\r\n"), "DELETED\r\n");
+    assert_eq!(c.ask("delete b\r\n"), "NOT_FOUND\r\n");
+    assert_eq!(c.ask("set n 0 0 2\r\n10\r\n"), "STORED\r\n");
+    assert_eq!(c.ask("incr n 5\r\n"), "15\r\n");
+    assert_eq!(c.ask("decr n 100\r\n"), "0\r\n");
+    assert_eq!(c.ask("incr n 18446744073709551615\r\n"), "18446744073709551615\r\n");
+    assert_eq!(c.ask("incr n 1\r\n"), "0\r\n", "incr wraps at 2^64");
+    assert_eq!(
+        c.ask("incr a 1\r\n"),
+        "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
+    );
+    assert_eq!(c.ask("incr n x\r\n"), "CLIENT_ERROR invalid numeric delta argument\r\n");
+    assert_eq!(c.ask("incr zz 1\r\n"), "NOT_FOUND\r\n");
+    assert_eq!(c.ask("touch n 100\r\n"), "TOUCHED\r\n");
+    assert_eq!(c.ask("touch zz 100\r\n"), "NOT_FOUND\r\n");
+    assert!(c.ask("version\r\n").starts_with("VERSION 1.6"));
+    assert_eq!(c.ask("verbosity 1\r\n"), "OK\r\n");
+    assert_eq!(c.ask("flush_all\r\n"), "OK\r\n");
+    c.send("get a n\r\n");
+    assert_eq!(c.until_end(), ["END\r\n"]);
+    c.send("stats\r\n");
+    let s = c.until_end();
+    assert!(s.iter().any(|l| l.starts_with("STAT curr_items ")), "{s:?}");
+    assert_eq!(s.last().unwrap(), "END\r\n");
+    h.shutdown();
+}
+
+#[test]
+fn noreply_pipelining_and_errors_keep_the_connection() {
+    let h = server(64 << 20);
+    let mut c = Client::new(&h);
+    // Pipelined: replies in order; noreply commands answer nothing.
+    c.send("set a 0 0 1 noreply\r\n1\r\nadd a 0 0 1 noreply\r\n2\r\nincr a 1 noreply\r\ndelete zz noreply\r\nget a\r\nversion\r\n");
+    assert_eq!(c.until_end(), ["VALUE a 0 1\r\n", "2\r\n", "END\r\n"]);
+    assert!(c.line().starts_with("VERSION"));
+    // Malformed lines: an error each, the connection goes on.
+    assert_eq!(c.ask("bogus\r\n"), "ERROR\r\n");
+    assert_eq!(c.ask("\r\n"), "ERROR\r\n");
+    assert_eq!(c.ask("get\r\n"), "ERROR\r\n");
+    assert_eq!(c.ask("set a x 0 1\r\n"), "CLIENT_ERROR bad command line format\r\n");
+    let long = "k".repeat(251);
+    assert_eq!(c.ask(&format!("get {long}\r\n")), "CLIENT_ERROR bad command line format\r\n");
+    assert!(c.ask("delete a b c d e\r\n").starts_with("CLIENT_ERROR"));
+    assert_eq!(c.ask("verbosity\r\n"), "ERROR\r\n");
+    assert_eq!(c.ask("stats noreply\r\n"), "ERROR\r\n");
+    assert_eq!(c.ask("set a 0 0 2\r\nabc\r\n"), "CLIENT_ERROR bad data chunk\r\n");
+    assert!(c.ask("version\r\n").starts_with("VERSION"));
+    // An item over the size limit: refused, and its data block consumed.
+    let big = "x".repeat((1 << 20) + 1);
+    assert_eq!(
+        c.ask(&format!("set big 0 0 {}\r\n{big}\r\n", big.len())),
+        "SERVER_ERROR object too large for cache\r\n"
+    );
+    assert!(c.ask("version\r\n").starts_with("VERSION"));
+    // Expiry: negative = already expired.
+    assert_eq!(c.ask("set e 0 -1 1\r\nx\r\n"), "STORED\r\n");
+    c.send("get e\r\n");
+    assert_eq!(c.until_end(), ["END\r\n"]);
+    c.send("quit\r\n");
+    let mut buf = [0u8; 1];
+    assert_eq!(c.r.read(&mut buf).unwrap(), 0, "quit closes the connection");
+    h.shutdown();
+}
+
+#[test]
+fn a_line_without_newline_past_the_limit_closes_only_that_connection() {
+    let h = server(64 << 20);
+    let mut bad = Client::new(&h);
+    let mut good = Client::new(&h);
+    bad.send(&"x".repeat(20_000));
+    let l = bad.line();
+    assert!(l.starts_with("CLIENT_ERROR"), "{l:?}");
+    let mut buf = [0u8; 1];
+    assert_eq!(bad.r.read(&mut buf).unwrap(), 0);
+    assert!(good.ask("version\r\n").starts_with("VERSION"));
+    h.shutdown();
+}
+
+#[test]
+fn memory_is_bounded_in_bytes() {
+    let h = server(1 << 20);
+    let mut c = Client::new(&h);
+    let v = "v".repeat(1000);
+    for i in 0..5000 {
+        c.send(&format!("set key{i} 0 0 {}\r\n{v}\r\n", v.len()));
+        assert_eq!(c.line(), "STORED\r\n");
+    }
+    c.send("stats\r\n");
+    let s = c.until_end();
+    let get = |name: &str| -> u64 {
+        let l = s.iter().find(|l| l.starts_with(&format!("STAT {name} "))).unwrap();
+        l.trim_end().rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert!(get("bytes") <= 1 << 20, "{s:?}");
+    assert!(get("curr_items") < 1100 && get("curr_items") > 500, "{s:?}");
+    assert!(get("evictions") > 3000, "{s:?}");
+    h.shutdown();
+}
+
+#[test]
+fn a_client_that_never_reads_blocks_no_one() {
+    let h = server(64 << 20);
+    let mut c = Client::new(&h);
+    assert_eq!(
+        c.ask(&format!("set big 0 0 {}\r\n{}\r\n", 500_000, "b".repeat(500_000))),
+        "STORED\r\n"
+    );
+    // Another client asks for the big value over and over and never reads.
+    let mut hog = TcpStream::connect(h.addr).unwrap();
+    hog.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    for _ in 0..200 {
+        if hog.write_all(b"get big\r\n").is_err() {
+            break;
+        }
+    }
+    // Others are served meanwhile.
+    let mut other = Client::new(&h);
+    for _ in 0..10 {
+        assert!(other.ask("version\r\n").starts_with("VERSION"));
+    }
+    drop(hog);
+    h.shutdown();
+}
