@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# memcached conformance of `sifter serve`: memccapable's ASCII suite (27 tests) against a
+# server started here on a free 127.0.0.1 port and stopped afterwards. Installs Debian's
+# libmemcached-tools (memccapable) when missing; skips with a message only if that is impossible.
+# Called by scripts/test.sh. Usage: scripts/memcached-conformance.sh [path/to/sifter]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v memccapable >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq >/dev/null && \
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libmemcached-tools >/dev/null || true
+  fi
+fi
+if ! command -v memccapable >/dev/null 2>&1; then
+  echo "SKIP: memccapable (Debian package libmemcached-tools) could not be installed here"
+  exit 0
+fi
+
+SIFTER="${1:-target/release/sifter}"
+[ -x "$SIFTER" ] || cargo build --release --locked -p sifter-cli
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo $((21000 + RANDOM % 1000))
+}
+PID=""
+trap '[ -n "$PID" ] && kill $PID 2>/dev/null; wait 2>/dev/null || true' EXIT
+for policy in mobius s3fifo sieve; do
+  PORT=$(free_port)
+  "$SIFTER" serve -l 127.0.0.1 -p "$PORT" -m 64 -t 2 --policy "$policy" 2>/dev/null &
+  PID=$!
+  for _ in $(seq 1 50); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+    sleep 0.1
+  done
+  echo "memccapable -a against sifter serve --policy $policy (port $PORT)"
+  timeout 120 memccapable -h 127.0.0.1 -p "$PORT" -a | tail -1
+  kill $PID
+  wait $PID 2>/dev/null || true
+  PID=""
+done
