@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# memcached conformance of `sifter serve`: memccapable's ASCII suite (27 tests) against a
-# server started here on a free 127.0.0.1 port and stopped afterwards. Installs Debian's
+# memcached conformance of `sifter serve`: memccapable's ASCII and binary suites (27 tests
+# each) against a server started here on a free 127.0.0.1 port per policy, stopped afterwards. Installs Debian's
 # libmemcached-tools (memccapable) when missing; skips with a message only if that is impossible.
 # Called by scripts/test.sh. Usage: scripts/memcached-conformance.sh [path/to/sifter]
 set -euo pipefail
@@ -34,8 +34,9 @@ for policy in mobius s3fifo sieve; do
     (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
     sleep 0.1
   done
-  echo "memccapable -a against sifter serve --policy $policy (port $PORT)"
+  echo "memccapable (ASCII and binary) against sifter serve --policy $policy (port $PORT)"
   timeout 120 memccapable -h 127.0.0.1 -p "$PORT" -a | tail -1
+  timeout 120 memccapable -h 127.0.0.1 -p "$PORT" -b | tail -1
   kill $PID
   wait $PID 2>/dev/null || true
   PID=""

@@ -22,7 +22,7 @@ echo "== loom model checks (crates/sifter/tests/loom.rs)"
 scripts/loom.sh --locked
 echo "== Miri on the small tests of the unsafe core (crates/sifter/tests/{miri_small,capacity}.rs)"
 scripts/miri.sh
-echo "== memcached conformance of sifter serve (memccapable -a)"
+echo "== memcached conformance of sifter serve (memccapable -a and -b)"
 cargo build --release --locked -p sifter-cli
 scripts/memcached-conformance.sh target/release/sifter
 echo "== all checks passed"

@@ -9,9 +9,11 @@
 //!
 //! Implemented: `get`/`gets`/`gat`/`gats` (multi-key), `set`/`add`/`replace`/`append`/
 //! `prepend`/`cas`, `delete`, `incr`/`decr`, `touch`, `flush_all [delay]`, `stats`, `version`,
-//! `verbosity`, `quit`, `noreply`. Not yet: the meta and binary protocols, `stats` sub-groups
-//! beyond `settings`.
+//! `verbosity`, `quit`, `noreply`; and the binary protocol (a connection whose first byte is
+//! 0x80), quiet variants included. Not yet: the meta commands, `stats` sub-groups beyond
+//! `settings`.
 
+mod binary;
 pub mod store;
 mod text;
 
@@ -171,13 +173,22 @@ async fn connection(mut sock: TcpStream, shared: &Shared) -> std::io::Result<()>
     let mut out: Vec<u8> = Vec::with_capacity(16 * 1024);
     let mut session = text::Session::default();
     let mut chunk = vec![0u8; 64 * 1024];
+    // The protocol, from the connection's first byte (0x80: binary).
+    let mut binary = None;
     loop {
         let n = sock.read(&mut chunk).await?;
         if n == 0 {
             return Ok(());
         }
         input.extend_from_slice(&chunk[..n]);
-        let consumed = text::process(shared, &mut session, &input, &mut out, MAX_PENDING_OUT);
+        let binary = *binary.get_or_insert(input[0] == 0x80);
+        let consumed = if binary {
+            let (n, close) = binary::process(shared, &input, &mut out, MAX_PENDING_OUT);
+            session.close |= close;
+            n
+        } else {
+            text::process(shared, &mut session, &input, &mut out, MAX_PENDING_OUT)
+        };
         input.drain(..consumed);
         if !out.is_empty() {
             sock.write_all(&out).await?;
@@ -187,7 +198,7 @@ async fn connection(mut sock: TcpStream, shared: &Shared) -> std::io::Result<()>
             return Ok(());
         }
         // A partial line longer than the limit: memcached closes the connection.
-        if session.swallow == 0 && input.len() > MAX_LINE && !input.contains(&b'\n') {
+        if !binary && session.swallow == 0 && input.len() > MAX_LINE && !input.contains(&b'\n') {
             sock.write_all(b"CLIENT_ERROR line too long\r\n").await?;
             return Ok(());
         }

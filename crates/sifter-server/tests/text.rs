@@ -201,3 +201,43 @@ fn a_client_that_never_reads_blocks_no_one() {
     drop(hog);
     h.shutdown();
 }
+
+/// The binary protocol, chosen by the connection's first byte: set, get, a quiet miss, noop.
+#[test]
+fn binary_protocol_round_trip() {
+    let h = server(64 << 20);
+    let mut s = TcpStream::connect(h.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let req = |op: u8, extras: &[u8], key: &[u8], value: &[u8]| {
+        let mut r = vec![0x80, op];
+        r.extend_from_slice(&(key.len() as u16).to_be_bytes());
+        r.push(extras.len() as u8);
+        r.extend_from_slice(&[0, 0, 0]);
+        r.extend_from_slice(&((extras.len() + key.len() + value.len()) as u32).to_be_bytes());
+        r.extend_from_slice(&[0; 12]);
+        r.extend_from_slice(extras);
+        r.extend_from_slice(key);
+        r.extend_from_slice(value);
+        r
+    };
+    let mut all = req(0x01, &[0, 0, 0, 7, 0, 0, 0, 0], b"k", b"hello"); // set, flags 7
+    all.extend(req(0x09, &[], b"missing", b"")); // getq miss: no reply
+    all.extend(req(0x00, &[], b"k", b"")); // get
+    all.extend(req(0x0a, &[], b"", b"")); // noop
+    s.write_all(&all).unwrap();
+    let mut read = |n: usize| {
+        let mut b = vec![0u8; n];
+        s.read_exact(&mut b).unwrap();
+        b
+    };
+    let set = read(24);
+    assert_eq!((set[0], set[1], &set[6..8]), (0x81, 0x01, &[0u8, 0][..]));
+    let get = read(24);
+    assert_eq!((get[1], &get[6..8]), (0x00, &[0u8, 0][..]));
+    let body = read(u32::from_be_bytes([get[8], get[9], get[10], get[11]]) as usize);
+    assert_eq!(&body[..4], &[0, 0, 0, 7]);
+    assert_eq!(&body[4..], b"hello");
+    let noop = read(24);
+    assert_eq!(noop[1], 0x0a, "the quiet miss answered nothing");
+    h.shutdown();
+}

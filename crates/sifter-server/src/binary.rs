@@ -1,0 +1,341 @@
+//! The memcached binary protocol (a connection whose first byte is 0x80): 24-byte headers,
+//! quiet variants that answer only on error (gets: only on a hit), the opcodes memccapable
+//! `-b` exercises.
+
+use crate::store::{Delta, Mode, Stored};
+use crate::Shared;
+
+const REQ: u8 = 0x80;
+const RES: u8 = 0x81;
+const HEADER: usize = 24;
+
+const OK: u16 = 0x00;
+const NOT_FOUND: u16 = 0x01;
+const EXISTS: u16 = 0x02;
+const TOO_LARGE: u16 = 0x03;
+const INVALID: u16 = 0x04;
+const NOT_STORED: u16 = 0x05;
+const NON_NUMERIC: u16 = 0x06;
+const UNKNOWN: u16 = 0x81;
+
+/// One request's header fields.
+struct Req {
+    op: u8,
+    opaque: u32,
+    cas: u64,
+}
+
+fn be16(b: &[u8]) -> u16 {
+    u16::from_be_bytes([b[0], b[1]])
+}
+fn be32(b: &[u8]) -> u32 {
+    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+}
+fn be64(b: &[u8]) -> u64 {
+    u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+}
+
+/// Appends a response.
+fn respond(
+    out: &mut Vec<u8>,
+    r: &Req,
+    status: u16,
+    cas: u64,
+    extras: &[u8],
+    key: &[u8],
+    value: &[u8],
+) {
+    out.push(RES);
+    out.push(r.op);
+    out.extend_from_slice(&(key.len() as u16).to_be_bytes());
+    out.push(extras.len() as u8);
+    out.push(0);
+    out.extend_from_slice(&status.to_be_bytes());
+    out.extend_from_slice(&((extras.len() + key.len() + value.len()) as u32).to_be_bytes());
+    out.extend_from_slice(&r.opaque.to_be_bytes());
+    out.extend_from_slice(&cas.to_be_bytes());
+    out.extend_from_slice(extras);
+    out.extend_from_slice(key);
+    out.extend_from_slice(value);
+}
+
+fn error(out: &mut Vec<u8>, r: &Req, status: u16) {
+    let msg: &[u8] = match status {
+        NOT_FOUND => b"Not found",
+        EXISTS => b"Data exists for key.",
+        TOO_LARGE => b"Too large.",
+        INVALID => b"Invalid arguments",
+        NOT_STORED => b"Not stored.",
+        NON_NUMERIC => b"Non-numeric server-side value for incr or decr",
+        _ => b"Unknown command",
+    };
+    respond(out, r, status, 0, &[], &[], msg);
+}
+
+/// Answers every complete request at the start of `input`; returns the bytes consumed, and
+/// whether the client quit.
+pub(crate) fn process(
+    shared: &Shared,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    max_out: usize,
+) -> (usize, bool) {
+    let mut pos = 0;
+    while input.len() - pos >= HEADER && out.len() < max_out {
+        let h = &input[pos..pos + HEADER];
+        if h[0] != REQ {
+            // Not a request: the stream is out of sync; close (as memcached does).
+            return (input.len(), true);
+        }
+        let key_len = be16(&h[2..]) as usize;
+        let extras_len = h[4] as usize;
+        let body = be32(&h[8..]) as usize;
+        if body > shared.config.item_max + 4096 || key_len + extras_len > body {
+            let r = Req { op: h[1], opaque: be32(&h[12..]), cas: 0 };
+            error(out, &r, if key_len + extras_len > body { INVALID } else { TOO_LARGE });
+            return (input.len(), true);
+        }
+        if input.len() - pos < HEADER + body {
+            break;
+        }
+        let r = Req { op: h[1], opaque: be32(&h[12..]), cas: be64(&h[16..]) };
+        let b = &input[pos + HEADER..pos + HEADER + body];
+        let (extras, rest) = b.split_at(extras_len);
+        let (key, value) = rest.split_at(key_len);
+        pos += HEADER + body;
+        if request(shared, &r, extras, key, value, out) {
+            return (pos, true);
+        }
+    }
+    (pos, false)
+}
+
+/// One request; true if the connection is to close.
+fn request(
+    shared: &Shared,
+    r: &Req,
+    extras: &[u8],
+    key: &[u8],
+    value: &[u8],
+    out: &mut Vec<u8>,
+) -> bool {
+    let store = &shared.store;
+    let quiet = matches!(r.op, 0x09 | 0x0d | 0x11..=0x1a | 0x1e);
+    let key_ok = !key.is_empty() && key.len() <= 250;
+    match r.op {
+        // Get, GetQ, GetK, GetKQ
+        0x00 | 0x09 | 0x0c | 0x0d | 0x1d | 0x1e => {
+            let touch = matches!(r.op, 0x1d | 0x1e);
+            if !key_ok || extras.len() != if touch { 4 } else { 0 } || !value.is_empty() {
+                error(out, r, INVALID);
+                return false;
+            }
+            if touch {
+                let e = store.expiry(be32(extras) as i64);
+                if !store.touch(key, e) {
+                    if !quiet {
+                        error(out, r, NOT_FOUND);
+                    }
+                    return false;
+                }
+            }
+            match store.get(key) {
+                Some(item) => {
+                    let with_key = matches!(r.op, 0x0c | 0x0d);
+                    respond(
+                        out,
+                        r,
+                        OK,
+                        item.cas,
+                        &item.flags.to_be_bytes(),
+                        if with_key { key } else { &[] },
+                        &item.data,
+                    );
+                }
+                None if quiet => {}
+                None => {
+                    if matches!(r.op, 0x0c) {
+                        respond(out, r, NOT_FOUND, 0, &[], key, b"Not found");
+                    } else {
+                        error(out, r, NOT_FOUND);
+                    }
+                }
+            }
+        }
+        // Set, Add, Replace (+Q)
+        0x01..=0x03 | 0x11..=0x13 => {
+            if !key_ok || extras.len() != 8 {
+                error(out, r, INVALID);
+                return false;
+            }
+            if value.len() > shared.config.item_max {
+                error(out, r, TOO_LARGE);
+                return false;
+            }
+            let flags = be32(extras);
+            let exp = store.expiry(be32(&extras[4..]) as i64);
+            let mode = match r.op & 0x0f {
+                0x01 if r.cas != 0 => Mode::Cas(r.cas),
+                0x01 => Mode::Set,
+                0x02 if r.cas != 0 => {
+                    error(out, r, INVALID);
+                    return false;
+                }
+                0x02 => Mode::Add,
+                _ if r.cas != 0 => Mode::Cas(r.cas),
+                _ => Mode::Replace,
+            };
+            let status = match store.store(mode, key, flags, exp, value) {
+                Stored::Stored => OK,
+                Stored::NotStored => {
+                    if mode == Mode::Add {
+                        EXISTS
+                    } else {
+                        NOT_FOUND
+                    }
+                }
+                Stored::Exists => EXISTS,
+                Stored::NotFound => NOT_FOUND,
+            };
+            if status == OK {
+                if !quiet {
+                    let cas = store.get(key).map_or(0, |i| i.cas);
+                    respond(out, r, OK, cas, &[], &[], &[]);
+                }
+            } else {
+                error(out, r, status);
+            }
+        }
+        // Append, Prepend (+Q)
+        0x0e | 0x0f | 0x19 | 0x1a => {
+            if !key_ok || !extras.is_empty() {
+                error(out, r, INVALID);
+                return false;
+            }
+            let mode = if matches!(r.op, 0x0e | 0x19) { Mode::Append } else { Mode::Prepend };
+            match store.store(mode, key, 0, 0, value) {
+                Stored::Stored => {
+                    if !quiet {
+                        let cas = store.get(key).map_or(0, |i| i.cas);
+                        respond(out, r, OK, cas, &[], &[], &[]);
+                    }
+                }
+                _ => error(out, r, NOT_STORED),
+            }
+        }
+        // Delete (+Q)
+        0x04 | 0x14 => {
+            if !key_ok || !extras.is_empty() || !value.is_empty() {
+                error(out, r, INVALID);
+                return false;
+            }
+            if store.delete(key) {
+                if !quiet {
+                    respond(out, r, OK, 0, &[], &[], &[]);
+                }
+            } else {
+                error(out, r, NOT_FOUND);
+            }
+        }
+        // Increment, Decrement (+Q)
+        0x05 | 0x06 | 0x15 | 0x16 => {
+            if !key_ok || extras.len() != 20 || !value.is_empty() {
+                error(out, r, INVALID);
+                return false;
+            }
+            let (by, initial, exp) = (be64(extras), be64(&extras[8..]), be32(&extras[16..]));
+            let up = matches!(r.op, 0x05 | 0x15);
+            let v = match store.delta(key, up, by) {
+                Delta::Value(v) => Some(v),
+                Delta::NonNumeric => {
+                    error(out, r, NON_NUMERIC);
+                    return false;
+                }
+                Delta::NotFound if exp == u32::MAX => {
+                    error(out, r, NOT_FOUND);
+                    return false;
+                }
+                Delta::NotFound => {
+                    let e = store.expiry(exp as i64);
+                    match store.store(Mode::Add, key, 0, e, initial.to_string().as_bytes()) {
+                        Stored::Stored => Some(initial),
+                        // Raced with another creator: apply the delta to theirs.
+                        _ => match store.delta(key, up, by) {
+                            Delta::Value(v) => Some(v),
+                            _ => None,
+                        },
+                    }
+                }
+            };
+            match v {
+                Some(v) => {
+                    if !quiet {
+                        let cas = store.get(key).map_or(0, |i| i.cas);
+                        respond(out, r, OK, cas, &[], &[], &v.to_be_bytes());
+                    }
+                }
+                None => error(out, r, NOT_FOUND),
+            }
+        }
+        // Touch
+        0x1c => {
+            if !key_ok || extras.len() != 4 {
+                error(out, r, INVALID);
+                return false;
+            }
+            if store.touch(key, store.expiry(be32(extras) as i64)) {
+                respond(out, r, OK, 0, &[], &[], &[]);
+            } else {
+                error(out, r, NOT_FOUND);
+            }
+        }
+        // Quit (+Q)
+        0x07 | 0x17 => {
+            if r.op == 0x07 {
+                respond(out, r, OK, 0, &[], &[], &[]);
+            }
+            return true;
+        }
+        // Flush (+Q)
+        0x08 | 0x18 => {
+            match extras.len() {
+                0 => store.flush(),
+                4 if be32(extras) == 0 => store.flush(),
+                4 => {
+                    let _ =
+                        shared.flusher.send(std::time::Duration::from_secs(be32(extras) as u64));
+                }
+                _ => {
+                    error(out, r, INVALID);
+                    return false;
+                }
+            }
+            if !quiet {
+                respond(out, r, OK, 0, &[], &[], &[]);
+            }
+        }
+        // Noop
+        0x0a => respond(out, r, OK, 0, &[], &[], &[]),
+        // Version
+        0x0b => respond(out, r, OK, 0, &[], &[], b"1.6.21"),
+        // Stat: one response per statistic, then an empty one.
+        0x10 => {
+            let (items, bytes, limit, st) = shared.store.stats();
+            let pairs = [
+                ("pid", std::process::id().to_string()),
+                ("curr_items", items.to_string()),
+                ("bytes", bytes.to_string()),
+                ("limit_maxbytes", limit.to_string()),
+                ("get_hits", st.hits.to_string()),
+                ("get_misses", st.misses.to_string()),
+                ("evictions", st.evictions.to_string()),
+            ];
+            for (k, v) in pairs {
+                respond(out, r, OK, 0, &[], k.as_bytes(), v.as_bytes());
+            }
+            respond(out, r, OK, 0, &[], &[], &[]);
+        }
+        _ => error(out, r, UNKNOWN),
+    }
+    false
+}
