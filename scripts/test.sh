@@ -25,4 +25,6 @@ scripts/miri.sh
 echo "== memcached conformance of sifter serve (memccapable -a and -b)"
 cargo build --release --locked -p sifter-cli
 scripts/memcached-conformance.sh target/release/sifter
+echo "== two sifter serve processes behind a consistent-hashing client, one stopped"
+scripts/server-failover.sh target/release/sifter
 echo "== all checks passed"
