@@ -1,7 +1,8 @@
 //! # sifter-sim
 //!
-//! A single-threaded, trace-driven miss-ratio simulator. A trace is decoded once
-//! ([`trace::LoadedTrace`]); each policy ([`policies`], one file each) implements the small
+//! A single-threaded, trace-driven miss-ratio simulator. A trace is decoded once into memory
+//! ([`trace::LoadedTrace`]), or streamed twice in bounded memory for traces too large for it
+//! ([`stream`]); each policy ([`policies`], one file each) implements the small
 //! [`policy::Policy`] trait; the [`registry`] maps names and `key=value` parameters to
 //! constructors; the [`runner`] runs policy × size sweeps in parallel on all cores.
 //!
@@ -22,6 +23,7 @@ pub mod policies;
 pub mod policy;
 pub mod registry;
 pub mod runner;
+pub mod stream;
 pub mod trace;
 
 /// Errors of the simulator.
@@ -36,4 +38,10 @@ pub enum SimError {
     /// The trace could not be read.
     #[error(transparent)]
     Trace(#[from] sifter_trace::TraceError),
+    /// A temporary file of a streaming sweep could not be written or read.
+    #[error("{0}")]
+    Io(String),
+    /// The sweep was stopped (Ctrl-C) before any result was complete.
+    #[error("{0}")]
+    Stopped(String),
 }

@@ -28,7 +28,7 @@ pub struct Req {
     pub size: u32,
     /// Position of the next request to this object, or [`crate::trace::NEVER`]; only filled
     /// for policies whose [`Policy::needs_next_access`] is true.
-    pub next: u32,
+    pub next: u64,
 }
 
 /// What a policy is built with.

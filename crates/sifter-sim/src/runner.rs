@@ -3,7 +3,7 @@
 
 use crate::policy::{Policy, PolicyCtx, Req};
 use crate::registry::PolicySpec;
-use crate::trace::{LoadedTrace, NEVER};
+use crate::trace::{Chunk, LoadedTrace, TraceSummary, NEVER};
 use crate::SimError;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -23,6 +23,14 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// Adds the counts of a later run of requests.
+    pub fn add(&mut self, o: Counts) {
+        self.requests += o.requests;
+        self.misses += o.misses;
+        self.bytes += o.bytes;
+        self.miss_bytes += o.miss_bytes;
+    }
+
     /// misses / requests.
     pub fn miss_ratio(&self) -> f64 {
         if self.requests == 0 {
@@ -49,6 +57,10 @@ pub trait Simulate: Send {
     /// Simulates the whole trace. `bytes`: use request sizes (else every size is 1).
     /// `progress` is called with request counts done, every 2^16 requests.
     fn run(&mut self, trace: &LoadedTrace, bytes: bool, progress: &(dyn Fn(u64) + Sync)) -> Counts;
+    /// Simulates one run of requests, continuing from the state the previous runs left (the
+    /// streaming sweep feeds a trace this way; [`Simulate::run`] is built on it). A policy
+    /// that needs next-access positions must be given a chunk with them.
+    fn run_chunk(&mut self, chunk: Chunk<'_>, bytes: bool) -> Counts;
     /// Simulates, calling `on_req(position, hit)` after each request (for analyses).
     fn run_observed(
         &mut self,
@@ -76,37 +88,36 @@ impl<P: Policy> Simulate for P {
     }
 
     fn run(&mut self, trace: &LoadedTrace, bytes: bool, progress: &(dyn Fn(u64) + Sync)) -> Counts {
-        let next = if self.needs_next_access() { Some(trace.next_access()) } else { None };
+        let with_next = self.needs_next_access();
         let mut c = Counts::default();
         let n = trace.len();
         let mut start = 0;
         while start < n {
             let end = (start + CHUNK).min(n);
-            let ids = &trace.ids[start..end];
-            let keys = &trace.keys[start..end];
-            let sizes = &trace.sizes[start..end];
-            let (mut misses, mut miss_bytes, mut all_bytes) = (0u64, 0u64, 0u64);
-            for i in 0..ids.len() {
-                let size = if bytes { sizes[i] } else { 1 };
-                let req = Req {
-                    id: ids[i],
-                    key: keys[i],
-                    size,
-                    next: next.map_or(NEVER, |v| v[start + i]),
-                };
-                let hit = self.access(&req);
-                misses += (!hit) as u64;
-                miss_bytes += if hit { 0 } else { size as u64 };
-                all_bytes += size as u64;
-            }
-            c.requests += ids.len() as u64;
-            c.misses += misses;
-            c.miss_bytes += miss_bytes;
-            c.bytes += all_bytes;
-            progress(ids.len() as u64);
+            c.add(self.run_chunk(trace.chunk(start..end, with_next), bytes));
+            progress((end - start) as u64);
             start = end;
         }
         c
+    }
+
+    fn run_chunk(&mut self, chunk: Chunk<'_>, bytes: bool) -> Counts {
+        let next = if self.needs_next_access() {
+            Some(chunk.next.expect("a policy needing next-access positions got a chunk without"))
+        } else {
+            None
+        };
+        let Chunk { ids, keys, sizes, .. } = chunk;
+        let (mut misses, mut miss_bytes, mut all_bytes) = (0u64, 0u64, 0u64);
+        for i in 0..ids.len() {
+            let size = if bytes { sizes[i] } else { 1 };
+            let req = Req { id: ids[i], key: keys[i], size, next: next.map_or(NEVER, |v| v[i]) };
+            let hit = self.access(&req);
+            misses += (!hit) as u64;
+            miss_bytes += if hit { 0 } else { size as u64 };
+            all_bytes += size as u64;
+        }
+        Counts { requests: ids.len() as u64, misses, bytes: all_bytes, miss_bytes }
     }
 
     fn run_observed(
@@ -216,10 +227,19 @@ impl CacheSize {
 
     /// The capacity for `trace` (libCacheSim: floor(footprint × fraction)).
     pub fn resolve(&self, trace: &LoadedTrace, bytes: bool) -> u64 {
+        self.resolve_for(trace.n_objects, trace.footprint_bytes, bytes)
+    }
+
+    /// The capacity for the trace `summary` describes.
+    pub fn resolve_summary(&self, summary: &TraceSummary, bytes: bool) -> u64 {
+        self.resolve_for(summary.n_objects, summary.footprint_bytes, bytes)
+    }
+
+    fn resolve_for(&self, n_objects: u32, footprint_bytes: u64, bytes: bool) -> u64 {
         match *self {
             CacheSize::Absolute(v) => v,
             CacheSize::Fraction(f) => {
-                let footprint = if bytes { trace.footprint_bytes } else { trace.n_objects as u64 };
+                let footprint = if bytes { footprint_bytes } else { n_objects as u64 };
                 (footprint as f64 * f) as u64
             }
         }

@@ -10,8 +10,8 @@ use hashbrown::HashMap;
 use sifter_trace::{Request, Result as TraceResult, TraceError};
 use std::sync::OnceLock;
 
-/// "No next access" in [`LoadedTrace::next_access`].
-pub const NEVER: u32 = u32::MAX;
+/// "No next access" in [`LoadedTrace::next_access`] (and [`crate::policy::Req::next`]).
+pub const NEVER: u64 = u64::MAX;
 
 /// A decoded trace.
 #[derive(Debug, Default)]
@@ -32,7 +32,7 @@ pub struct LoadedTrace {
     pub requested_bytes: u64,
     /// Zero-size requests left out.
     pub skipped_zero_size: u64,
-    next: OnceLock<Vec<u32>>,
+    next: OnceLock<Vec<u64>>,
 }
 
 impl LoadedTrace {
@@ -55,14 +55,7 @@ impl LoadedTrace {
                 t.skipped_zero_size += 1;
                 continue;
             }
-            if t.ids.len() >= (u32::MAX - 1) as usize {
-                return Err(TraceError::Spec(format!(
-                    "{}: more than {} requests: the simulator's positions are 32-bit",
-                    t.name,
-                    u32::MAX - 1
-                )));
-            }
-            let next_id = map.len() as u32;
+            let next_id = dense_id(map.len(), &t.name)?;
             let id = *map.entry(r.key).or_insert_with(|| {
                 t.footprint_bytes += r.size as u64;
                 next_id
@@ -91,15 +84,111 @@ impl LoadedTrace {
 
     /// For each request, the position of the next request to the same object ([`NEVER`] if
     /// none), computed from the request sequence on first use.
-    pub fn next_access(&self) -> &[u32] {
+    pub fn next_access(&self) -> &[u64] {
         self.next.get_or_init(|| {
             let mut last = vec![NEVER; self.n_objects as usize];
             let mut next = vec![NEVER; self.ids.len()];
-            for (i, &id) in self.ids.iter().enumerate().rev() {
-                next[i] = last[id as usize];
-                last[id as usize] = i as u32;
-            }
+            next_positions(&self.ids, 0, &mut last, &mut next);
             next
         })
+    }
+
+    /// Requests `range` as the simulations see them (`with_next`: with next-access positions,
+    /// computed on first use).
+    pub fn chunk(&self, range: std::ops::Range<usize>, with_next: bool) -> Chunk<'_> {
+        Chunk {
+            ids: &self.ids[range.clone()],
+            keys: &self.keys[range.clone()],
+            sizes: &self.sizes[range.clone()],
+            next: with_next.then(|| &self.next_access()[range]),
+        }
+    }
+
+    /// What the sweep needs to know of the trace.
+    pub fn summary(&self) -> TraceSummary {
+        TraceSummary {
+            name: self.name.clone(),
+            requests: self.ids.len() as u64,
+            n_objects: self.n_objects,
+            footprint_bytes: self.footprint_bytes,
+            requested_bytes: self.requested_bytes,
+            skipped_zero_size: self.skipped_zero_size,
+            max_size: self.sizes.iter().copied().max().unwrap_or(0),
+        }
+    }
+}
+
+/// The dense id of the next new object, `n` objects having come before: an error past
+/// `u32::MAX - 1` distinct objects (ids are 32-bit; positions and request counts are not).
+#[inline]
+pub fn dense_id(n: usize, name: &str) -> TraceResult<u32> {
+    match u32::try_from(n) {
+        Ok(id) if id < u32::MAX => Ok(id),
+        _ => Err(TraceError::Spec(format!(
+            "{name}: more than {} distinct objects: the simulator's object ids are 32-bit",
+            u32::MAX - 1
+        ))),
+    }
+}
+
+/// Fills `next[i]` for requests `first + i` (walked backwards), given `last[id]`: the position
+/// of the next request to `id` after this run (or [`NEVER`]); leaves `last` as it is before
+/// the run. The one next-access computation of both modes.
+pub fn next_positions(ids: &[u32], first: u64, last: &mut [u64], next: &mut [u64]) {
+    for (i, &id) in ids.iter().enumerate().rev() {
+        next[i] = last[id as usize];
+        last[id as usize] = first + i as u64;
+    }
+}
+
+/// A run of consecutive requests as the simulations see them: parallel slices.
+#[derive(Debug, Clone, Copy)]
+pub struct Chunk<'a> {
+    /// Dense object ids.
+    pub ids: &'a [u32],
+    /// Original keys.
+    pub keys: &'a [u64],
+    /// Sizes in bytes.
+    pub sizes: &'a [u32],
+    /// Next-access positions (absolute), when a policy needs them.
+    pub next: Option<&'a [u64]>,
+}
+
+impl Chunk<'_> {
+    /// Requests in the run.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether the run is empty.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+}
+
+/// What a sweep needs to know of a trace: its totals (from [`LoadedTrace::summary`] or the
+/// streaming sweep's first pass).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceSummary {
+    /// Display name.
+    pub name: String,
+    /// Requests (zero-size ones left out).
+    pub requests: u64,
+    /// Distinct objects.
+    pub n_objects: u32,
+    /// Sum over objects of the size of each object's first request.
+    pub footprint_bytes: u64,
+    /// Sum of all request sizes.
+    pub requested_bytes: u64,
+    /// Zero-size requests left out.
+    pub skipped_zero_size: u64,
+    /// The largest request size (1 when the trace carries no sizes).
+    pub max_size: u32,
+}
+
+impl TraceSummary {
+    /// Whether every request has size 1 (the trace carries no object sizes).
+    pub fn sizeless(&self) -> bool {
+        self.max_size <= 1
     }
 }

@@ -10,7 +10,8 @@
 //! Source: Belady, "A study of replacement algorithms for a virtual-storage computer", IBM
 //! Systems Journal 1966; libCacheSim `cache/eviction/Belady.c` (a max-heap on next access).
 //! Next-access positions come from a pre-pass over the decoded trace
-//! ([`crate::trace::LoadedTrace::next_access`]), never from the trace file's own field. In byte
+//! ([`crate::trace::LoadedTrace::next_access`], or the streaming sweep's reverse pass in
+//! [`crate::stream`]), never from the trace file's own field. In byte
 //! mode it still ignores sizes (as libCacheSim's `belady`), so it is not byte-optimal.
 
 use crate::policy::{Policy, PolicyCtx, Req};
@@ -24,8 +25,8 @@ pub struct Belady {
     len: usize,
     /// Max-heap of (next access, id); an entry is live iff the id is resident and its
     /// `next` equals the entry's (positions are unique, so a stale entry never matches).
-    heap: BinaryHeap<(u32, u32)>,
-    next: Vec<u32>,
+    heap: BinaryHeap<(u64, u32)>,
+    next: Vec<u64>,
     size: Vec<u32>,
 }
 
