@@ -4,11 +4,32 @@ use crate::output::{table, write_to};
 use crate::progress::bar;
 use anyhow::{bail, Context, Result};
 use sifter_sim::registry::{parse_policy_list, PolicySpec, REGISTRY};
-use sifter_sim::runner::{simulate, sweep, CacheSize, SimResult};
-use sifter_sim::trace::LoadedTrace;
-use sifter_trace::TraceSource;
+use sifter_sim::runner::{simulate, sweep_until, CacheSize, SimResult};
+use sifter_sim::stream::{Phase, Scan};
+use sifter_sim::trace::{LoadedTrace, TraceSummary};
+use sifter_sim::SimError;
+use sifter_trace::{Format, TraceSource};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+/// How `sifter sim` holds a trace.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Stream when the decoded trace would take more than [`MEMORY_LIMIT`].
+    Auto,
+    /// Decode the whole trace into memory once (16 B per request, 24 with Belady).
+    Memory,
+    /// Read the trace twice, holding only the id map and a few chunks.
+    Stream,
+}
+
+/// Above this estimated in-memory size, `--mode auto` streams.
+pub const MEMORY_LIMIT: u64 = 1 << 30;
+
+/// Raised by the first Ctrl-C: sweeps stop after the chunk (streaming) or the simulations
+/// (in memory) in progress and the rows computed so far are written.
+static STOP: AtomicBool = AtomicBool::new(false);
 
 /// Arguments of `sifter sim`.
 #[derive(clap::Args, Debug)]
@@ -51,6 +72,14 @@ pub struct SimArgs {
     /// Repetitions per measurement in `--bench` mode (median and min–max are reported).
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
+    /// How traces are held: `memory` decodes each into memory once (fastest for small traces
+    /// and many sizes; 16 B per request, 24 with Belady); `stream` reads it twice, keeping only
+    /// the id map and a few chunks (memory O(objects), any number of requests; Belady's
+    /// next-access positions go to a temporary file, 12 B per request on disk); `auto` streams
+    /// when the decoded trace would take more than 1 GiB (estimated from the generator's
+    /// request count or the file's size and format).
+    #[arg(long, value_enum, default_value_t = Mode::Auto)]
+    pub mode: Mode,
     /// No progress bars.
     #[arg(short, long)]
     pub quiet: bool,
@@ -74,14 +103,7 @@ pub fn print_policies() {
 /// Decodes a trace into memory with a progress spinner.
 pub fn load(src: &TraceSource, quiet: bool) -> Result<LoadedTrace> {
     let name = src.name();
-    if let TraceSource::File { format: None, .. } = src {
-        if let Some(f) = src.resolved_format()? {
-            eprintln!(
-                "{name}: format {} (detected from the name and content; --format overrides)",
-                f.name()
-            );
-        }
-    }
+    say_format(src)?;
     let pb = bar(0, &format!("reading {name}"), quiet);
     // Trace errors already name the file and the place in it.
     let t = LoadedTrace::load(name.clone(), src.requests()?, &|n| pb.set_position(n))?;
@@ -129,15 +151,48 @@ pub fn run_sweep(
     seed: u64,
     quiet: bool,
 ) -> Result<(Vec<SimResult>, bool)> {
+    let (specs, sizes, added) = sweep_plan(&trace.summary(), specs, sizes, bytes)?;
+    let total = trace.len() as u64 * (specs.len() * sizes.len()) as u64;
+    let pb = bar(total, &trace.name, quiet);
+    let res = sweep_until(trace, &specs, &sizes, bytes, seed, &|n| pb.inc(n), &STOP);
+    pb.finish_and_clear();
+    let mut done = Vec::new();
+    let mut unfinished = 0;
+    for r in res {
+        match r {
+            Ok(r) => done.push(r),
+            Err(SimError::Stopped(_)) => unfinished += 1,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if unfinished > 0 {
+        eprintln!(
+            "warning: {}: stopped (Ctrl-C): {unfinished} of {} simulations unfinished, their rows left out",
+            trace.name,
+            unfinished + done.len()
+        );
+    }
+    Ok((done, added))
+}
+
+/// The simulations of a sweep over the trace `t` describes: the sizes that give a non-empty
+/// cache (the others are skipped with a warning), and the specs with FIFO added as the
+/// baseline when missing (the flag says so).
+fn sweep_plan(
+    t: &TraceSummary,
+    specs: &[PolicySpec],
+    sizes: &[CacheSize],
+    bytes: bool,
+) -> Result<(Vec<PolicySpec>, Vec<CacheSize>, bool)> {
     let sizes: Vec<CacheSize> = sizes
         .iter()
         .copied()
         .filter(|s| {
-            let keep = s.resolve(trace, bytes) > 0;
+            let keep = s.resolve_summary(t, bytes) > 0;
             if !keep {
                 eprintln!(
                     "warning: {}: size {} gives a cache of 0 {}; skipped",
-                    trace.name,
+                    t.name,
                     s.label(),
                     if bytes { "bytes" } else { "objects" }
                 );
@@ -146,20 +201,157 @@ pub fn run_sweep(
         })
         .collect();
     if sizes.is_empty() {
-        bail!("{}: every requested size gives an empty cache; use larger sizes", trace.name);
+        bail!("{}: every requested size gives an empty cache; use larger sizes", t.name);
     }
-    let sizes = &sizes[..];
     let mut specs = specs.to_vec();
     let added = !specs.iter().any(|s| s.name == "fifo" && s.params.is_empty());
     if added {
         specs.push(PolicySpec::parse("fifo")?);
     }
-    let total = trace.len() as u64 * (specs.len() * sizes.len()) as u64;
-    let pb = bar(total, &trace.name, quiet);
-    let res = sweep(trace, &specs, sizes, bytes, seed, &|n| pb.inc(n));
+    Ok((specs, sizes, added))
+}
+
+/// Checks what both modes check of a trace before simulating it.
+fn check_trace(t: &TraceSummary, bytes: bool) -> Result<()> {
+    if t.requests == 0 {
+        bail!("{}: the trace has no requests", t.name);
+    }
+    if t.skipped_zero_size > 0 {
+        eprintln!(
+            "note: {}: {} zero-size requests left out (as libCacheSim does)",
+            t.name, t.skipped_zero_size
+        );
+    }
+    if bytes && t.sizeless() {
+        bail!("{}: every request has size 1 (the trace carries no object sizes), so --bytes would equal object mode; drop --bytes", t.name);
+    }
+    Ok(())
+}
+
+/// Prints the detected format of a trace file (once per trace).
+fn say_format(src: &TraceSource) -> Result<()> {
+    if let TraceSource::File { format: None, .. } = src {
+        if let Some(f) = src.resolved_format()? {
+            eprintln!(
+                "{}: format {} (detected from the name and content; --format overrides)",
+                src.name(),
+                f.name()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The requests `src` will give, estimated without reading it: the generator's count, or the
+/// file's size over a record size (×5 for zstd; text formats at 8 bytes per request, which
+/// overestimates: `auto` then streams, which is always correct).
+pub fn estimated_requests(src: &TraceSource) -> Result<u64> {
+    match src {
+        TraceSource::Synthetic(s) => Ok(s.requests),
+        TraceSource::File { path, .. } => {
+            let len = std::fs::metadata(path)
+                .with_context(|| format!("{}: cannot read its size", path.display()))?
+                .len();
+            let zstd = sifter_trace::reader::is_zstd(path)?;
+            let per = match src.resolved_format()? {
+                Some(Format::OracleGeneral) => 24,
+                Some(Format::Binary(b)) => b.record_size().max(1) as u64,
+                Some(Format::Vscsi) => 32,
+                Some(Format::Lis) => 1, // a line expands to many blocks
+                _ => 8,
+            };
+            Ok(len.saturating_mul(if zstd { 5 } else { 1 }) / per)
+        }
+    }
+}
+
+/// Whether to stream `src` (see [`Mode`]).
+fn streams(mode: Mode, src: &TraceSource, specs: &[PolicySpec]) -> Result<bool> {
+    Ok(match mode {
+        Mode::Memory => false,
+        Mode::Stream => true,
+        Mode::Auto => {
+            let belady = specs.iter().any(|s| s.name == "belady");
+            let per_request = if belady { 24 } else { 16 };
+            estimated_requests(src)?.saturating_mul(per_request) > MEMORY_LIMIT
+        }
+    })
+}
+
+/// A streaming sweep of `src` (see [`sifter_sim::stream`]) with progress bars; rows of a
+/// sweep stopped by Ctrl-C cover the requests run so far (a warning says how many).
+fn stream_sweep(
+    src: &TraceSource,
+    specs: &[PolicySpec],
+    sizes: &[CacheSize],
+    a: &SimArgs,
+) -> Result<Vec<SimResult>> {
+    let name = src.name();
+    say_format(src)?;
+    let t0 = Instant::now();
+    let with_next = specs.iter().any(|s| s.name == "belady");
+    let pb = bar(0, &format!("{name}: pass 1 of 2 (ids)"), a.quiet);
+    let scan = Scan::run(
+        &name,
+        src.requests()?,
+        with_next,
+        &|phase, n| {
+            if phase == Phase::NextAccess && pb.message().contains("ids") {
+                pb.set_message(format!("{name}: pass 1 of 2 (next accesses, backwards)"));
+            }
+            pb.set_position(n);
+        },
+        &STOP,
+    );
     pb.finish_and_clear();
-    let res: Vec<SimResult> = res.into_iter().collect::<Result<_, _>>()?;
-    Ok((res, added))
+    let scan = scan.map_err(|e| match e {
+        SimError::Stopped(_) => {
+            anyhow::anyhow!("{name}: stopped (Ctrl-C) during the first pass: no results")
+        }
+        e => e.into(),
+    })?;
+    let t = scan.summary();
+    check_trace(t, a.bytes)?;
+    eprintln!(
+        "{name}: {} requests, {} objects, scanned in {:.2} s (streaming: pass 2 of 2 runs every simulation)",
+        t.requests,
+        t.n_objects,
+        t0.elapsed().as_secs_f64()
+    );
+    let (specs, sizes, _) = sweep_plan(t, specs, sizes, a.bytes)?;
+    let pb = bar(t.requests, &format!("{name}: pass 2 of 2"), a.quiet);
+    let out = scan.sweep(
+        src.requests()?,
+        &specs,
+        &sizes,
+        a.bytes,
+        a.seed,
+        &|_, n| pb.set_position(n),
+        &STOP,
+    )?;
+    pb.finish_and_clear();
+    if let Some(n) = out.stopped_after {
+        eprintln!(
+            "warning: {name}: stopped (Ctrl-C) after {n} of {} requests: every row below covers those {n} requests only",
+            t.requests
+        );
+    }
+    Ok(out.results.into_iter().collect::<Result<_, _>>()?)
+}
+
+/// Installs the Ctrl-C handler: the first press stops the sweep (rows so far are written),
+/// the second exits at once.
+fn on_ctrl_c() {
+    let r = ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::Relaxed) {
+            eprintln!("\ninterrupted again: exiting without results");
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupted: finishing the work in progress and writing the rows done so far (Ctrl-C again to quit)");
+    });
+    if let Err(e) = r {
+        eprintln!("note: Ctrl-C will not stop sweeps gracefully: {e}");
+    }
 }
 
 /// Table rows with the miss-ratio reduction against FIFO at the same size.
@@ -246,14 +438,28 @@ pub fn run(a: SimArgs) -> Result<()> {
     let specs = parse_policy_list(&a.policy.join(","))?;
     check_specs(&specs)?;
     let sizes = parse_sizes(&a.size)?;
+    if a.bench && a.mode == Mode::Stream {
+        bail!("--bench times the simulation loops over a trace decoded into memory; drop --mode stream");
+    }
+    if !a.bench {
+        on_ctrl_c();
+    }
     let mut all = Vec::new();
     let mut bench_rows = Vec::new();
     for arg in &a.traces {
+        if STOP.load(Ordering::Relaxed) {
+            eprintln!("warning: stopped (Ctrl-C): {arg} and the traces after it not simulated");
+            break;
+        }
         let src = TraceSource::parse(arg, a.format.as_deref())?;
+        if !a.bench && streams(a.mode, &src, &specs)? {
+            all.extend(stream_sweep(&src, &specs, &sizes, &a)?);
+            continue;
+        }
         let t0 = Instant::now();
         let (trace, map_secs) =
             if a.bench { load_timed(&src)? } else { (load(&src, a.quiet)?, 0.0) };
-        if a.bytes && trace.sizes.iter().all(|&s| s == 1) {
+        if a.bytes && trace.summary().sizeless() {
             bail!("{}: every request has size 1 (the trace carries no object sizes), so --bytes would equal object mode; drop --bytes", trace.name);
         }
         eprintln!(

@@ -7,6 +7,7 @@ use crate::trace::{Chunk, LoadedTrace, TraceSummary, NEVER};
 use crate::SimError;
 use rayon::prelude::*;
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Counts of one simulation.
@@ -54,12 +55,9 @@ impl Counts {
 pub trait Simulate: Send {
     /// Display name.
     fn sim_name(&self) -> String;
-    /// Simulates the whole trace. `bytes`: use request sizes (else every size is 1).
-    /// `progress` is called with request counts done, every 2^16 requests.
-    fn run(&mut self, trace: &LoadedTrace, bytes: bool, progress: &(dyn Fn(u64) + Sync)) -> Counts;
-    /// Simulates one run of requests, continuing from the state the previous runs left (the
-    /// streaming sweep feeds a trace this way; [`Simulate::run`] is built on it). A policy
-    /// that needs next-access positions must be given a chunk with them.
+    /// Simulates one run of requests, continuing from the state the previous runs left (both
+    /// sweeps feed a trace this way, chunk by chunk). `bytes`: use request sizes (else every
+    /// size is 1). A policy that needs next-access positions must be given them.
     fn run_chunk(&mut self, chunk: Chunk<'_>, bytes: bool) -> Counts;
     /// Simulates, calling `on_req(position, hit)` after each request (for analyses).
     fn run_observed(
@@ -85,20 +83,6 @@ const CHUNK: usize = 1 << 16;
 impl<P: Policy> Simulate for P {
     fn sim_name(&self) -> String {
         self.name()
-    }
-
-    fn run(&mut self, trace: &LoadedTrace, bytes: bool, progress: &(dyn Fn(u64) + Sync)) -> Counts {
-        let with_next = self.needs_next_access();
-        let mut c = Counts::default();
-        let n = trace.len();
-        let mut start = 0;
-        while start < n {
-            let end = (start + CHUNK).min(n);
-            c.add(self.run_chunk(trace.chunk(start..end, with_next), bytes));
-            progress((end - start) as u64);
-            start = end;
-        }
-        c
     }
 
     fn run_chunk(&mut self, chunk: Chunk<'_>, bytes: bool) -> Counts {
@@ -286,7 +270,8 @@ impl SimResult {
     }
 }
 
-/// Runs one policy at one size.
+/// Runs one policy at one size. `progress` is called with the requests done since its last
+/// call, every 2^16 requests.
 pub fn simulate(
     trace: &LoadedTrace,
     spec: &PolicySpec,
@@ -294,6 +279,19 @@ pub fn simulate(
     bytes: bool,
     seed: u64,
     progress: &(dyn Fn(u64) + Sync),
+) -> Result<SimResult, SimError> {
+    simulate_until(trace, spec, size, bytes, seed, progress, &AtomicBool::new(false))
+}
+
+/// [`simulate`], giving up with [`SimError::Stopped`] between chunks once `stop` is raised.
+pub fn simulate_until(
+    trace: &LoadedTrace,
+    spec: &PolicySpec,
+    size: CacheSize,
+    bytes: bool,
+    seed: u64,
+    progress: &(dyn Fn(u64) + Sync),
+    stop: &AtomicBool,
 ) -> Result<SimResult, SimError> {
     let capacity = size.resolve(trace, bytes);
     if capacity == 0 {
@@ -309,8 +307,23 @@ pub fn simulate(
     if p.sim_name() == "Belady" {
         trace.next_access(); // the pre-pass is not part of the timed loop
     }
+    let with_next = p.wants_next_access();
     let t0 = Instant::now();
-    let counts = p.run(trace, bytes, progress);
+    let mut counts = Counts::default();
+    let n = trace.len();
+    let mut start = 0;
+    while start < n {
+        if stop.load(Ordering::Relaxed) {
+            return Err(SimError::Stopped(format!(
+                "{spec} at {} stopped unfinished",
+                size.label()
+            )));
+        }
+        let end = (start + CHUNK).min(n);
+        counts.add(p.run_chunk(trace.chunk(start..end, with_next), bytes));
+        progress((end - start) as u64);
+        start = end;
+    }
     let seconds = t0.elapsed().as_secs_f64();
     Ok(SimResult {
         trace: trace.name.clone(),
@@ -336,10 +349,26 @@ pub fn sweep(
     seed: u64,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<Result<SimResult, SimError>> {
+    sweep_until(trace, specs, sizes, bytes, seed, progress, &AtomicBool::new(false))
+}
+
+/// [`sweep`] that stops when `stop` is raised: simulations not finished by then give
+/// [`SimError::Stopped`], the finished ones their results.
+pub fn sweep_until(
+    trace: &LoadedTrace,
+    specs: &[PolicySpec],
+    sizes: &[CacheSize],
+    bytes: bool,
+    seed: u64,
+    progress: &(dyn Fn(u64) + Sync),
+    stop: &AtomicBool,
+) -> Vec<Result<SimResult, SimError>> {
     let jobs: Vec<(&PolicySpec, CacheSize)> =
         specs.iter().flat_map(|s| sizes.iter().map(move |z| (s, *z))).collect();
     if jobs.iter().any(|(s, _)| s.name == "belady") {
         trace.next_access();
     }
-    jobs.par_iter().map(|(s, z)| simulate(trace, s, *z, bytes, seed, progress)).collect()
+    jobs.par_iter()
+        .map(|(s, z)| simulate_until(trace, s, *z, bytes, seed, progress, stop))
+        .collect()
 }

@@ -35,6 +35,20 @@ pub fn open_stream(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     }
 }
 
+/// Whether `path` is zstd-compressed (starts with the zstd magic number).
+pub fn is_zstd(path: &Path) -> Result<bool> {
+    let mut head = [0u8; 4];
+    let mut f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+    let mut got = 0;
+    while got < 4 {
+        match f.read(&mut head[got..]).map_err(|e| TraceError::io(path, e))? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    Ok(got == 4 && head == ZSTD_MAGIC)
+}
+
 /// Reads up to `n` bytes of the (decompressed) start of `path`.
 pub fn read_head(path: &Path, n: usize) -> Result<Vec<u8>> {
     let mut s = open_stream(path)?;
