@@ -17,6 +17,7 @@
 //! ```
 
 pub mod ghost;
+pub mod idmap;
 pub mod list;
 pub mod lists;
 pub mod policies;

@@ -21,10 +21,9 @@
 
 use crate::registry::PolicySpec;
 use crate::runner::{CacheSize, Counts, SimResult, Simulate};
-use crate::trace::{dense_id, next_positions, Chunk, TraceSummary, NEVER};
+use crate::idmap::{Densifier, IdMap};
+use crate::trace::{next_positions, Chunk, TraceSummary, BLOCK, NEVER};
 use crate::SimError;
-use hashbrown::hash_map::Entry;
-use hashbrown::HashMap;
 use rayon::prelude::*;
 use sifter_trace::{Request, Result as TraceResult, TraceError};
 use std::fs::File;
@@ -61,7 +60,7 @@ pub type Progress<'a> = &'a (dyn Fn(Phase, u64) + Sync);
 #[derive(Debug)]
 pub struct Scan {
     summary: TraceSummary,
-    ids: HashMap<u64, u32>,
+    ids: IdMap,
     next: Option<File>,
 }
 
@@ -84,41 +83,50 @@ impl Scan {
         stop: &AtomicBool,
     ) -> Result<Scan, SimError> {
         let mut s = TraceSummary { name: name.to_string(), ..Default::default() };
-        let mut ids: HashMap<u64, u32> = HashMap::new();
+        let mut d = Densifier::default();
         let mut id_file = if with_next {
             let f = tempfile::tempfile().map_err(|e| io_error("temporary id file", e))?;
             Some(BufWriter::with_capacity(1 << 20, f))
         } else {
             None
         };
-        for r in reqs {
-            let r = r?;
-            if r.size == 0 {
-                s.skipped_zero_size += 1;
-                continue;
-            }
-            let id = match ids.entry(r.key) {
-                Entry::Occupied(e) => *e.get(),
-                Entry::Vacant(e) => {
-                    let id = dense_id(s.n_objects as usize, name)?;
-                    s.n_objects += 1;
-                    s.footprint_bytes += r.size as u64;
-                    *e.insert(id)
+        let (mut keys, mut sizes, mut ids) =
+            (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
+        let mut raw = Vec::with_capacity(BLOCK * 4);
+        let mut reqs = reqs.peekable();
+        while reqs.peek().is_some() {
+            keys.clear();
+            sizes.clear();
+            ids.clear();
+            for r in reqs.by_ref() {
+                let r = r?;
+                if r.size == 0 {
+                    s.skipped_zero_size += 1;
+                    continue;
                 }
-            };
-            s.requests += 1;
-            s.requested_bytes += r.size as u64;
-            s.max_size = s.max_size.max(r.size);
+                keys.push(r.key);
+                sizes.push(r.size);
+                s.requested_bytes += r.size as u64;
+                s.max_size = s.max_size.max(r.size);
+                if keys.len() == BLOCK {
+                    break;
+                }
+            }
+            d.map_block(&keys, &sizes, &mut ids, name)?;
+            s.requests += keys.len() as u64;
             if let Some(w) = &mut id_file {
-                w.write_all(&id.to_le_bytes()).map_err(|e| io_error("temporary id file", e))?;
+                raw.clear();
+                raw.extend(ids.iter().flat_map(|id| id.to_le_bytes()));
+                w.write_all(&raw).map_err(|e| io_error("temporary id file", e))?;
             }
-            if s.requests & 0xffff == 0 {
-                progress(Phase::Scan, s.requests);
-                if stop.load(Ordering::Relaxed) {
-                    return Err(stopped());
-                }
+            progress(Phase::Scan, s.requests);
+            if stop.load(Ordering::Relaxed) {
+                return Err(stopped());
             }
         }
+        s.n_objects = d.n_objects();
+        s.footprint_bytes = d.footprint_bytes;
+        let ids = d.into_map();
         progress(Phase::Scan, s.requests);
         let next = match id_file {
             Some(w) => {
@@ -298,7 +306,7 @@ impl Buf {
 /// on), or the receiver hangs up (the sweep stopped).
 fn read_chunks(
     mut reqs: Requests,
-    map: &HashMap<u64, u32>,
+    map: &IdMap,
     mut next: Option<BufReader<File>>,
     name: &str,
     tx: std::sync::mpsc::SyncSender<Result<Buf, SimError>>,
@@ -317,7 +325,7 @@ fn read_chunks(
         buf.sizes.clear();
         buf.next.clear();
         let mut ended = false;
-        while buf.ids.len() < STREAM_CHUNK {
+        while buf.keys.len() < STREAM_CHUNK {
             match reqs.next() {
                 None => {
                     ended = true;
@@ -331,19 +339,19 @@ fn read_chunks(
                     if r.size == 0 {
                         continue;
                     }
-                    let Some(&id) = map.get(&r.key) else {
-                        let _ = tx.send(Err(SimError::Trace(TraceError::Spec(format!(
-                            "{name}: the trace read differently the second time (key {} was not \
-                             in the first pass): was the file changed during the sweep?",
-                            r.key
-                        )))));
-                        return;
-                    };
-                    buf.ids.push(id);
                     buf.keys.push(r.key);
                     buf.sizes.push(r.size);
                 }
             }
+        }
+        buf.ids.resize(buf.keys.len(), 0);
+        if let Err(i) = map.get_batch(&buf.keys, &mut buf.ids) {
+            let _ = tx.send(Err(SimError::Trace(TraceError::Spec(format!(
+                "{name}: the trace read differently the second time (key {} was not in the \
+                 first pass): was the file changed during the sweep?",
+                buf.keys[i]
+            )))));
+            return;
         }
         if let Some(f) = &mut next {
             raw.resize(buf.ids.len() * 8, 0);

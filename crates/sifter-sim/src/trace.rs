@@ -6,9 +6,12 @@
 //! are kept for policies that hash or sample by key. Requests of size 0 are skipped and
 //! counted, as libCacheSim skips them.
 
-use hashbrown::HashMap;
-use sifter_trace::{Request, Result as TraceResult, TraceError};
+use crate::idmap::Densifier;
+use sifter_trace::{Request, Result as TraceResult};
 use std::sync::OnceLock;
+
+/// Requests mapped per block by the loaders (ids are assigned a block at a time).
+pub const BLOCK: usize = 1 << 16;
 
 /// "No next access" in [`LoadedTrace::next_access`] (and [`crate::policy::Req::next`]).
 pub const NEVER: u64 = u64::MAX;
@@ -37,7 +40,7 @@ pub struct LoadedTrace {
 
 impl LoadedTrace {
     /// Decodes a request stream. `progress` is called with the number of requests read so far
-    /// every 2^16 requests.
+    /// every [`BLOCK`] requests.
     pub fn load(
         name: impl Into<String>,
         reqs: impl Iterator<Item = TraceResult<Request>>,
@@ -48,27 +51,32 @@ impl LoadedTrace {
         t.ids.reserve(lo);
         t.keys.reserve(lo);
         t.sizes.reserve(lo);
-        let mut map: HashMap<u64, u32> = HashMap::new();
-        for r in reqs {
-            let r = r?;
-            if r.size == 0 {
-                t.skipped_zero_size += 1;
-                continue;
+        let mut d = Densifier::default();
+        let (mut keys, mut sizes) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
+        let mut reqs = reqs.peekable();
+        while reqs.peek().is_some() {
+            keys.clear();
+            sizes.clear();
+            for r in reqs.by_ref() {
+                let r = r?;
+                if r.size == 0 {
+                    t.skipped_zero_size += 1;
+                    continue;
+                }
+                keys.push(r.key);
+                sizes.push(r.size);
+                t.requested_bytes += r.size as u64;
+                if keys.len() == BLOCK {
+                    break;
+                }
             }
-            let next_id = dense_id(map.len(), &t.name)?;
-            let id = *map.entry(r.key).or_insert_with(|| {
-                t.footprint_bytes += r.size as u64;
-                next_id
-            });
-            t.ids.push(id);
-            t.keys.push(r.key);
-            t.sizes.push(r.size);
-            t.requested_bytes += r.size as u64;
-            if t.ids.len() & 0xffff == 0 {
-                progress(t.ids.len() as u64);
-            }
+            d.map_block(&keys, &sizes, &mut t.ids, &t.name)?;
+            t.keys.extend_from_slice(&keys);
+            t.sizes.extend_from_slice(&sizes);
+            progress(t.ids.len() as u64);
         }
-        t.n_objects = map.len() as u32;
+        t.n_objects = d.n_objects();
+        t.footprint_bytes = d.footprint_bytes;
         Ok(t)
     }
 
@@ -115,19 +123,6 @@ impl LoadedTrace {
             skipped_zero_size: self.skipped_zero_size,
             max_size: self.sizes.iter().copied().max().unwrap_or(0),
         }
-    }
-}
-
-/// The dense id of the next new object, `n` objects having come before: an error past
-/// `u32::MAX - 1` distinct objects (ids are 32-bit; positions and request counts are not).
-#[inline]
-pub fn dense_id(n: usize, name: &str) -> TraceResult<u32> {
-    match u32::try_from(n) {
-        Ok(id) if id < u32::MAX => Ok(id),
-        _ => Err(TraceError::Spec(format!(
-            "{name}: more than {} distinct objects: the simulator's object ids are 32-bit",
-            u32::MAX - 1
-        ))),
     }
 }
 

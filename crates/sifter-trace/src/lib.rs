@@ -94,13 +94,94 @@ impl TraceSource {
         }
     }
 
-    /// Streams the requests.
+    /// Streams the requests, decoded (or generated) on a background thread a few batches
+    /// ahead of the consumer ([`read_ahead`]).
     pub fn requests(&self) -> Result<Box<dyn Iterator<Item = Result<Request>> + Send>> {
         Ok(match self {
             TraceSource::File { path, format } => {
-                Box::new(TraceReader::open(path, format.as_ref())?)
+                Box::new(read_ahead(TraceReader::open(path, format.as_ref())?))
             }
-            TraceSource::Synthetic(s) => Box::new(s.generate().map(Ok)),
+            TraceSource::Synthetic(s) => Box::new(read_ahead(s.generate().map(Ok))),
         })
+    }
+}
+
+/// Requests per batch handed over by [`read_ahead`].
+const AHEAD_BATCH: usize = 1 << 14;
+
+/// Runs `inner` on a background thread that decodes batches of requests up to four batches
+/// ahead, so decoding (and zstd decompression, and parsing) overlaps with whatever the
+/// consumer does per request. Same items in the same order; an error ends the stream, as
+/// with `inner`. Dropping the iterator stops the thread at its next batch.
+pub fn read_ahead<I>(inner: I) -> ReadAhead
+where
+    I: Iterator<Item = Result<Request>> + Send + 'static,
+{
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<Request>, Option<TraceError>)>(4);
+    std::thread::spawn(move || {
+        let mut inner = inner;
+        loop {
+            let mut batch = Vec::with_capacity(AHEAD_BATCH);
+            let mut end = None;
+            for r in inner.by_ref() {
+                match r {
+                    Ok(r) => {
+                        batch.push(r);
+                        if batch.len() == AHEAD_BATCH {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        end = Some(Some(e));
+                        break;
+                    }
+                }
+            }
+            if end.is_none() && batch.len() < AHEAD_BATCH {
+                end = Some(None);
+            }
+            let last = end.is_some();
+            if tx.send((batch, end.flatten())).is_err() || last {
+                return;
+            }
+        }
+    });
+    ReadAhead { rx, cur: Vec::new().into_iter(), err: None, done: false }
+}
+
+/// The iterator of [`read_ahead`].
+#[derive(Debug)]
+pub struct ReadAhead {
+    rx: std::sync::mpsc::Receiver<(Vec<Request>, Option<TraceError>)>,
+    cur: std::vec::IntoIter<Request>,
+    err: Option<TraceError>,
+    done: bool,
+}
+
+impl Iterator for ReadAhead {
+    type Item = Result<Request>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<Request>> {
+        loop {
+            if let Some(r) = self.cur.next() {
+                return Some(Ok(r));
+            }
+            if let Some(e) = self.err.take() {
+                self.done = true;
+                return Some(Err(e));
+            }
+            if self.done {
+                return None;
+            }
+            match self.rx.recv() {
+                Ok((batch, err)) => {
+                    self.err = err;
+                    self.cur = batch.into_iter();
+                }
+                // The thread ended without an error: the stream is done.
+                Err(_) => self.done = true,
+            }
+        }
     }
 }

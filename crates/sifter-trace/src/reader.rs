@@ -169,7 +169,17 @@ impl Iterator for TraceReader {
 struct BinarySource {
     stream: Box<dyn BufRead + Send>,
     fmt: BinaryFormat,
-    rec: Vec<u8>,
+    /// Record size.
+    n: usize,
+    /// Byte offset of each field in a record.
+    offsets: Vec<usize>,
+    /// Whole records read ahead (one `read` per ~4,096 records, not one per record); the
+    /// current record is `buf[at..at + n]`, the unread bytes `buf[pos..len]`.
+    buf: Vec<u8>,
+    at: usize,
+    pos: usize,
+    len: usize,
+    eof: bool,
     index: u64,
     /// Divide the time field by this (vscsi: microseconds to seconds).
     time_div: u64,
@@ -191,8 +201,30 @@ impl BinarySource {
         time_div: u64,
         oracle: bool,
     ) -> Self {
-        let rec = vec![0; fmt.record_size()];
-        BinarySource { stream, fmt, rec, index: 0, time_div, oracle }
+        let n = fmt.record_size();
+        let offsets = fmt
+            .fields
+            .iter()
+            .scan(0, |off, f| {
+                let at = *off;
+                *off += f.width();
+                Some(at)
+            })
+            .collect();
+        BinarySource {
+            stream,
+            fmt,
+            n,
+            offsets,
+            buf: vec![0; n * 4096],
+            at: 0,
+            pos: 0,
+            len: 0,
+            eof: false,
+            index: 0,
+            time_div,
+            oracle,
+        }
     }
 
     fn oracle(stream: Box<dyn BufRead + Send>) -> Self {
@@ -267,38 +299,53 @@ impl BinarySource {
         Ok(Self::new(stream, fmt, 1_000_000, false))
     }
 
-    /// Fills `self.rec`; `Ok(false)` at a clean end of stream.
+    /// Moves to the next record (`buf[at..at + n]`); `Ok(false)` at a clean end of stream.
+    #[inline]
     fn read_record(&mut self, ctx: &Ctx) -> Result<bool> {
-        let n = self.rec.len();
-        let mut got = 0;
-        while got < n {
-            match self.stream.read(&mut self.rec[got..]) {
-                Ok(0) => break,
-                Ok(k) => got += k,
+        let n = self.n;
+        if self.len - self.pos < n {
+            self.refill(ctx)?;
+            if self.len == 0 {
+                return Ok(false);
+            }
+            if self.len < n {
+                let got = self.len;
+                return Err(ctx.corrupt(
+                    self.pos(),
+                    format!("truncated record: {got} of {n} bytes before the end of the file"),
+                ));
+            }
+        }
+        self.at = self.pos;
+        self.pos += n;
+        Ok(true)
+    }
+
+    /// Keeps the unread bytes and reads until the buffer is full or the stream ends.
+    fn refill(&mut self, ctx: &Ctx) -> Result<()> {
+        self.buf.copy_within(self.pos..self.len, 0);
+        self.len -= self.pos;
+        self.pos = 0;
+        while self.len < self.buf.len() && !self.eof {
+            match self.stream.read(&mut self.buf[self.len..]) {
+                Ok(0) => self.eof = true,
+                Ok(k) => self.len += k,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(TraceError::io(&ctx.path, e)),
             }
         }
-        if got == 0 {
-            return Ok(false);
-        }
-        if got < n {
-            return Err(ctx.corrupt(
-                self.pos(),
-                format!("truncated record: {got} of {n} bytes before the end of the file"),
-            ));
-        }
-        Ok(true)
+        Ok(())
     }
 
     fn pos(&self) -> Position {
-        Position::Record { index: self.index, offset: self.index * self.rec.len() as u64 }
+        Position::Record { index: self.index, offset: self.index * self.n as u64 }
     }
 
+    #[inline]
     fn field(&self, i: usize) -> Val {
-        let off: usize = self.fmt.fields[..i].iter().map(|f| f.width()).sum();
+        let off = self.at + self.offsets[i];
         let f = self.fmt.fields[i];
-        let b = &self.rec[off..off + f.width()];
+        let b = &self.buf[off..off + f.width()];
         let mut a = [0u8; 8];
         // Normalise to little-endian 8 bytes.
         if self.fmt.big_endian {
