@@ -19,9 +19,9 @@
 //! [`Simulate::run_chunk`] as the in-memory sweep, so both modes give identical counts.
 //! A trace that reads differently the second time (a file changed in between) is an error.
 
+use crate::idmap::{Densifier, IdMap};
 use crate::registry::PolicySpec;
 use crate::runner::{CacheSize, Counts, SimResult, Simulate};
-use crate::idmap::{Densifier, IdMap};
 use crate::trace::{next_positions, Chunk, TraceSummary, BLOCK, NEVER};
 use crate::SimError;
 use rayon::prelude::*;
