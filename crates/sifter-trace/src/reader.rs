@@ -702,6 +702,8 @@ struct CsvSource {
     /// Set once the first data line (or header) has been seen.
     started: bool,
     fields: Vec<(usize, usize)>,
+    /// The current line, trimmed (one buffer reused for every line).
+    line: Vec<u8>,
 }
 
 const KEY_NAMES: &[&str] =
@@ -714,7 +716,13 @@ const NEXT_NAMES: &[&str] = &["next_access_vtime", "next_access", "next"];
 
 impl CsvSource {
     fn new(stream: Box<dyn BufRead + Send>, o: CsvOptions) -> Self {
-        CsvSource { lines: Lines::new(stream), o, started: false, fields: Vec::new() }
+        CsvSource {
+            lines: Lines::new(stream),
+            o,
+            started: false,
+            fields: Vec::new(),
+            line: Vec::with_capacity(256),
+        }
     }
 
     fn split(&mut self, line: &[u8]) {
@@ -769,117 +777,122 @@ impl Source for CsvSource {
                 }
                 return Ok(None);
             }
-            let line = trim(self.lines.line()).to_vec();
-            if line.is_empty() {
-                ctx.skipped += 1;
-                continue;
+            let mut line = std::mem::take(&mut self.line);
+            line.clear();
+            line.extend_from_slice(trim(self.lines.line()));
+            let r = self.parse(&line, ctx);
+            self.line = line;
+            if let Some(raw) = r? {
+                return Ok(Some(raw));
             }
-            if self.o.delimiter.is_none() {
-                let body = if line.starts_with(b"#") { &line[1..] } else { &line[..] };
-                // The first of these present wins (a space often follows a comma).
-                let d = [b',', b'\t', b';', b'|']
-                    .into_iter()
-                    .find(|d| body.contains(d))
-                    .unwrap_or(b' ');
-                self.o.delimiter = Some(d);
-            }
-            self.split(&line);
-            if line.starts_with(b"#") {
-                ctx.skipped += 1;
-                if !self.started {
-                    self.apply_header(&line);
-                }
-                continue;
-            }
+        }
+    }
+}
+
+impl CsvSource {
+    /// Parses one trimmed line: `None` for a line that is not a request (blank, comment,
+    /// header).
+    fn parse(&mut self, line: &[u8], ctx: &mut Ctx) -> Result<Option<Raw>> {
+        if line.is_empty() {
+            ctx.skipped += 1;
+            return Ok(None);
+        }
+        if self.o.delimiter.is_none() {
+            let body = if line.starts_with(b"#") { &line[1..] } else { line };
+            // The first of these present wins (a space often follows a comma).
+            let d =
+                [b',', b'\t', b';', b'|'].into_iter().find(|d| body.contains(d)).unwrap_or(b' ');
+            self.o.delimiter = Some(d);
+        }
+        self.split(line);
+        if line.starts_with(b"#") {
+            ctx.skipped += 1;
             if !self.started {
-                self.started = true;
-                let header = match self.o.header {
-                    Some(h) => h,
-                    // A first line is a header when none of its fields is a number.
-                    None => (1..=self.fields.len()).all(|c| {
-                        self.field(&line, c).is_some_and(|f| parse_num_trunc(f).is_none())
-                    }),
-                };
-                if header {
-                    ctx.skipped += 1;
-                    if !self.apply_header(&line) && self.o.key_col.is_none() {
-                        return Err(ctx.corrupt(
-                            self.lines.pos(),
-                            format!(
-                                "cannot find the key column in header {}; pass csv:obj-id-col=N",
-                                show(&line)
-                            ),
-                        ));
-                    }
-                    continue;
-                }
-                if self.o.key_col.is_none() {
+                self.apply_header(line);
+            }
+            return Ok(None);
+        }
+        if !self.started {
+            self.started = true;
+            let header = match self.o.header {
+                Some(h) => h,
+                // A first line is a header when none of its fields is a number.
+                None => (1..=self.fields.len())
+                    .all(|c| self.field(line, c).is_some_and(|f| parse_num_trunc(f).is_none())),
+            };
+            if header {
+                ctx.skipped += 1;
+                if !self.apply_header(line) && self.o.key_col.is_none() {
                     return Err(ctx.corrupt(
                         self.lines.pos(),
-                        "csv without a header naming its columns: pass the columns, e.g. \
-                         --format 'csv:obj-id-col=2,time-col=1,obj-size-col=3'",
+                        format!(
+                            "cannot find the key column in header {}; pass csv:obj-id-col=N",
+                            show(line)
+                        ),
                     ));
                 }
+                return Ok(None);
             }
-            let pos = self.lines.pos();
-            let need = |col: Option<usize>, what: &str, this: &Self| -> Result<Option<Vec<u8>>> {
-                match col {
-                    None => Ok(None),
-                    Some(c) => this.field(&line, c).map(|f| Some(f.to_vec())).ok_or_else(|| {
-                        ctx.corrupt(
-                            pos.clone(),
-                            format!(
-                                "{what} column {c} missing: the line has {} fields",
-                                this.fields.len()
-                            ),
-                        )
-                    }),
-                }
-            };
-            let key_f = need(self.o.key_col, "key", self)?.unwrap_or_default();
-            let key = text_key(&key_f, &mut self.o.key_mode).ok_or_else(|| {
-                ctx.corrupt(
-                    pos.clone(),
-                    format!("key {} is not a number (obj-id-is-num=true)", show(&key_f)),
-                )
-            })?;
-            let time = match need(self.o.time_col, "time", self)? {
-                None => None,
-                Some(t) => Some(parse_num_trunc(&t).ok_or_else(|| {
-                    ctx.corrupt(
-                        pos.clone(),
-                        format!("time {} is not a non-negative number", show(&t)),
-                    )
-                })?),
-            };
-            let size = match need(self.o.size_col, "size", self)? {
-                None => 1,
-                Some(s) => parse_u64(&s).filter(|&v| v <= u32::MAX as u64).ok_or_else(|| {
-                    ctx.corrupt(
-                        pos.clone(),
-                        format!("size {} is not an integer up to 4 GiB", show(&s)),
-                    )
-                })? as u32,
-            };
-            let op = match need(self.o.op_col, "op", self)? {
-                None => Op::Get,
-                Some(o) => Op::parse(&String::from_utf8_lossy(&o)),
-            };
-            let next = match need(self.o.next_col, "next-access", self)? {
-                None => NextAccess::Unknown,
-                Some(n) => match parse_key_num(&n) {
-                    Some(v) if v as i64 == -1 || v >= i64::MAX as u64 => NextAccess::Never,
-                    Some(v) if v >= 1 => NextAccess::At(v - 1),
-                    _ => {
-                        return Err(ctx.corrupt(
-                            pos,
-                            format!("next access {} is not a 1-based position or -1", show(&n)),
-                        ))
-                    }
-                },
-            };
-            return Ok(Some(Raw { time, key, size, op, next }));
+            if self.o.key_col.is_none() {
+                return Err(ctx.corrupt(
+                    self.lines.pos(),
+                    "csv without a header naming its columns: pass the columns, e.g. \
+                         --format 'csv:obj-id-col=2,time-col=1,obj-size-col=3'",
+                ));
+            }
         }
+        let pos = self.lines.pos();
+        let need = |col: Option<usize>, what: &str, this: &Self| -> Result<Option<&[u8]>> {
+            match col {
+                None => Ok(None),
+                Some(c) => this.field(line, c).map(Some).ok_or_else(|| {
+                    ctx.corrupt(
+                        pos.clone(),
+                        format!(
+                            "{what} column {c} missing: the line has {} fields",
+                            this.fields.len()
+                        ),
+                    )
+                }),
+            }
+        };
+        let key_f = need(self.o.key_col, "key", self)?.unwrap_or_default();
+        let key = text_key(key_f, &mut self.o.key_mode).ok_or_else(|| {
+            ctx.corrupt(
+                pos.clone(),
+                format!("key {} is not a number (obj-id-is-num=true)", show(key_f)),
+            )
+        })?;
+        let time = match need(self.o.time_col, "time", self)? {
+            None => None,
+            Some(t) => Some(parse_num_trunc(t).ok_or_else(|| {
+                ctx.corrupt(pos.clone(), format!("time {} is not a non-negative number", show(t)))
+            })?),
+        };
+        let size = match need(self.o.size_col, "size", self)? {
+            None => 1,
+            Some(s) => parse_u64(s).filter(|&v| v <= u32::MAX as u64).ok_or_else(|| {
+                ctx.corrupt(pos.clone(), format!("size {} is not an integer up to 4 GiB", show(s)))
+            })? as u32,
+        };
+        let op = match need(self.o.op_col, "op", self)? {
+            None => Op::Get,
+            Some(o) => Op::parse(&String::from_utf8_lossy(o)),
+        };
+        let next = match need(self.o.next_col, "next-access", self)? {
+            None => NextAccess::Unknown,
+            Some(n) => match parse_key_num(n) {
+                Some(v) if v as i64 == -1 || v >= i64::MAX as u64 => NextAccess::Never,
+                Some(v) if v >= 1 => NextAccess::At(v - 1),
+                _ => {
+                    return Err(ctx.corrupt(
+                        pos,
+                        format!("next access {} is not a 1-based position or -1", show(n)),
+                    ))
+                }
+            },
+        };
+        Ok(Some(Raw { time, key, size, op, next }))
     }
 }
 
