@@ -29,9 +29,88 @@ pub fn open_stream(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     if head.len() >= 4 && head[..4] == ZSTD_MAGIC {
         let dec =
             zstd::stream::read::Decoder::with_buffer(raw).map_err(|e| TraceError::io(path, e))?;
-        Ok(Box::new(BufReader::with_capacity(1 << 16, dec)))
+        Ok(Box::new(Decompressed::spawn(dec)))
     } else {
         Ok(Box::new(raw))
+    }
+}
+
+/// Decompressed bytes produced by a background thread, a few 1 MiB blocks ahead of the
+/// parser, so decompression and parsing run on different cores.
+struct Decompressed {
+    rx: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    buf: Vec<u8>,
+    pos: usize,
+    done: bool,
+}
+
+impl Decompressed {
+    fn spawn<R: Read + Send + 'static>(mut dec: R) -> Self {
+        let (tx, rx) = std::sync::mpsc::sync_channel(4);
+        std::thread::spawn(move || loop {
+            let mut block = vec![0u8; 1 << 20];
+            let mut len = 0;
+            let res = loop {
+                match dec.read(&mut block[len..]) {
+                    Ok(0) => break Ok(()),
+                    Ok(n) => {
+                        len += n;
+                        if len == block.len() {
+                            break Ok(());
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => break Err(e),
+                }
+            };
+            block.truncate(len);
+            let end = len == 0 || res.is_err();
+            // Bytes before an error are delivered first, then the error.
+            if len > 0 && tx.send(Ok(block)).is_err() {
+                return; // the reader was dropped
+            }
+            if let Err(e) = res {
+                let _ = tx.send(Err(e));
+            }
+            if end {
+                return;
+            }
+        });
+        Decompressed { rx, buf: Vec::new(), pos: 0, done: false }
+    }
+}
+
+impl Read for Decompressed {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let avail = self.fill_buf()?;
+        let n = avail.len().min(out.len());
+        out[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Decompressed {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        while self.pos >= self.buf.len() && !self.done {
+            match self.rx.recv() {
+                Ok(Ok(block)) => {
+                    self.buf = block;
+                    self.pos = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                // The thread ended: end of stream.
+                Err(_) => self.done = true,
+            }
+        }
+        Ok(&self.buf[self.pos.min(self.buf.len())..])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos += n;
     }
 }
 
