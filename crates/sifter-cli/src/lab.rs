@@ -357,7 +357,7 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
                     let x = net(pol, h)
                         .map(|n| if solver == 0 { bound(&n, 72).x } else { mva(&n, 72).x })
                         .unwrap_or(0.0);
-                    (h, x.min(20.0))
+                    (h, x)
                 })
                 .collect();
             series.push((format!("{pol} {name}"), pts));
@@ -366,7 +366,7 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
     let svg_path = out.join("model-throughput.svg");
     crate::plot::lines(
         &svg_path,
-        "Predicted throughput vs hit ratio (72 cores, 5 µs SSD; capped at 20 Mops/s)",
+        "Predicted throughput vs hit ratio (72 cores, 5 µs SSD)",
         "hit ratio",
         "Mops/s",
         &series,
