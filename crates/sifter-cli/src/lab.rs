@@ -104,12 +104,15 @@ pub fn run(a: LabArgs) -> Result<()> {
         "model": model.json,
     });
     std::fs::write(a.out.join("results.json"), serde_json::to_string_pretty(&json)? + "\n")?;
-    std::fs::write(a.out.join("index.html"), html(&sections, &bench.html, &model.html))?;
+    let (page, findings) = html(&a.out, &sections, &bench, &model)?;
+    std::fs::write(a.out.join("index.html"), page)?;
     eprintln!(
         "\nwrote {0}/index.html, {0}/results.json and {0}/sim.csv in {1:.1} s",
         a.out.display(),
         t0.elapsed().as_secs_f64()
     );
+    // The answer last, so the final screen of a run is it.
+    println!("\n{findings}");
     Ok(())
 }
 
@@ -255,6 +258,7 @@ fn throughput_section(out: &std::path::Path, quick: bool, quiet: bool) -> Result
             format!("{t} thr: null {n:.1} Mops/s = {:.1}× {name} ({b:.2})", n / b)
         })
         .collect();
+    let findings = throughput_findings(&report.rows, max_t);
     let header_ref: Vec<&str> = header.iter().map(String::as_str).collect();
     let text = format!(
         "Throughput (Zipf 1.0 read-through, {} distinct keys, cache 10 %, shared keys; medians of {})\n{}\nHarness ceiling (null cache): {}\n\nAll caches and thread counts:\n{}",
@@ -264,45 +268,51 @@ fn throughput_section(out: &std::path::Path, quick: bool, quiet: bool) -> Result
         ceiling_text.join("; "),
         table_text(&report.rows)
     );
-    let mut h = String::from(
-        "<h2 id=\"throughput\">Throughput of the concurrent caches</h2><p>Each cache serves a \
-         read-through workload: every request looks a key up and, on a miss, inserts it (as an \
-         application does in front of a database). Keys follow a Zipf(1.0) popularity, the cache \
-         holds 10 % of them, and all threads share one key space, so popular keys are contended. \
-         After a warm-up that fills the cache, each configuration is measured for a fixed time; \
-         the figure is the median of the repetitions. This machine has two cores: at 4 and 8 \
-         threads the threads are <em>oversubscribed</em>, which punishes caches whose locks are \
-         held by a thread the operating system has paused. <em>null</em> is a cache that does \
+    let mut h = format!(
+        "<h2 id=\"throughput\">Throughput of the concurrent caches</h2><figure>{}<figcaption>Throughput \
+         (million operations per second) against the number of threads: Zipf(1.0) read-through, \
+         {} distinct keys, cache 10 % of them, shared keys. Policies that only touch shared state on \
+         a miss (Mobius, CLOCK, FIFO, and SIEVE's lock-free hits) keep their throughput as threads \
+         are added; LRU takes a lock on every hit.</figcaption></figure>",
+        svg("throughput-")?,
+        report.keys
+    );
+    h.push_str(
+        "<p>Each cache serves a read-through workload: every request looks a key up and, on a miss, \
+         inserts it (as an application does in front of a database). Keys follow a Zipf(1.0) \
+         popularity, the cache holds 10 % of them, and all threads share one key space, so popular \
+         keys are contended. After a warm-up that fills the cache, each configuration is measured for \
+         a fixed time; the figure is the median of the repetitions. This machine has two cores: \
+         above 2 threads the threads are <em>oversubscribed</em>, which punishes caches whose locks \
+         are held by a thread the operating system has paused. <em>null</em> is a cache that does \
          nothing: it shows the cost of the benchmark harness itself, which must be far below any \
          real cache's.</p>",
     );
     h.push_str(&html_table(&header, &rows));
     let _ = write!(
         h,
-        "<p>Harness ceiling: {}.</p><figure>{}<figcaption>Throughput (million operations per second) \
-         against the number of threads. Policies that only touch shared state on a miss (Mobius, \
-         CLOCK, FIFO, and SIEVE's lock-free hits) keep their throughput as threads are added; LRU \
-         takes a lock on every hit.</figcaption></figure><figure>{}<figcaption>Hit ratio at {max_t} \
-         threads: what each cache's eviction policy keeps. A faster cache with a lower hit ratio \
-         sends more requests to the backend.</figcaption></figure>",
+        "<p>Harness ceiling: {}.</p><figure>{}<figcaption>Hit ratio at {max_t} threads: what each \
+         cache's eviction policy keeps. A faster cache with a lower hit ratio sends more requests to \
+         the backend.</figcaption></figure>",
         esc(&ceiling_text.join("; ")),
-        svg("throughput-")?,
         svg("hit-ratio-")?
     );
     let _ = write!(
         h,
-        "<h2 id=\"latency\">Latency percentiles</h2><p>One operation in 256 on average (at random gaps, so \
-         the sampling cannot fall in step with a cache's periodic housekeeping) is timed; the plot \
-         shows the median (P50) and the tail (P90, P99, P99.9) of lookups that hit and of inserts \
-         (which include making room by evicting) at {max_t} threads. The times include the clock \
-         reads themselves (about 20 ns). Tails grow when a thread waits for a lock whose holder \
-         was preempted, or when a cache does batched maintenance inside a request.</p><figure>{}\
-         <figcaption>Latency percentiles (nanoseconds, logarithmic scale).</figcaption></figure>",
+        "<h2 id=\"latency\">Latency percentiles</h2><figure>{}<figcaption>Latency percentiles at \
+         {max_t} threads (nanoseconds, logarithmic scale): lookups that hit (solid) and inserts \
+         (dashed).</figcaption></figure><p>One operation in 256 on average (at random gaps, so the \
+         sampling cannot fall in step with a cache's periodic housekeeping) is timed: the median \
+         (P50) and the tail (P90, P99, P99.9) of lookups that hit and of inserts (which include \
+         making room by evicting). The times include the clock reads themselves (about 20 ns). \
+         Tails grow when a thread waits for a lock whose holder was preempted, or when a cache does \
+         batched maintenance inside a request.</p>",
         svg("latency-")?
     );
     Ok(Section {
         text,
         html: h,
+        findings,
         json: serde_json::json!({
             "workload": report.workload,
             "keys": report.keys,
@@ -315,7 +325,43 @@ fn throughput_section(out: &std::path::Path, quick: bool, quiet: bool) -> Result
 struct Section {
     text: String,
     html: String,
+    /// Findings for the top of the report: (HTML, plain text).
+    findings: Vec<(String, String)>,
     json: serde_json::Value,
+}
+
+/// The caches that are measured for their own sake (not the harness's yardsticks).
+fn is_cache(name: &str) -> bool {
+    !matches!(name, "null" | "ceiling")
+}
+
+/// Who is fastest at 1 thread and at the most threads, and by how much against the others.
+fn throughput_findings(rows: &[crate::bench_cmd::Row], max_t: usize) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut ts = vec![1, max_t];
+    ts.dedup();
+    for t in ts {
+        let mut at: Vec<(&str, f64)> = rows
+            .iter()
+            .filter(|r| r.summary.threads == t && is_cache(&r.summary.cache))
+            .map(|r| (r.summary.cache.as_str(), r.summary.mops))
+            .collect();
+        at.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let Some(&(best, x)) = at.first() else { continue };
+        let peers: Vec<String> = ["quick_cache", "moka", "lru", "mobius", "sieve"]
+            .iter()
+            .filter(|p| **p != best)
+            .filter_map(|p| at.iter().find(|(c, _)| c == p))
+            .map(|(c, y)| format!("{:.2}× {c}", x / y))
+            .collect();
+        let threads = if t == 1 { "1 thread".to_string() } else { format!("{t} threads") };
+        let text = format!(
+            "At {threads} the fastest cache is {best} with {x:.1} Mops/s ({}).",
+            peers.join(", ")
+        );
+        out.push((format!("{} <a href=\"#throughput\">Throughput</a>", esc(&text)), text));
+    }
+    out
 }
 
 const MODEL_POLICIES: [&str; 7] = ["lru", "problru", "fifo", "clock", "s3fifo", "sieve", "mobius"];
@@ -372,8 +418,31 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
         &series,
     )?;
     let svg = std::fs::read_to_string(&svg_path)?;
-    let mut h = String::from(
-        "<h2 id=\"throughput-model\">Throughput model</h2><p>A cache is also a queueing system: every request \
+    let mut findings = Vec::new();
+    {
+        let falls: Vec<String> = rows
+            .iter()
+            .filter(|r| r[2] != "never")
+            .map(|r| format!("{} at p* = {}", r[0], r[2]))
+            .collect();
+        let rises: Vec<&str> =
+            rows.iter().filter(|r| r[2] == "never").map(|r| r[0].as_str()).collect();
+        let text = format!(
+            "The queueing model (72 cores, 5 µs SSD): throughput falls past a critical hit ratio for {}; it keeps rising up to 100 % hits for {}.",
+            if falls.is_empty() { "no policy".to_string() } else { falls.join(", ") },
+            if rises.is_empty() { "none".to_string() } else { rises.join(", ") }
+        );
+        findings.push((format!("{} <a href=\"#throughput-model\">Model</a>", esc(&text)), text));
+    }
+    let mut h = format!(
+        "<h2 id=\"throughput-model\">Throughput model</h2><figure>{}<figcaption>Predicted throughput \
+         against hit ratio at 72 cores with a 5 µs SSD: the upper bound (the paper's analysis, \
+         dashed) and exact MVA (solid) for LRU, probabilistic LRU (q = 0.5), FIFO and \
+         Mobius.</figcaption></figure>",
+        svg.trim_start_matches(|c| c != '<')
+    );
+    h.push_str(
+        "<p>A cache is also a queueing system: every request \
          does some work any core can do at once (hashing, waiting for the disk on a miss) and some work on \
          shared structures that serve one request at a time (an LRU list lock, a queue's head pointer). When \
          those shared structures sit on the <em>hit</em> path — LRU moves every hit to the head — a higher hit \
@@ -383,9 +452,6 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
          paper's equations and simulator) extrapolates this to machines larger than this one.</p>",
     );
     h.push_str(&html_table(&header, &rows));
-    h.push_str("<figure>");
-    h.push_str(svg.trim_start_matches(|c| c != '<'));
-    h.push_str("<figcaption>Upper bound (the paper's analysis) and exact MVA for LRU, probabilistic LRU (q = 0.5), FIFO and Mobius.</figcaption></figure>");
     // Measured vs predicted on this machine: a closed loop with a sleeping 100 µs backend.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let (keys, secs, sizes) = if quick {
@@ -429,83 +495,254 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
     )?;
     let closed_svg = std::fs::read_to_string(&closed_svg_path)?;
     let text = format!("{text}\nMeasured vs calibrated model on this machine (8 workers, sleeping 100 µs backend)\n{}", table(&closed_header, &closed_rows));
+    let errs: Vec<f64> = closed_json
+        .iter()
+        .filter_map(|r| {
+            let (m, p) = (r["measured_mops"].as_f64()?, r["model_mops"].as_f64()?);
+            (m > 0.0).then(|| ((p - m) / m).abs())
+        })
+        .collect();
+    if !errs.is_empty() {
+        let mean = errs.iter().sum::<f64>() / errs.len() as f64;
+        let worst = errs.iter().copied().fold(0.0f64, f64::max);
+        let text = format!(
+            "On this machine the calibrated model predicts the measured throughput within {:.1} % on average (worst {:.1} %) over {} points.",
+            mean * 100.0,
+            worst * 100.0,
+            errs.len()
+        );
+        findings.push((
+            format!("{} <a href=\"#model-vs-measured\">Measured vs predicted</a>", esc(&text)),
+            text,
+        ));
+    }
+    let _ = write!(
+        h,
+        "<h3 id=\"model-vs-measured\">Measured vs predicted on this machine</h3><figure>{}\
+         <figcaption>Throughput against hit ratio: measured (solid) and predicted by the \
+         calibrated model (dashed).</figcaption></figure>",
+        closed_svg.trim_start_matches(|c| c != '<')
+    );
     h.push_str(
-        "<h3 id=\"model-vs-measured\">Measured vs predicted on this machine</h3><p>To check the model, 8 worker \
+        "<p>To check the model, 8 worker \
          threads replay a Zipf workload against sifter's caches; every miss waits an emulated 100 µs backend \
          (sleeping, so waiting requests use no CPU) before inserting. Growing the cache raises the hit ratio. \
          The model is calibrated with each policy's measured cost of a hit and a miss at that cache size, the \
          two cores as a 2-server station, and the measured mean backend wait.</p>",
     );
     h.push_str(&html_table(&closed_header, &closed_rows));
-    h.push_str("<figure>");
-    h.push_str(closed_svg.trim_start_matches(|c| c != '<'));
-    h.push_str("<figcaption>Throughput against hit ratio: measured, and predicted by the calibrated model.</figcaption></figure>");
     Ok(Section {
         text,
         html: h,
+        findings,
         json: serde_json::json!({"disk_us": 5.0, "rows": json_rows, "closed_loop_100us_mpl8": closed_json}),
     })
 }
 
-fn html(
+/// The miss-ratio section: per workload, a plot of the main policies against cache size, then
+/// the full table (collapsed, shaded per column, best marked, footnoted); and the best policy
+/// per workload and size for the findings.
+fn miss_ratio_html(
+    out: &std::path::Path,
     sections: &[(String, String, usize, u32, Pivot)],
-    bench_html: &str,
-    model_html: &str,
-) -> String {
+) -> Result<(String, String, String)> {
+    const SHOWN: [&str; 7] = ["FIFO", "LRU", "CLOCK", "SIEVE", "S3-FIFO", "ARC", "Belady"];
     let mut h = String::from(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>sifter lab report</title>\
-         <style>body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.4}\
-         table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right}\
-         td:first-child,th:first-child{text-align:left}.best{font-weight:bold;background:#e6f4e6}</style></head><body>\
-         <h1>sifter lab report</h1>",
+        "<h2 id=\"miss-ratios\">Miss ratios</h2><p>A cache's <em>miss ratio</em> is the share of \
+         requests it could not serve; lower is better. Every eviction policy of the simulator runs \
+         on each workload at three cache sizes (0.1 %, 1 % and 10 % of the distinct objects). Each \
+         plot shows the classic policies; the full table of all policies is one click away. \
+         <em>Belady</em> is the offline optimum, a bound no real policy can beat.</p>",
     );
-    h.push_str(
-        "<h2 id=\"miss-ratios\">Miss ratios</h2><p>A cache's <em>miss ratio</em> is the share of requests it \
-         could not serve; lower is better. Each table simulates every eviction policy on one workload at three \
-         cache sizes (0.1 %, 1 % and 10 % of the distinct objects). The best real policy per column is \
-         highlighted; <em>Belady</em> is the offline optimum, shown as a bound no real policy can beat.</p>",
-    );
-    for (name, about, reqs, objs, (header, rows)) in sections {
+    let mut best_rows = Vec::new();
+    let mut sizes_hdr = Vec::new();
+    let mut footnote_used = false;
+    for (i, (name, about, reqs, objs, (header, rows))) in sections.iter().enumerate() {
+        let labels: Vec<String> = header[1..]
+            .iter()
+            .map(|c| {
+                let f: f64 = c.trim_start_matches("miss @ ").parse().unwrap_or(f64::NAN);
+                format!("{} %", crate::plot::tick(f * 100.0))
+            })
+            .collect();
+        if sizes_hdr.is_empty() {
+            sizes_hdr = labels.clone();
+        }
+        let shown = |p: &str| {
+            SHOWN.iter().any(|n| p == *n || p.strip_prefix(n).is_some_and(|r| r.starts_with('(')))
+        };
+        let series: Vec<crate::plot::Series> = rows
+            .iter()
+            .filter(|r| shown(&r[0]))
+            .map(|r| {
+                let pts = r[1..]
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(j, v)| v.parse::<f64>().ok().map(|v| ((j + 1) as f64, v)))
+                    .collect();
+                (r[0].clone(), pts)
+            })
+            .collect();
+        let names: Vec<&str> = labels.iter().map(String::as_str).collect();
+        let title = format!("Miss ratio vs cache size: {name}");
+        let axes = crate::plot::Axes {
+            title: &title,
+            xlabel: "cache size (% of objects)",
+            ylabel: "miss ratio",
+            log_y: false,
+            x_names: Some(&names),
+        };
+        let stem = out.join(format!("miss-ratio-{i}"));
+        let files = crate::plot::lines_svg_png(&stem, &axes, &series)?;
+        let svg = std::fs::read_to_string(&files[0])?;
         let _ = write!(
             h,
-            "<h3>{}</h3><p>{} — {reqs} requests, {objs} objects.</p><table><tr>",
+            "<h3 id=\"miss-{i}\">{}</h3><p>{} — {reqs} requests, {objs} objects.</p><figure>{}\
+             <figcaption>Miss ratio of the classic policies against cache size (lower is \
+             better).</figcaption></figure><details><summary>All {} policies</summary>",
             esc(name),
-            esc(about)
+            esc(about),
+            svg.trim_start_matches(|c| c != '<'),
+            rows.len()
         );
+        // Per column: the range of the real policies (for the shading) and the best.
+        let cols = header.len() - 1;
+        let mut lo = vec![f64::MAX; cols];
+        let mut hi = vec![f64::MIN; cols];
+        let mut best: Vec<Option<(f64, String)>> = vec![None; cols];
+        for r in rows.iter().filter(|r| r[0] != "Belady") {
+            for c in 0..cols {
+                if let Ok(v) = r[c + 1].parse::<f64>() {
+                    lo[c] = lo[c].min(v);
+                    hi[c] = hi[c].max(v);
+                    if best[c].as_ref().is_none_or(|b| v < b.0) {
+                        best[c] = Some((v, r[0].clone()));
+                    }
+                }
+            }
+        }
+        h.push_str("<table class=\"heat\"><tr>");
         for c in header {
             let _ = write!(h, "<th>{}</th>", esc(c));
         }
         h.push_str("</tr>");
-        let best: Vec<Option<String>> = (1..header.len())
-            .map(|c| {
-                rows.iter()
-                    .filter(|r| r[0] != "Belady")
-                    .filter_map(|r| r[c].parse::<f64>().ok().map(|v| (v, r[c].clone())))
-                    .min_by(|a, b| a.0.total_cmp(&b.0))
-                    .map(|x| x.1)
-            })
-            .collect();
         for r in rows {
-            h.push_str("<tr>");
-            for (i, c) in r.iter().enumerate() {
-                let cls = if i > 0 && r[0] != "Belady" && best[i - 1].as_deref() == Some(c.as_str())
-                {
-                    " class=\"best\""
-                } else {
-                    ""
+            let _ = write!(h, "<tr><td>{}</td>", esc(&r[0]));
+            for c in 0..cols {
+                let cell = &r[c + 1];
+                let Ok(v) = cell.parse::<f64>() else {
+                    let _ = write!(h, "<td>{}</td>", esc(cell));
+                    continue;
                 };
-                let _ = write!(h, "<td{cls}>{}</td>", esc(c));
+                let is_best = r[0] != "Belady" && best[c].as_ref().is_some_and(|b| b.0 == v);
+                // Darker blue = fewer misses within the column (one hue: colour-blind safe).
+                let t = if hi[c] > lo[c] {
+                    ((v - lo[c]) / (hi[c] - lo[c])).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                let alpha = if r[0] == "Belady" { 0.0 } else { 0.06 + 0.5 * (1.0 - t) };
+                let dagger =
+                    v >= 0.99995 && (r[0].starts_with("S3-FIFO") || r[0].starts_with("QDLP"));
+                footnote_used |= dagger;
+                let _ = write!(
+                    h,
+                    "<td style=\"background:rgba(0,114,178,{alpha:.2})\"{}>{}{}{}</td>",
+                    if is_best { " class=\"best\" title=\"best real policy\"" } else { "" },
+                    esc(cell),
+                    if is_best { " ★" } else { "" },
+                    if dagger { "<sup>†</sup>" } else { "" }
+                );
             }
             h.push_str("</tr>");
         }
-        h.push_str("</table>");
+        h.push_str("</table></details>");
+        let mut row = vec![format!("<a href=\"#miss-{i}\">{}</a>", esc(name))];
+        let mut text_row = vec![name.clone()];
+        for b in &best {
+            let (cell, t) = match b {
+                Some((v, p)) => (format!("{} ({v:.4})", esc(p)), format!("{p} ({v:.4})")),
+                None => ("-".into(), "-".into()),
+            };
+            row.push(cell);
+            text_row.push(t);
+        }
+        best_rows.push((row, text_row));
     }
-    h.push_str(bench_html);
-    h.push_str(model_html);
-    h.push_str(
-        "<p>Raw results: <code>results.json</code>, <code>sim.csv</code>, <code>bench/results.csv</code> \
-         (and PNG copies of the throughput plots in <code>bench/</code>), \
-         <code>model-throughput.svg</code>.</p></body></html>\n",
+    if footnote_used {
+        h.push_str(
+            "<p class=\"note\"><sup>†</sup> Not a broken policy: as in libCacheSim, whose numbers \
+             sifter reproduces, S3-FIFO and QD-LP give their small FIFO queue floor(0.1 × cache \
+             size) objects and admit only objects strictly smaller than that queue, so a cache \
+             below 20 objects admits nothing and every request misses. The papers' definition \
+             would admit them; <code>sifter sim -p 's3fifo(small=...)'</code> explores other \
+             splits.</p>",
+        );
+    }
+    // The findings' table: best policy per workload and size.
+    let mut f = String::from("<table class=\"findings\"><tr><th>workload</th>");
+    for l in &sizes_hdr {
+        let _ = write!(f, "<th>cache {}</th>", esc(l));
+    }
+    f.push_str("</tr>");
+    let mut text = String::from("Best policy by miss ratio (Belady excluded):\n");
+    for (row, text_row) in &best_rows {
+        f.push_str("<tr>");
+        for c in row {
+            let _ = write!(f, "<td>{c}</td>");
+        }
+        f.push_str("</tr>");
+        let _ = writeln!(text, "  {}: {}", text_row[0], text_row[1..].join(" | "));
+    }
+    f.push_str("</table>");
+    Ok((h, f, text))
+}
+
+/// The page: findings first (each linking to its section), then the sections, each led by its
+/// plot. Returns the page and the findings as text.
+fn html(
+    out: &std::path::Path,
+    sections: &[(String, String, usize, u32, Pivot)],
+    bench: &Section,
+    model: &Section,
+) -> Result<(String, String)> {
+    let (miss_html, best_table, best_text) = miss_ratio_html(out, sections)?;
+    let mut h = String::from(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>sifter lab report</title>\
+         <style>body{font-family:system-ui,sans-serif;max-width:64em;margin:2em auto;padding:0 1em;line-height:1.45;color:#222}\
+         h1{margin-bottom:.2em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}\
+         figure{margin:1em 0}figure svg{max-width:100%;height:auto}figcaption{color:#555;font-size:.92em}\
+         table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right}\
+         td:first-child,th:first-child{text-align:left}.best{font-weight:bold}\
+         .findings td,.findings th{text-align:left}ul.findings li{margin:.4em 0}\
+         details{margin:.5em 0 1.5em}summary{cursor:pointer;color:#0072b2}.note{font-size:.9em;color:#444}\
+         nav a{margin-right:1em}</style></head><body>\
+         <h1>sifter lab report</h1>\
+         <nav><a href=\"#findings\">Findings</a><a href=\"#throughput\">Throughput</a>\
+         <a href=\"#latency\">Latency</a><a href=\"#miss-ratios\">Miss ratios</a>\
+         <a href=\"#throughput-model\">Model</a></nav>\
+         <h2 id=\"findings\">Findings of this run</h2><ul class=\"findings\">",
     );
-    h
+    let mut text = String::from("Findings of this run\n");
+    for (fh, ft) in bench.findings.iter().chain(&model.findings) {
+        let _ = write!(h, "<li>{fh}</li>");
+        let _ = writeln!(text, "* {ft}");
+    }
+    let _ = write!(
+        h,
+        "<li>Best eviction policy per workload and cache size by miss ratio (Belady, the offline \
+         optimum, excluded). <a href=\"#miss-ratios\">Miss ratios</a>{best_table}</li></ul>"
+    );
+    text.push_str(&best_text);
+    h.push_str(&bench.html);
+    h.push_str(&miss_html);
+    h.push_str(&model.html);
+    h.push_str(
+        "<p>Raw results: <code>results.json</code>, <code>sim.csv</code>, \
+         <code>bench/results.csv</code> (and PNG copies of the plots in <code>bench/</code> and \
+         beside this page).</p></body></html>\n",
+    );
+    Ok((h, text))
 }

@@ -210,8 +210,19 @@ const NAMED: [&str; 16] = [
 
 /// The colour of a series: by its first word (the cache or policy), fixed for known names.
 fn color_of(name: &str) -> RGBColor {
-    let key = name.split_whitespace().next().unwrap_or(name).to_ascii_lowercase();
-    let i = NAMED.iter().position(|n| *n == key).unwrap_or_else(|| {
+    // "S3-FIFO(0.10,2) model" and "s3fifo" are one name: its letters and digits before any
+    // parameters.
+    let norm = |s: &str| -> String {
+        s.split(['(', ' '])
+            .next()
+            .unwrap_or(s)
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let key = norm(name);
+    let i = NAMED.iter().position(|n| norm(n) == key).unwrap_or_else(|| {
         // Unknown names: a stable hash into the palette.
         key.bytes().fold(7usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize)) % PALETTE.len()
     });
@@ -474,6 +485,7 @@ mod tests {
         assert_eq!(color_of("lru bound"), color_of("lru"));
         assert_eq!(color_of("mobius insert"), color_of("mobius hit"));
         assert_ne!(color_of("mobius"), color_of("lru"));
+        assert_eq!(color_of("S3-FIFO(0.10,2)"), color_of("s3fifo"));
         assert!(dashed("lru model") && dashed("lru bound") && !dashed("lru measured"));
     }
 
