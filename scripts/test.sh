@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README, CI): formatting, lints, every test.
-# Needs only Rust stable (rustfmt and clippy components, installed here if missing).
+# Needs only Rust stable (rustfmt and clippy components, installed here if missing); the
+# scripts it calls install the rest (nightly Miri, libmemcached-tools, Chromium, Python venvs).
 # Tests that read ../shared (real traces, libCacheSim's figures) skip with a message when it is
 # absent; set SIFTER_SHARED=/path/to/shared to point elsewhere.
 set -euo pipefail
@@ -27,4 +28,6 @@ cargo build --release --locked -p sifter-cli
 scripts/memcached-conformance.sh target/release/sifter
 echo "== two sifter serve processes behind a consistent-hashing client, one stopped"
 scripts/server-failover.sh target/release/sifter
+echo "== the lab report in headless Chromium (console errors, missing images, external requests)"
+scripts/browser-check.sh
 echo "== all checks passed"

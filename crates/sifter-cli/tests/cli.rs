@@ -146,8 +146,24 @@ fn bad_input_gives_clear_errors() {
 #[test]
 fn lab_quick_writes_a_report() {
     let d = tempfile::tempdir().expect("tmp");
-    ok(&sifter(&["lab", "--quick", "-q", "--out", "rep"], d.path()));
+    let stdout = ok(&sifter(&["lab", "--quick", "-q", "--out", "rep"], d.path()));
     let html = std::fs::read_to_string(d.path().join("rep/index.html")).expect("html");
+    // Findings first, computed from the run; the terminal ends with them.
+    let at = |w: &str| html.find(w).unwrap_or_else(|| panic!("report lacks {w}"));
+    assert!(at("id=\"findings\"") < at("id=\"throughput\""), "findings must come first");
+    assert!(at("fastest cache is") < at("id=\"throughput\""));
+    assert!(stdout
+        .trim_end()
+        .rsplit("Findings of this run")
+        .next()
+        .is_some_and(|t| t.contains("Best policy")));
+    assert!(stdout.contains("fastest cache is"), "{stdout}");
+    // Plots: no floating-point noise in labels, a hover title on every point.
+    for noise in ["0.30000000000000004", "0.7999999999999999", "100000.0", "00000001"] {
+        assert!(!html.contains(noise), "float noise {noise} in the report");
+    }
+    assert!(html.matches("<title>").count() > 20, "plot points carry no hover titles");
+    assert!(html.contains("<details>"), "long tables are not collapsed");
     for w in [
         "zipf",
         "scan",

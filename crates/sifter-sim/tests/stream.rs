@@ -69,13 +69,15 @@ fn streaming_equals_in_memory_on_a_multi_chunk_trace() {
 
 #[test]
 fn streaming_equals_in_memory_on_the_shared_traces() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces");
+    let shared = std::env::var("SIFTER_SHARED")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared").to_string());
+    let dir = format!("{shared}/traces");
     let files = ["cloudPhysicsIO.oracleGeneral.bin", "P3.lis.zst"];
     let mut ran = 0;
     for f in files {
         let p = format!("{dir}/{f}");
         if !std::path::Path::new(&p).exists() {
-            eprintln!("skipped: {p} not found (../shared is not beside the checkout)");
+            eprintln!("SKIPPED: {p} not found (../shared, or $SIFTER_SHARED, is not there)");
             continue;
         }
         let src = TraceSource::parse(&p, None).expect("source");
