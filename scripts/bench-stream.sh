@@ -76,7 +76,7 @@ cap=$("$sifter" sim "$z10" -p fifo -s 0.1 -q --csv - 2>/dev/null | awk -F, 'NR==
 echo "policy,sifter_s,libcachesim_s,speedup,sifter_miss_ratio,libcachesim_miss_ratio" > "$out/end-to-end.csv"
 for p in fifo lru sieve s3fifo; do
   read -r s_sec _ < <(timed "$sifter" sim "$z10" -p "$p" -s "$cap" -q --csv -)
-  s_mr=$(awk -F, -v p="$p" 'NR>1 && $3==p {print $9}' "$out/last.out")
+  s_mr=$(awk -F, 'NR==2 {print $(NF-2)}' "$out/last.out")
   read -r l_sec _ < <(timed "$py" benchsuite/tools/libcachesim_run.py "$z10" "$p" "$cap")
   l_mr=$(awk -F, 'NR==1{print $3}' "$out/last.out")
   echo "$p,$s_sec,$l_sec,$(echo "$l_sec / $s_sec" | bc -l | xargs printf %.2f),$s_mr,$l_mr" >> "$out/end-to-end.csv"

@@ -447,8 +447,55 @@ impl BinarySource {
     }
 }
 
+impl BinarySource {
+    /// oracleGeneral's fixed layout read directly (`u32 time, u64 id, u32 size, i64 next`,
+    /// little-endian): the same rules as the generic path below, without its per-field dispatch.
+    #[inline]
+    fn next_oracle(&mut self, ctx: &mut Ctx) -> Result<Option<Raw>> {
+        loop {
+            if !self.read_record(ctx)? {
+                return Ok(None);
+            }
+            let r = &self.buf[self.at..self.at + 24];
+            let le4 = |o: usize| u32::from_le_bytes([r[o], r[o + 1], r[o + 2], r[o + 3]]);
+            let le8 = |o: usize| {
+                u64::from_le_bytes([
+                    r[o],
+                    r[o + 1],
+                    r[o + 2],
+                    r[o + 3],
+                    r[o + 4],
+                    r[o + 5],
+                    r[o + 6],
+                    r[o + 7],
+                ])
+            };
+            let (time, key, size, next) = (le4(0) as u64, le8(4), le4(12), le8(16) as i64);
+            let next = match next {
+                -1 | i64::MAX => NextAccess::Never,
+                i if i >= 1 => NextAccess::At(i as u64 - 1),
+                _ => {
+                    return Err(ctx.corrupt(
+                        self.pos(),
+                        "next-access field is not a 1-based position, -1 or INT64_MAX",
+                    ))
+                }
+            };
+            self.index += 1;
+            if size == 0 {
+                ctx.skipped += 1;
+                continue;
+            }
+            return Ok(Some(Raw { time: Some(time), key, size, op: Op::Get, next }));
+        }
+    }
+}
+
 impl Source for BinarySource {
     fn next_raw(&mut self, ctx: &mut Ctx) -> Result<Option<Raw>> {
+        if self.oracle {
+            return self.next_oracle(ctx);
+        }
         loop {
             if !self.read_record(ctx)? {
                 return Ok(None);
@@ -576,15 +623,28 @@ pub(crate) fn parse_u64(s: &[u8]) -> Option<u64> {
     if s.is_empty() || s.len() > 20 {
         return None;
     }
+    // Up to 19 digits cannot overflow (10^19 - 1 < 2^64): no checks in the loop.
+    let (head, last) = if s.len() == 20 { (&s[..19], Some(s[19])) } else { (s, None) };
     let mut v: u64 = 0;
-    for &b in s {
+    let mut bad = false;
+    for &b in head {
         let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add(d as u64)?;
+        bad |= d > 9;
+        v = v * 10 + d as u64;
     }
-    Some(v)
+    if bad {
+        return None;
+    }
+    match last {
+        None => Some(v),
+        Some(b) => {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            v.checked_mul(10)?.checked_add(d as u64)
+        }
+    }
 }
 
 /// Parses a key number: unsigned, or a negative decimal taken as `i64 as u64`.
