@@ -390,9 +390,11 @@ pub fn plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
             })
             .collect();
         let title = format!(
-            "Throughput vs threads ({}, {} distinct keys, size {size})",
+            "Throughput vs threads: {} ({}, {} keys, cache {} %)",
+            report.workload,
             mode.name(),
-            report.keys
+            report.keys,
+            crate::plot::tick(size * 100.0)
         );
         let axes = Axes {
             title: &title,
@@ -419,8 +421,12 @@ pub fn plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
             }
         }
         if !lat_series.is_empty() {
-            let title =
-                format!("Latency percentiles at {max_t} threads ({}, size {size})", mode.name());
+            let title = format!(
+                "Latency percentiles at {max_t} threads: {} ({}, cache {} %)",
+                report.workload,
+                mode.name(),
+                crate::plot::tick(size * 100.0)
+            );
             let axes = Axes {
                 title: &title,
                 xlabel: "percentile",
@@ -436,7 +442,12 @@ pub fn plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
             .map(|r| (r.summary.cache.clone(), r.summary.hit_ratio))
             .collect();
         if bars.iter().any(|b| b.1 > 0.0) {
-            let title = format!("Hit ratio at {max_t} threads ({}, size {size})", mode.name());
+            let title = format!(
+                "Hit ratio at {max_t} threads: {} ({}, cache {} %)",
+                report.workload,
+                mode.name(),
+                crate::plot::tick(size * 100.0)
+            );
             files.extend(bars_svg_png(
                 &out.join(format!("hit-ratio-{tag}")),
                 &title,
@@ -508,19 +519,22 @@ fn size_plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
         let m = mode.name();
         let views: [(String, &str, &str, Vec<Series>); 3] = [
             (
-                format!("Best throughput over thread counts vs cache size ({m})"),
+                format!(
+                    "Best throughput over thread counts vs cache size: {} ({m})",
+                    report.workload
+                ),
                 "Mops/s",
                 "max-throughput-vs-size",
                 best,
             ),
             (
-                format!("Throughput at {min_t} thread(s) vs cache size ({m})"),
+                format!("Throughput at {min_t} thread(s) vs cache size: {} ({m})", report.workload),
                 "Mops/s",
                 "throughput-vs-size",
                 one(|s| s.mops),
             ),
             (
-                format!("Hit ratio at {min_t} thread(s) vs cache size ({m})"),
+                format!("Hit ratio at {min_t} thread(s) vs cache size: {} ({m})", report.workload),
                 "hit ratio",
                 "hit-ratio-vs-size",
                 one(|s| s.hit_ratio),

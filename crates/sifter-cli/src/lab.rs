@@ -409,15 +409,15 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
             series.push((format!("{pol} {name}"), pts));
         }
     }
-    let svg_path = out.join("model-throughput.svg");
-    crate::plot::lines(
-        &svg_path,
-        "Predicted throughput vs hit ratio (72 cores, 5 µs SSD)",
-        "hit ratio",
-        "Mops/s",
-        &series,
-    )?;
-    let svg = std::fs::read_to_string(&svg_path)?;
+    let axes = crate::plot::Axes {
+        title: "Predicted throughput vs hit ratio (72 cores, 5 µs SSD)",
+        xlabel: "hit ratio",
+        ylabel: "Mops/s",
+        log_y: false,
+        x_names: None,
+    };
+    let files = crate::plot::lines_svg_png(&out.join("model-throughput"), &axes, &series)?;
+    let svg = std::fs::read_to_string(&files[0])?;
     let mut findings = Vec::new();
     {
         let falls: Vec<String> = rows
@@ -485,15 +485,15 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
         closed_series.push((format!("{pol} model"), pred));
     }
     let closed_header = ["policy", "size", "hit ratio", "measured Mops/s", "model Mops/s", "error"];
-    let closed_svg_path = out.join("model-vs-measured.svg");
-    crate::plot::lines(
-        &closed_svg_path,
-        "This machine: measured vs calibrated model (8 workers, 100 µs backend)",
-        "hit ratio",
-        "Mops/s",
-        &closed_series,
-    )?;
-    let closed_svg = std::fs::read_to_string(&closed_svg_path)?;
+    let axes = crate::plot::Axes {
+        title: "This machine: measured vs calibrated model (Zipf, 8 workers, 100 µs backend)",
+        xlabel: "hit ratio",
+        ylabel: "Mops/s",
+        log_y: false,
+        x_names: None,
+    };
+    let files = crate::plot::lines_svg_png(&out.join("model-vs-measured"), &axes, &closed_series)?;
+    let closed_svg = std::fs::read_to_string(&files[0])?;
     let text = format!("{text}\nMeasured vs calibrated model on this machine (8 workers, sleeping 100 µs backend)\n{}", table(&closed_header, &closed_rows));
     let errs: Vec<f64> = closed_json
         .iter()
