@@ -199,7 +199,7 @@ fn request(
             };
             if status == OK {
                 if !quiet {
-                    let cas = store.get(key).map_or(0, |i| i.cas);
+                    let cas = store.peek(key).map_or(0, |i| i.cas);
                     respond(out, r, OK, cas, &[], &[], &[]);
                 }
             } else {
@@ -216,7 +216,7 @@ fn request(
             match store.store(mode, key, 0, 0, value) {
                 Stored::Stored => {
                     if !quiet {
-                        let cas = store.get(key).map_or(0, |i| i.cas);
+                        let cas = store.peek(key).map_or(0, |i| i.cas);
                         respond(out, r, OK, cas, &[], &[], &[]);
                     }
                 }
@@ -270,7 +270,7 @@ fn request(
             match v {
                 Some(v) => {
                     if !quiet {
-                        let cas = store.get(key).map_or(0, |i| i.cas);
+                        let cas = store.peek(key).map_or(0, |i| i.cas);
                         respond(out, r, OK, cas, &[], &[], &v.to_be_bytes());
                     }
                 }

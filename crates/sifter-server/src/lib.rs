@@ -14,6 +14,7 @@
 //! `settings`.
 
 mod binary;
+mod meta;
 pub mod store;
 mod text;
 

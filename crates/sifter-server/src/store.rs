@@ -3,7 +3,7 @@
 //! through `Cache::compute`).
 
 use sifter::{Cache, Op, Policy};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -21,6 +21,38 @@ pub struct Item {
     /// Seconds of the store's clock when it expires; 0 = never.
     pub expires: u64,
     pub data: Box<[u8]>,
+    /// Fetched since it was stored (`mg h`, `me fetch=`). Relaxed everywhere: a per-item hint.
+    pub fetched: AtomicBool,
+    /// The store's clock at the last access (`mg l`, `me la=`).
+    pub atime: AtomicU64,
+    /// A client was handed the "win" token to recompute this item (`mg N`/`R`, `md I`): later
+    /// readers see `Z` until the item is replaced.
+    pub win: AtomicBool,
+    /// Marked stale by `md I` / `ms I`: readers see `X`.
+    pub stale: bool,
+}
+
+impl Item {
+    /// A fresh item (not fetched, accessed now, no win token handed out, not stale).
+    pub fn new(flags: u32, cas: u64, expires: u64, data: Box<[u8]>, now: u64) -> Self {
+        Item {
+            flags,
+            cas,
+            expires,
+            data,
+            fetched: AtomicBool::new(false),
+            atime: AtomicU64::new(now),
+            win: AtomicBool::new(false),
+            stale: false,
+        }
+    }
+
+    /// Records an access at `now`; returns whether it had been fetched before.
+    pub fn access(&self, now: u64) -> bool {
+        // Relaxed: hints for `mg h`/`l` and `me`, nothing is published through them.
+        self.atime.store(now, Ordering::Relaxed);
+        self.fetched.swap(true, Ordering::Relaxed)
+    }
 }
 
 /// The outcome of a storage command.
@@ -37,6 +69,40 @@ pub enum Stored {
 pub enum Delta {
     Value(u64),
     NotFound,
+    NonNumeric,
+}
+
+/// The options of an `ms`.
+#[derive(Debug, Clone, Copy)]
+pub struct MetaSet<'a> {
+    pub mode: Mode,
+    pub cas: Option<u64>,
+    pub flags: u32,
+    pub expires: u64,
+    pub data: &'a [u8],
+    /// `I`: with an older CAS, store the item marked stale instead of failing.
+    pub invalidate: bool,
+    /// `N<ttl>` (append/prepend): create the item on a miss with this expiry.
+    pub vivify: Option<u64>,
+}
+
+/// The options of an `ma`.
+#[derive(Debug, Clone, Copy)]
+pub struct MetaArith {
+    pub up: bool,
+    pub delta: u64,
+    pub initial: u64,
+    pub vivify: Option<u64>,
+    pub cas: Option<u64>,
+    pub expires: Option<u64>,
+}
+
+/// The outcome of an `ma`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetaArithResult {
+    Done,
+    NotFound,
+    Exists,
     NonNumeric,
 }
 
@@ -121,8 +187,15 @@ impl Store {
         self.cas.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// The live item of `key`.
+    /// The live item of `key` (recording the access: `mg h`/`l`, `me`).
     pub fn get(&self, key: &[u8]) -> Option<Arc<Item>> {
+        let item = self.peek(key)?;
+        item.access(self.now());
+        Some(item)
+    }
+
+    /// The live item of `key`, without recording an access (`mg u`, `me`).
+    pub fn peek(&self, key: &[u8]) -> Option<Arc<Item>> {
         let item = self.cache.get(key)?;
         if self.live(&item) {
             Some(item)
@@ -135,7 +208,7 @@ impl Store {
     /// A storage command.
     pub fn store(&self, mode: Mode, key: &[u8], flags: u32, expires: u64, data: &[u8]) -> Stored {
         if mode == Mode::Set {
-            let item = Item { flags, cas: self.next_cas(), expires, data: data.into() };
+            let item = Item::new(flags, self.next_cas(), expires, data.into(), self.now());
             self.cache.insert(key.into(), Arc::new(item));
             return Stored::Stored;
         }
@@ -179,7 +252,7 @@ impl Store {
     }
 
     fn item(&self, flags: u32, expires: u64, data: Box<[u8]>) -> Arc<Item> {
-        Arc::new(Item { flags, cas: self.next_cas(), expires, data })
+        Arc::new(Item::new(flags, self.next_cas(), expires, data, self.now()))
     }
 
     /// `delete`: true if a live item was removed.
@@ -228,14 +301,199 @@ impl Store {
             Some(o) => {
                 found = true;
                 Op::Put(Arc::new(Item {
-                    flags: o.flags,
-                    cas: o.cas,
                     expires,
                     data: o.data.clone(),
+                    fetched: AtomicBool::new(o.fetched.load(Ordering::Relaxed)),
+                    atime: AtomicU64::new(o.atime.load(Ordering::Relaxed)),
+                    win: AtomicBool::new(o.win.load(Ordering::Relaxed)),
+                    ..Item::new(o.flags, o.cas, 0, Box::new([]), 0)
                 }))
             }
         });
         found
+    }
+
+    /// Seconds left before `item` expires, or -1 if it never does (`mg t`).
+    pub fn ttl_left(&self, item: &Item) -> i64 {
+        if item.expires == 0 {
+            -1
+        } else {
+            item.expires.saturating_sub(self.now()) as i64
+        }
+    }
+
+    /// `ms`: a storage command with the meta options. Returns the outcome and, when stored,
+    /// the new item (for `c`).
+    pub fn meta_store(&self, key: &[u8], m: &MetaSet<'_>) -> (Stored, Option<Arc<Item>>) {
+        let mut outcome = (Stored::NotStored, None);
+        self.cache.compute(key.into(), |old| {
+            let old = old.filter(|i| self.live(i));
+            if let (Some(c), Some(o)) = (m.cas, old) {
+                // With I, an older CAS still stores, as a stale item (memcached's invalidation).
+                if o.cas != c && !(m.invalidate && c < o.cas) {
+                    outcome = (Stored::Exists, None);
+                    return Op::Keep;
+                }
+            }
+            if m.cas.is_some() && old.is_none() {
+                outcome = (Stored::NotFound, None);
+                return Op::Keep;
+            }
+            let stale = m.invalidate && m.cas.is_some_and(|c| old.is_some_and(|o| c < o.cas));
+            let new = |flags, expires, data: Box<[u8]>| {
+                let mut i = Item::new(flags, self.next_cas(), expires, data, self.now());
+                i.stale = stale;
+                Arc::new(i)
+            };
+            let put = match (m.mode, old) {
+                (Mode::Add, Some(_)) | (Mode::Replace, None) => None,
+                (Mode::Append | Mode::Prepend, None) => {
+                    m.vivify.map(|e| new(m.flags, e, m.data.into()))
+                }
+                (Mode::Append | Mode::Prepend, Some(o)) => {
+                    let mut v = Vec::with_capacity(o.data.len() + m.data.len());
+                    if m.mode == Mode::Append {
+                        v.extend_from_slice(&o.data);
+                        v.extend_from_slice(m.data);
+                    } else {
+                        v.extend_from_slice(m.data);
+                        v.extend_from_slice(&o.data);
+                    }
+                    Some(new(o.flags, o.expires, v.into()))
+                }
+                _ => Some(new(m.flags, m.expires, m.data.into())),
+            };
+            match put {
+                Some(item) => {
+                    outcome = (Stored::Stored, Some(item.clone()));
+                    Op::Put(item)
+                }
+                None => {
+                    outcome = (Stored::NotStored, None);
+                    Op::Keep
+                }
+            }
+        });
+        outcome
+    }
+
+    /// `mg` with `N`: the live item, or a new empty one stored with expiry `expires` if there
+    /// was none (then `true`: this caller won the right to fill it).
+    pub fn get_or_vivify(&self, key: &[u8], expires: u64) -> (Arc<Item>, bool) {
+        let mut out = None;
+        self.cache.compute(key.into(), |old| match old.filter(|i| self.live(i)) {
+            Some(o) => {
+                out = Some((o.clone(), false));
+                Op::Keep
+            }
+            None => {
+                let i = Item::new(0, self.next_cas(), expires, Box::new([]), self.now());
+                i.win.store(true, Ordering::Relaxed);
+                let i = Arc::new(i);
+                out = Some((i.clone(), true));
+                Op::Put(i)
+            }
+        });
+        out.unwrap_or_else(|| {
+            // `compute` always calls the closure; this is only reached if it panicked.
+            (Arc::new(Item::new(0, 0, expires, Box::new([]), self.now())), false)
+        })
+    }
+
+    /// `mg T`: a new expiry for a live item (same CAS), returning the updated item.
+    pub fn retouch(&self, key: &[u8], expires: u64) -> Option<Arc<Item>> {
+        let mut out = None;
+        self.cache.compute(key.into(), |old| match old.filter(|i| self.live(i)) {
+            None => Op::Keep,
+            Some(o) => {
+                let i = Arc::new(Item {
+                    expires,
+                    data: o.data.clone(),
+                    fetched: AtomicBool::new(o.fetched.load(Ordering::Relaxed)),
+                    atime: AtomicU64::new(o.atime.load(Ordering::Relaxed)),
+                    win: AtomicBool::new(o.win.load(Ordering::Relaxed)),
+                    stale: o.stale,
+                    ..Item::new(o.flags, o.cas, 0, Box::new([]), 0)
+                });
+                out = Some(i.clone());
+                Op::Put(i)
+            }
+        });
+        out
+    }
+
+    /// `md`: removes the live item (`cas`: only if its CAS matches), or with `stale` marks it
+    /// stale instead (new CAS, expiry `expires` if given). `Stored::Stored` = done.
+    pub fn meta_delete(
+        &self,
+        key: &[u8],
+        cas: Option<u64>,
+        stale: bool,
+        expires: Option<u64>,
+    ) -> Stored {
+        let mut outcome = Stored::NotFound;
+        self.cache.compute(key.into(), |old| {
+            let Some(o) = old.filter(|i| self.live(i)) else {
+                outcome = Stored::NotFound;
+                return if old.is_some() { Op::Remove } else { Op::Keep };
+            };
+            if cas.is_some_and(|c| c != o.cas) {
+                outcome = Stored::Exists;
+                return Op::Keep;
+            }
+            outcome = Stored::Stored;
+            if stale {
+                let mut i = Item::new(
+                    o.flags,
+                    self.next_cas(),
+                    expires.unwrap_or(o.expires),
+                    o.data.clone(),
+                    self.now(),
+                );
+                i.stale = true;
+                Op::Put(Arc::new(i))
+            } else {
+                Op::Remove
+            }
+        });
+        outcome
+    }
+
+    /// `ma`: adds or subtracts `m.delta`; creates the item with `m.initial` on a miss when
+    /// `m.vivify` is given. Returns the outcome and the item after it.
+    pub fn meta_arith(&self, key: &[u8], m: &MetaArith) -> (MetaArithResult, Option<Arc<Item>>) {
+        let mut out = (MetaArithResult::NotFound, None);
+        self.cache.compute(key.into(), |old| {
+            let Some(o) = old.filter(|i| self.live(i)) else {
+                return match m.vivify {
+                    Some(e) => {
+                        let i = self.item(0, e, m.initial.to_string().into_bytes().into());
+                        out = (MetaArithResult::Done, Some(i.clone()));
+                        Op::Put(i)
+                    }
+                    None => Op::Keep,
+                };
+            };
+            if m.cas.is_some_and(|c| c != o.cas) {
+                out = (MetaArithResult::Exists, None);
+                return Op::Keep;
+            }
+            let n =
+                std::str::from_utf8(&o.data).ok().and_then(|s| s.trim_end().parse::<u64>().ok());
+            let Some(n) = n else {
+                out = (MetaArithResult::NonNumeric, None);
+                return Op::Keep;
+            };
+            let v = if m.up { n.wrapping_add(m.delta) } else { n.saturating_sub(m.delta) };
+            let i = self.item(
+                o.flags,
+                m.expires.unwrap_or(o.expires),
+                v.to_string().into_bytes().into(),
+            );
+            out = (MetaArithResult::Done, Some(i.clone()));
+            Op::Put(i)
+        });
+        out
     }
 
     /// `flush_all`.

@@ -7,9 +7,9 @@ use std::io::Write;
 use std::sync::atomic::Ordering;
 
 /// Longest key (memcached).
-const KEY_MAX: usize = 250;
+pub(crate) const KEY_MAX: usize = 250;
 
-const ERROR: &[u8] = b"ERROR\r\n";
+pub(crate) const ERROR: &[u8] = b"ERROR\r\n";
 const BAD_FORMAT: &[u8] = b"CLIENT_ERROR bad command line format\r\n";
 
 /// A connection's protocol state between reads.
@@ -80,6 +80,9 @@ fn command(
     };
     let store = &shared.store;
     match cmd {
+        b"mn" | b"mg" | b"ms" | b"md" | b"ma" | b"me" => {
+            crate::meta::command(shared, s, &t, rest, out)
+        }
         b"get" | b"gets" | b"gat" | b"gats" => {
             let touch = cmd.starts_with(b"gat");
             let with_cas = cmd.ends_with(b"s");
@@ -387,6 +390,23 @@ mod tests {
                 "stats",
                 "verbosity ",
                 "version",
+                "mg ",
+                "ms ",
+                "md ",
+                "ma ",
+                "me ",
+                "mn",
+                " v",
+                " N30",
+                " R5",
+                " I",
+                " MA",
+                " D",
+                " b",
+                " k",
+                " C1",
+                " T-1",
+                " q",
                 "noreply",
                 " ",
                 "\r\n",
