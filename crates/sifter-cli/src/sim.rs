@@ -265,6 +265,26 @@ pub fn estimated_requests(src: &TraceSource) -> Result<u64> {
     }
 }
 
+/// The number of records `src` holds, when that is known without reading it: a generator's
+/// count, or an uncompressed file of fixed-size binary records (before zero-size requests are
+/// left out).
+fn exact_requests(src: &TraceSource) -> Option<u64> {
+    match src {
+        TraceSource::Synthetic(s) => Some(s.requests),
+        TraceSource::File { path, .. } => {
+            if sifter_trace::reader::is_zstd(path).ok()? {
+                return None;
+            }
+            let per = match src.resolved_format().ok()?? {
+                Format::OracleGeneral => 24,
+                Format::Binary(b) => b.record_size() as u64,
+                _ => return None,
+            };
+            Some(std::fs::metadata(path).ok()?.len() / per.max(1))
+        }
+    }
+}
+
 /// Whether to stream `src` (see [`Mode`]).
 fn streams(mode: Mode, src: &TraceSource, specs: &[PolicySpec]) -> Result<bool> {
     Ok(match mode {
@@ -290,7 +310,9 @@ fn stream_sweep(
     say_format(src)?;
     let t0 = Instant::now();
     let with_next = specs.iter().any(|s| s.name == "belady");
-    let pb = bar(0, &format!("{name}: pass 1 of 2 (ids)"), a.quiet);
+    // A bar with an ETA where the number of requests is known without reading the trace (a
+    // generator, an uncompressed fixed-size binary file); a spinner with the rate otherwise.
+    let pb = bar(exact_requests(src).unwrap_or(0), &format!("{name}: pass 1 of 2 (ids)"), a.quiet);
     let scan = Scan::run(
         &name,
         src.requests()?,
