@@ -177,15 +177,15 @@ const PALETTE: [(u8, u8, u8); 16] = [
     (204, 121, 167), // reddish purple
     (86, 180, 233),  // sky blue
     (0, 0, 0),       // black
-    (240, 228, 66),  // yellow
+    (136, 34, 85),   // wine (Okabe-Ito's yellow is last: faint on white)
     (51, 34, 136),   // indigo
-    (136, 34, 85),   // wine
     (68, 170, 153),  // teal
     (153, 153, 51),  // olive
     (204, 102, 119), // rose
     (17, 119, 51),   // green
     (170, 68, 153),  // purple
     (136, 204, 238), // cyan
+    (240, 228, 66),  // yellow
 ];
 
 /// Caches and policies with a fixed colour, so one name has one colour in every plot.
