@@ -145,6 +145,30 @@ pub enum ModelCmd {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// For your machine and backend: each policy's critical hit ratio p* and the throughput the
+    /// model predicts at your hit ratio — whether more cache memory would help or hurt.
+    Advise {
+        /// Cores of the machine serving the cache (also the number of requests in flight,
+        /// unless --mpl says otherwise).
+        #[arg(long)]
+        cores: u32,
+        /// Mean backend latency of a miss (e.g. 5us, 100us, 2ms).
+        #[arg(long)]
+        backend_latency: String,
+        /// Policies (comma-separated).
+        #[arg(short, long, default_value = "lru,problru,fifo,clock,s3fifo,sieve,mobius")]
+        policy: String,
+        /// Your cache's hit ratio today.
+        #[arg(long)]
+        hit: Option<f64>,
+        /// Requests in flight (default: --cores).
+        #[arg(long)]
+        mpl: Option<u32>,
+        /// Write a plot of predicted throughput against hit ratio here (SVG and PNG; a path
+        /// without extension).
+        #[arg(long)]
+        plot: Option<PathBuf>,
+    },
     /// Throughput over a range of hit ratios, for each policy and disk latency.
     Sweep {
         #[command(flatten)]
@@ -172,9 +196,141 @@ fn describe(net: &Network) -> String {
         .join(", ")
 }
 
+/// One policy's advice: p*, the peak throughput there, and the prediction at the user's hit
+/// ratio.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Advice {
+    pub policy: String,
+    /// The critical hit ratio (1.0: throughput never falls).
+    pub pstar: f64,
+    pub peak_mops: f64,
+    /// Predicted throughput at the user's hit ratio (MVA).
+    pub at_hit_mops: Option<f64>,
+}
+
+/// The advice for `policies` on `cores` cores with `mpl` requests in flight and a backend of
+/// `disk_us` µs (the paper's bound for p*, exact MVA for the predictions).
+pub fn advise(
+    policies: &[String],
+    cores: u32,
+    mpl: u32,
+    disk_us: f64,
+    hit: Option<f64>,
+) -> Result<Vec<Advice>> {
+    let params = |h: f64| Params { hit: h, disk_us, cpu_servers: Some(cores), ..Params::default() };
+    policies
+        .iter()
+        .map(|pol| {
+            build(pol, &params(0.5)).map_err(anyhow::Error::msg)?;
+            let x_of = |h: f64| build(pol, &params(h)).map(|n| bound(&n, mpl).x).unwrap_or(0.0);
+            let (pstar, peak) = pstar(x_of, 2000);
+            let at_hit = match hit {
+                Some(h) => Some(mva(&build(pol, &params(h)).map_err(anyhow::Error::msg)?, mpl).x),
+                None => None,
+            };
+            Ok(Advice { policy: pol.clone(), pstar, peak_mops: peak, at_hit_mops: at_hit })
+        })
+        .collect()
+}
+
 /// Runs a `model` subcommand.
 pub fn run(cmd: ModelCmd) -> Result<()> {
     match cmd {
+        ModelCmd::Advise { cores, backend_latency, policy, hit, mpl, plot } => {
+            if cores == 0 {
+                bail!("--cores must be at least 1");
+            }
+            if let Some(h) = hit {
+                if !(0.0..=1.0).contains(&h) {
+                    bail!("--hit {h}: a hit ratio is in [0, 1]");
+                }
+            }
+            let disk_us =
+                crate::closed_loop::parse_latency_arg(&backend_latency)?.as_secs_f64() * 1e6;
+            let mpl = mpl.unwrap_or(cores).max(1);
+            let net = NetArgs {
+                policy,
+                mpl: mpl.to_string(),
+                disk_us: disk_us.to_string(),
+                lookup_us: 0.51,
+                q: 0.5,
+                p1: 0.1,
+                p2: 0.3,
+                set: Vec::new(),
+                cpu_servers: Some(cores),
+            };
+            let pols = net.policies()?;
+            let advice = advise(&pols, cores, mpl, disk_us, hit)?;
+            println!(
+                "{cores} cores, {mpl} requests in flight, backend {backend_latency} per miss \
+                 (service times from the paper's CacheLib measurements; throughput in Mops/s)"
+            );
+            let mut header = vec!["policy", "p* (bound)", "peak Mops/s"];
+            if hit.is_some() {
+                header.push("Mops/s at your hit ratio (MVA)");
+                header.push("advice");
+            }
+            let rows: Vec<Vec<String>> = advice
+                .iter()
+                .map(|a| {
+                    let mut r = vec![
+                        a.policy.clone(),
+                        if a.pstar >= 1.0 {
+                            "never falls".into()
+                        } else {
+                            format!("{:.3}", a.pstar)
+                        },
+                        format!("{:.3}", a.peak_mops),
+                    ];
+                    if let (Some(h), Some(x)) = (hit, a.at_hit_mops) {
+                        r.push(format!("{x:.3}"));
+                        r.push(if a.pstar >= 1.0 {
+                            "more hits, more throughput".into()
+                        } else if h > a.pstar {
+                            format!(
+                                "past p*: a larger cache lowers throughput (best at {:.2})",
+                                a.pstar
+                            )
+                        } else {
+                            format!("a larger cache helps up to a hit ratio of {:.2}", a.pstar)
+                        });
+                    }
+                    r
+                })
+                .collect();
+            print!("{}", table(&header, &rows));
+            if let Some(stem) = plot {
+                let mut series = Vec::new();
+                for pol in &pols {
+                    let pts: Vec<(f64, f64)> = (0..=99)
+                        .map(|i| {
+                            let h = i as f64 / 100.0;
+                            let p = Params {
+                                hit: h,
+                                disk_us,
+                                cpu_servers: Some(cores),
+                                ..Params::default()
+                            };
+                            (h, build(pol, &p).map(|n| mva(&n, mpl).x).unwrap_or(0.0))
+                        })
+                        .collect();
+                    series.push((pol.clone(), pts));
+                }
+                let title = format!(
+                    "Predicted throughput vs hit ratio ({cores} cores, {mpl} in flight, {backend_latency} backend)"
+                );
+                let axes = crate::plot::Axes {
+                    title: &title,
+                    xlabel: "hit ratio",
+                    ylabel: "Mops/s",
+                    log_y: false,
+                    x_names: None,
+                };
+                for f in crate::plot::lines_svg_png(&stem, &axes, &series)? {
+                    eprintln!("wrote {}", f.display());
+                }
+            }
+        }
         ModelCmd::Solve { net, hit, sim_requests } => {
             let mut rows = Vec::new();
             for pol in net.policies()? {

@@ -387,7 +387,12 @@ where
         } else {
             chart.draw_series(LineSeries::new(pts.iter().copied(), style)).map_err(err)?;
         }
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(err)?;
+        // Markers where they mark measurements, not on dense curves (they would hide them).
+        if pts.len() <= 40 {
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(err)?;
+        }
         for &(x, y) in &pts {
             let (px, py) = chart.backend_coord(&(x, y));
             let xs = match names {

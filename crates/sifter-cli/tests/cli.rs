@@ -557,3 +557,49 @@ fn ctrl_c_in_the_first_pass_of_a_streaming_sweep_ends_it_cleanly() {
     assert!(stderr.contains("stopped (Ctrl-C) during the first pass"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn model_advise_gives_each_policy_its_critical_hit_ratio() {
+    let d = tempfile::tempdir().expect("tmp");
+    let out = ok(&sifter(
+        &["model", "advise", "--cores", "72", "--backend-latency", "100us", "-p", "lru,fifo"],
+        d.path(),
+    ));
+    // The paper's headline (Fig. 1): LRU peaks at p* = 0.84 with a 100 µs disk and MPL 72.
+    let lru = out.lines().find(|l| l.starts_with("lru")).expect("lru row");
+    assert!(lru.contains("0.843"), "{out}");
+    let fifo = out.lines().find(|l| l.starts_with("fifo")).expect("fifo row");
+    assert!(fifo.contains("never falls"), "{out}");
+    // The same p* as `model pstar` for the same machine.
+    let pstar = ok(&sifter(
+        &["model", "pstar", "-p", "lru", "--mpl", "72", "--disk-us", "100", "--cpu-servers", "72"],
+        d.path(),
+    ));
+    assert!(pstar.contains("0.8429"), "{pstar}");
+    // With the user's hit ratio: a verdict and a plot.
+    let out = ok(&sifter(
+        &["model", "advise", "--cores", "8", "--backend-latency", "5us", "--hit", "0.99"],
+        d.path(),
+    ));
+    assert!(out.contains("Mops/s at your hit ratio") && out.contains("more hits, more throughput"));
+    ok(&sifter(
+        &["model", "advise", "--cores", "8", "--backend-latency", "1ms", "--plot", "adv"],
+        d.path(),
+    ));
+    assert!(d.path().join("adv.svg").exists() && d.path().join("adv.png").exists());
+    fails_with(
+        &sifter(&["model", "advise", "--cores", "8", "--backend-latency", "soon"], d.path()),
+        "soon",
+    );
+    fails_with(
+        &sifter(
+            &["model", "advise", "--cores", "8", "--backend-latency", "5us", "--hit", "2"],
+            d.path(),
+        ),
+        "hit ratio is in [0, 1]",
+    );
+    fails_with(
+        &sifter(&["model", "advise", "--cores", "0", "--backend-latency", "5us"], d.path()),
+        "--cores must be at least 1",
+    );
+}
