@@ -141,6 +141,101 @@ pub struct Measured {
     pub hit: f64,
     /// Mean measured backend wait per miss, µs.
     pub wait_us: f64,
+    /// Hit ratio of the last window of the prefill (steady state), and requests replayed.
+    pub prefill_hit: f64,
+    pub prefill_requests: usize,
+}
+
+/// Requests per window of the steady-state check.
+const PREFILL_WINDOW: usize = 100_000;
+
+/// Warms `cache` to steady state before a measurement: replays the workers' sequences
+/// interleaved, single-threaded and without the backend wait (a miss just inserts), in windows
+/// of [`PREFILL_WINDOW`] requests, until the hit ratio of two consecutive windows differs by
+/// less than 0.002 (or three passes over the sequences). Returns the last window's hit ratio
+/// and the requests replayed.
+pub fn prefill(cache: &Cache<u64, u64>, seqs: &[Vec<u64>]) -> (f64, usize) {
+    let total: usize = seqs.iter().map(Vec::len).sum();
+    let limit = 3 * total.max(1);
+    let mut pos = vec![0usize; seqs.len()];
+    let (mut done, mut last, mut stable) = (0usize, f64::NAN, 0);
+    let mut w = 0usize;
+    loop {
+        let mut hits = 0usize;
+        for _ in 0..PREFILL_WINDOW {
+            let t = w % seqs.len();
+            w += 1;
+            let seq = &seqs[t];
+            if seq.is_empty() {
+                continue;
+            }
+            let k = seq[pos[t] % seq.len()];
+            pos[t] += 1;
+            if cache.get(&k).is_some() {
+                hits += 1;
+            } else {
+                cache.insert(k, k);
+            }
+        }
+        done += PREFILL_WINDOW;
+        let h = hits as f64 / PREFILL_WINDOW as f64;
+        stable = if (h - last).abs() < 0.002 { stable + 1 } else { 0 };
+        last = h;
+        if stable >= 2 || done >= limit {
+            return (h, done);
+        }
+    }
+}
+
+/// The simulator's policy closest to a concurrent one, for the size search (Mobius runs
+/// SIEVE's algorithm on two queues; its hit ratio follows SIEVE's within a few thousandths).
+fn twin(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "lru" => "lru",
+        "fifo" => "fifo",
+        "clock" => "clock",
+        "sieve" | "mobius" | "mobius-wd" => "sieve",
+        "s3fifo" => "s3fifo",
+        "nbq-clock" => "gclock(bits=8)",
+        _ => return None,
+    })
+}
+
+/// The smallest cache (entries) whose hit ratio on `trace`, by the simulator's twin of
+/// `policy`, reaches `target`, and that hit ratio; `None` if even all keys do not reach it.
+pub fn size_for_hit_ratio(
+    policy: &str,
+    target: f64,
+    trace: &sifter_sim::trace::LoadedTrace,
+) -> Result<Option<(u64, f64)>> {
+    use sifter_sim::registry::PolicySpec;
+    use sifter_sim::runner::{simulate, CacheSize};
+    let spec =
+        PolicySpec::parse(twin(policy).with_context(|| {
+            format!("{policy}: no simulator policy to size it by (use --sizes)")
+        })?)?;
+    let hit_at = |cap: u64| -> Result<f64> {
+        let r = simulate(trace, &spec, CacheSize::Absolute(cap), false, 0, &|_| {})?;
+        Ok(1.0 - r.miss_ratio)
+    };
+    let (mut lo, mut hi) = (1u64, trace.n_objects as u64);
+    let top = hit_at(hi)?;
+    if top < target {
+        return Ok(None);
+    }
+    // Hit ratio grows with the size for these policies: bisect to the smallest that reaches it.
+    let mut best = (hi, top);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let h = hit_at(mid)?;
+        if h >= target {
+            best = (mid, h);
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Ok(Some(best))
 }
 
 /// Runs `mpl` workers for `secs` against `cache`; each miss waits `backend` (sleep or spin).
@@ -151,6 +246,7 @@ pub fn run(
     spin: bool,
     secs: f64,
 ) -> Measured {
+    let (prefill_hit, prefill_requests) = prefill(cache, seqs);
     let stop = AtomicBool::new(false);
     let warm = AtomicBool::new(true);
     let res: Vec<(u64, u64, f64)> = std::thread::scope(|s| {
@@ -208,6 +304,8 @@ pub fn run(
         x: reqs as f64 / secs / 1e6,
         hit: hits as f64 / reqs.max(1) as f64,
         wait_us: waited_per_sec * secs * 1e6 / misses as f64,
+        prefill_hit,
+        prefill_requests,
     }
 }
 
@@ -234,7 +332,7 @@ pub fn point(
     cores: u32,
 ) -> Result<Point> {
     let policy = policy_of(name)?;
-    let cap = ((keys as f64 * size) as u64).max(10);
+    let cap = ((keys as f64 * size).round() as u64).max(10);
     // Costs depend on the cache size (memory footprint), so calibrate at this size; the
     // lock-free Mobius is the base that lock costs are measured against.
     let base = calibrate(Policy::Mobius, cap, 3);
@@ -270,8 +368,14 @@ pub struct ClosedLoopArgs {
     #[arg(long, default_value = "100us")]
     pub backend_latency: String,
     /// Cache sizes as fractions of the keys (sweeps the hit ratio).
-    #[arg(long, default_value = "0.001,0.01,0.05,0.2,0.5")]
+    #[arg(long, default_value = "0.001,0.01,0.05,0.2,0.5", conflicts_with = "hit_ratios")]
     pub sizes: String,
+    /// Target hit ratios instead of sizes (e.g. 0.5,0.8,0.9,0.95,0.98,0.99,0.995): each
+    /// policy's cache size for a target is found on the workers' own request stream by the
+    /// simulator's twin of the policy (Mobius: SIEVE); the achieved hit ratio is reported
+    /// beside it.
+    #[arg(long)]
+    pub hit_ratios: Option<String>,
     /// Distinct keys (Zipf 1.0).
     #[arg(long, default_value_t = 100_000)]
     pub keys: u64,
@@ -321,31 +425,81 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
     let cores = a
         .cores
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
-    let sizes: Vec<f64> = a
-        .sizes
-        .split(',')
-        .map(|s| s.trim().parse::<f64>())
-        .collect::<Result<_, _>>()
-        .context("--sizes")?;
-    if sizes.iter().any(|s| !(*s > 0.0 && *s <= 1.0)) {
-        bail!("--sizes are fractions in (0, 1]");
-    }
     let names: Vec<String> = a.policy.split(',').map(|s| s.trim().to_lowercase()).collect();
     let seqs = sequences(a.keys, a.mpl);
-    eprintln!("calibrating each point (single-threaded hit and miss costs at its capacity)...");
+    // Per policy: the points to measure, as (target hit ratio, cache size as a fraction).
+    let mut plan: Vec<(String, Vec<(Option<f64>, f64)>)> = Vec::new();
+    match &a.hit_ratios {
+        Some(list) => {
+            let targets: Vec<f64> = list
+                .split(',')
+                .map(|s| s.trim().parse::<f64>())
+                .collect::<Result<_, _>>()
+                .context("--hit-ratios")?;
+            if targets.iter().any(|t| !(*t > 0.0 && *t < 1.0)) {
+                bail!("--hit-ratios are in (0, 1)");
+            }
+            let reqs = seqs
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, &k)| Ok(sifter_trace::Request::get(i as u64, k)));
+            let trace = sifter_sim::trace::LoadedTrace::load("closed-loop", reqs, &|_| {})?;
+            for name in &names {
+                policy_of(name)?;
+                let mut pts = Vec::new();
+                for &t in &targets {
+                    match size_for_hit_ratio(name, t, &trace)? {
+                        Some((cap, sim_hit)) => {
+                            eprintln!(
+                                "{name}: hit ratio {t} needs {cap} entries (simulated {sim_hit:.4})"
+                            );
+                            pts.push((Some(t), cap as f64 / a.keys as f64));
+                        }
+                        None => eprintln!(
+                            "warning: {name}: hit ratio {t} is out of reach with {} keys; skipped",
+                            a.keys
+                        ),
+                    }
+                }
+                plan.push((name.clone(), pts));
+            }
+        }
+        None => {
+            let sizes: Vec<f64> = a
+                .sizes
+                .split(',')
+                .map(|s| s.trim().parse::<f64>())
+                .collect::<Result<_, _>>()
+                .context("--sizes")?;
+            if sizes.iter().any(|s| !(*s > 0.0 && *s <= 1.0)) {
+                bail!("--sizes are fractions in (0, 1]");
+            }
+            for name in &names {
+                policy_of(name)?;
+                plan.push((name.clone(), sizes.iter().map(|&z| (None, z)).collect()));
+            }
+        }
+    }
+    eprintln!(
+        "each point: prefilled to steady state, calibrated (single-threaded hit and miss costs \
+         at its capacity), then measured"
+    );
     let mut rows = Vec::new();
     let mut csv = String::from(
-        "policy,mpl,backend_us,size,hit_ratio,measured_mops,model_mops,error,wait_us\n",
+        "policy,mpl,backend_us,target_hit,size,prefill_requests,prefill_hit,hit_ratio,measured_mops,model_mops,error,wait_us\n",
     );
-    for name in &names {
-        policy_of(name)?;
-        for &size in &sizes {
+    for (name, pts) in &plan {
+        for &(target, size) in pts {
             let p = point(name, a.keys, size, &seqs, backend, a.spin, a.secs, cores)?;
             let (m, pred, wait) = (&p.measured, p.model, p.wait_us);
             let err = (pred - m.x) / m.x;
+            let target_s = target.map_or("-".to_string(), |t| format!("{t}"));
             rows.push(vec![
                 name.clone(),
-                format!("{size}"),
+                target_s.clone(),
+                format!("{size:.4}"),
+                format!("{:.4}", m.prefill_hit),
                 format!("{:.4}", m.hit),
                 format!("{:.3}", m.x),
                 format!("{pred:.3}"),
@@ -353,9 +507,11 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
                 format!("{wait:.1}"),
             ]);
             csv.push_str(&format!(
-                "{name},{},{},{size},{:.4},{:.4},{pred:.4},{err:.4},{wait:.2}\n",
+                "{name},{},{},{target_s},{size},{},{:.4},{:.4},{:.4},{pred:.4},{err:.4},{wait:.2}\n",
                 a.mpl,
                 backend.as_secs_f64() * 1e6,
+                m.prefill_requests,
+                m.prefill_hit,
                 m.hit,
                 m.x
             ));
@@ -370,7 +526,17 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
     print!(
         "{}",
         table(
-            &["policy", "size", "hit ratio", "measured", "model", "error", "mean wait µs"],
+            &[
+                "policy",
+                "target hit",
+                "size",
+                "prefill hit",
+                "hit ratio",
+                "measured",
+                "model",
+                "error",
+                "mean wait µs"
+            ],
             &rows
         )
     );
@@ -378,4 +544,62 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
         write_to(p, &csv)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod size_search_tests {
+    use super::*;
+    use sifter_sim::registry::PolicySpec;
+    use sifter_sim::runner::{simulate, CacheSize};
+
+    #[test]
+    fn the_size_found_is_the_smallest_that_reaches_the_target() {
+        let seqs: Vec<Vec<u64>> = (0..2).map(|t| zipf_seq(5_000, 50_000, t + 1)).collect();
+        let reqs = seqs
+            .iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, &k)| Ok(sifter_trace::Request::get(i as u64, k)));
+        let trace = sifter_sim::trace::LoadedTrace::load("t", reqs, &|_| {}).expect("load");
+        let hit = |p: &str, cap: u64| {
+            let r = simulate(
+                &trace,
+                &PolicySpec::parse(p).expect("spec"),
+                CacheSize::Absolute(cap),
+                false,
+                0,
+                &|_| {},
+            )
+            .expect("sim");
+            1.0 - r.miss_ratio
+        };
+        for (policy, twin) in [("lru", "lru"), ("mobius", "sieve"), ("s3fifo", "s3fifo")] {
+            for target in [0.5, 0.8, 0.9] {
+                let (cap, h) =
+                    size_for_hit_ratio(policy, target, &trace).expect("search").expect("reachable");
+                assert!(
+                    h >= target && hit(twin, cap) >= target,
+                    "{policy} {target}: {cap} gives {h}"
+                );
+                assert!(
+                    cap == 1 || hit(twin, cap - 1) < target,
+                    "{policy} {target}: {cap} is not the smallest"
+                );
+            }
+        }
+        // Beyond what all keys give: None, not a wrong size.
+        assert_eq!(size_for_hit_ratio("lru", 0.9999, &trace).expect("search"), None);
+        assert!(size_for_hit_ratio("multistep", 0.5, &trace).is_err(), "no twin: an error");
+    }
+
+    #[test]
+    fn prefill_reaches_the_steady_hit_ratio() {
+        let seqs: Vec<Vec<u64>> = (0..2).map(|t| zipf_seq(2_000, 100_000, t + 1)).collect();
+        let c: Cache<u64, u64> = Cache::builder().capacity(1_000).policy(Policy::Lru).build();
+        let (h, n) = prefill(&c, &seqs);
+        assert!(n >= 3 * PREFILL_WINDOW && n <= 3 * 200_000, "{n}");
+        // A second prefill of the warm cache sees the same steady hit ratio.
+        let (h2, _) = prefill(&c, &seqs);
+        assert!((h - h2).abs() < 0.01 && h > 0.5, "{h} then {h2}");
+    }
 }
