@@ -416,6 +416,9 @@ fn parse_latency(s: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(v * mul))
 }
 
+/// A point to measure: the target hit ratio (if sized for one) and the size as a fraction.
+type Planned = (Option<f64>, f64);
+
 /// `sifter bench closed-loop`.
 pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
     let backend = parse_latency(&a.backend_latency)?;
@@ -428,7 +431,7 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
     let names: Vec<String> = a.policy.split(',').map(|s| s.trim().to_lowercase()).collect();
     let seqs = sequences(a.keys, a.mpl);
     // Per policy: the points to measure, as (target hit ratio, cache size as a fraction).
-    let mut plan: Vec<(String, Vec<(Option<f64>, f64)>)> = Vec::new();
+    let mut plan: Vec<(String, Vec<Planned>)> = Vec::new();
     match &a.hit_ratios {
         Some(list) => {
             let targets: Vec<f64> = list
@@ -597,7 +600,7 @@ mod size_search_tests {
         let seqs: Vec<Vec<u64>> = (0..2).map(|t| zipf_seq(2_000, 100_000, t + 1)).collect();
         let c: Cache<u64, u64> = Cache::builder().capacity(1_000).policy(Policy::Lru).build();
         let (h, n) = prefill(&c, &seqs);
-        assert!(n >= 3 * PREFILL_WINDOW && n <= 3 * 200_000, "{n}");
+        assert!((3 * PREFILL_WINDOW..=3 * 200_000).contains(&n), "{n}");
         // A second prefill of the warm cache sees the same steady hit ratio.
         let (h2, _) = prefill(&c, &seqs);
         assert!((h - h2).abs() < 0.01 && h > 0.5, "{h} then {h2}");
