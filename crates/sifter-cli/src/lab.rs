@@ -454,37 +454,51 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
     h.push_str(&html_table(&header, &rows));
     // Measured vs predicted on this machine: a closed loop with a sleeping 100 µs backend.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let (keys, secs, sizes) = if quick {
-        (20_000, 0.15, vec![0.01, 0.2])
+    let (keys, secs, targets) = if quick {
+        (20_000, 0.15, vec![0.5, 0.9, 0.98])
     } else {
-        (100_000, 0.4, vec![0.001, 0.01, 0.05, 0.2, 0.5])
+        (100_000, 0.4, vec![0.5, 0.8, 0.9, 0.95, 0.98])
     };
     let seqs = crate::closed_loop::sequences(keys, 8);
+    // Each point's cache size is found for a target hit ratio on the workers' own stream.
+    let reqs = seqs
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, &k)| Ok(sifter_trace::Request::get(i as u64, k)));
+    let stream = sifter_sim::trace::LoadedTrace::load("closed-loop", reqs, &|_| {})?;
     let backend = crate::closed_loop::parse_latency_arg("100us")?;
     let mut closed_rows = Vec::new();
     let mut closed_json = Vec::new();
     let mut closed_series = Vec::new();
     for pol in ["lru", "sieve", "mobius"] {
         let (mut meas, mut pred) = (Vec::new(), Vec::new());
-        for &size in &sizes {
+        for &target in &targets {
+            let Some((cap, _)) = crate::closed_loop::size_for_hit_ratio(pol, target, &stream)?
+            else {
+                continue;
+            };
+            let size = cap as f64 / keys as f64;
             let p = crate::closed_loop::point(pol, keys, size, &seqs, backend, false, secs, cores)?;
             let err = (p.model - p.measured.x) / p.measured.x;
             closed_rows.push(vec![
                 pol.to_string(),
-                format!("{size}"),
+                format!("{target}"),
+                format!("{size:.4}"),
                 format!("{:.4}", p.measured.hit),
                 format!("{:.3}", p.measured.x),
                 format!("{:.3}", p.model),
                 format!("{:+.1}%", err * 100.0),
             ]);
-            closed_json.push(serde_json::json!({"policy": pol, "size": size, "hit": p.measured.hit, "measured_mops": p.measured.x, "model_mops": p.model, "wait_us": p.wait_us}));
+            closed_json.push(serde_json::json!({"policy": pol, "target_hit": target, "size": size, "prefill_hit": p.measured.prefill_hit, "hit": p.measured.hit, "measured_mops": p.measured.x, "model_mops": p.model, "wait_us": p.wait_us}));
             meas.push((p.measured.hit, p.measured.x));
             pred.push((p.measured.hit, p.model));
         }
         closed_series.push((format!("{pol} measured"), meas));
         closed_series.push((format!("{pol} model"), pred));
     }
-    let closed_header = ["policy", "size", "hit ratio", "measured Mops/s", "model Mops/s", "error"];
+    let closed_header =
+        ["policy", "target hit", "size", "hit ratio", "measured Mops/s", "model Mops/s", "error"];
     let axes = crate::plot::Axes {
         title: "This machine: measured vs calibrated model (Zipf, 8 workers, 100 µs backend)",
         xlabel: "hit ratio",
@@ -526,7 +540,9 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
     h.push_str(
         "<p>To check the model, 8 worker \
          threads replay a Zipf workload against sifter's caches; every miss waits an emulated 100 µs backend \
-         (sleeping, so waiting requests use no CPU) before inserting. Growing the cache raises the hit ratio. \
+         (sleeping, so waiting requests use no CPU) before inserting. Each point's cache size is chosen for a \
+         target hit ratio (found with the simulator on the workers' own requests), and the cache is \
+         prefilled to its steady state before the measurement. \
          The model is calibrated with each policy's measured cost of a hit and a miss at that cache size, the \
          two cores as a 2-server station, and the measured mean backend wait.</p>",
     );
