@@ -623,14 +623,15 @@ pub(crate) fn parse_u64(s: &[u8]) -> Option<u64> {
     if s.is_empty() || s.len() > 20 {
         return None;
     }
-    // Up to 19 digits cannot overflow (10^19 - 1 < 2^64): no checks in the loop.
+    // Up to 19 digits cannot overflow (10^19 - 1 < 2^64): no checks in the loop. (Wrapping:
+    // a non-digit makes `d` large, and that input is refused after the loop anyway.)
     let (head, last) = if s.len() == 20 { (&s[..19], Some(s[19])) } else { (s, None) };
     let mut v: u64 = 0;
     let mut bad = false;
     for &b in head {
         let d = b.wrapping_sub(b'0');
         bad |= d > 9;
-        v = v * 10 + d as u64;
+        v = v.wrapping_mul(10).wrapping_add(d as u64);
     }
     if bad {
         return None;
