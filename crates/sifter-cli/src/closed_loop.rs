@@ -345,6 +345,16 @@ pub fn point(
     Ok(Point { measured, wait_us, model })
 }
 
+/// The workers' sequences one after the other, as a trace for the simulator (the size search).
+pub fn stream_trace(seqs: &[Vec<u64>]) -> Result<sifter_sim::trace::LoadedTrace> {
+    let reqs = seqs
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, &k)| Ok(sifter_trace::Request::get(i as u64, k)));
+    Ok(sifter_sim::trace::LoadedTrace::load("closed-loop", reqs, &|_| {})?)
+}
+
 /// Zipf(1.0) request sequences, one per worker.
 pub fn sequences(keys: u64, workers: usize) -> Vec<Vec<u64>> {
     (0..workers).map(|t| zipf_seq(keys, 1 << 20, t as u64 + 1)).collect()
@@ -442,12 +452,7 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
             if targets.iter().any(|t| !(*t > 0.0 && *t < 1.0)) {
                 bail!("--hit-ratios are in (0, 1)");
             }
-            let reqs = seqs
-                .iter()
-                .flatten()
-                .enumerate()
-                .map(|(i, &k)| Ok(sifter_trace::Request::get(i as u64, k)));
-            let trace = sifter_sim::trace::LoadedTrace::load("closed-loop", reqs, &|_| {})?;
+            let trace = stream_trace(&seqs)?;
             for name in &names {
                 policy_of(name)?;
                 let mut pts = Vec::new();
@@ -558,12 +563,7 @@ mod size_search_tests {
     #[test]
     fn the_size_found_is_the_smallest_that_reaches_the_target() {
         let seqs: Vec<Vec<u64>> = (0..2).map(|t| zipf_seq(5_000, 50_000, t + 1)).collect();
-        let reqs = seqs
-            .iter()
-            .flatten()
-            .enumerate()
-            .map(|(i, &k)| Ok(sifter_trace::Request::get(i as u64, k)));
-        let trace = sifter_sim::trace::LoadedTrace::load("t", reqs, &|_| {}).expect("load");
+        let trace = stream_trace(&seqs).expect("load");
         let hit = |p: &str, cap: u64| {
             let r = simulate(
                 &trace,

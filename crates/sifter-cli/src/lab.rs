@@ -461,12 +461,7 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
     };
     let seqs = crate::closed_loop::sequences(keys, 8);
     // Each point's cache size is found for a target hit ratio on the workers' own stream.
-    let reqs = seqs
-        .iter()
-        .flatten()
-        .enumerate()
-        .map(|(i, &k)| Ok(sifter_trace::Request::get(i as u64, k)));
-    let stream = sifter_sim::trace::LoadedTrace::load("closed-loop", reqs, &|_| {})?;
+    let stream = crate::closed_loop::stream_trace(&seqs)?;
     let backend = crate::closed_loop::parse_latency_arg("100us")?;
     let mut closed_rows = Vec::new();
     let mut closed_json = Vec::new();

@@ -75,6 +75,34 @@ fn key(raw: &[u8], f: &[Flag<'_>]) -> Result<Vec<u8>, &'static [u8]> {
     Ok(k)
 }
 
+/// A command's flags (checked against `allowed`) and its key; on an error, writes it to `out`
+/// and gives `None`.
+fn prologue<'a>(
+    raw_key: &[u8],
+    tokens: &[&'a [u8]],
+    allowed: &[u8],
+    out: &mut Vec<u8>,
+) -> Option<(Vec<Flag<'a>>, Vec<u8>)> {
+    let Some(f) = flags(tokens, allowed) else {
+        out.extend_from_slice(INVALID_FLAG);
+        return None;
+    };
+    match key(raw_key, &f) {
+        Ok(k) => Some((f, k)),
+        Err(e) => {
+            out.extend_from_slice(e);
+            None
+        }
+    }
+}
+
+/// Writes a reply line of just a code and the echo flags.
+fn code_line(out: &mut Vec<u8>, code: &[u8], f: &[Flag<'_>], raw_key: &[u8]) {
+    out.extend_from_slice(code);
+    echo(out, f, raw_key);
+    out.extend_from_slice(b"\r\n");
+}
+
 /// Appends the echo flags (`O`, `k` and `b`) in request order.
 fn echo(out: &mut Vec<u8>, f: &[Flag<'_>], raw_key: &[u8]) {
     for &(c, tok) in f {
@@ -177,14 +205,7 @@ pub(crate) fn command(
 }
 
 fn mg(shared: &Shared, raw_key: &[u8], tokens: &[&[u8]], out: &mut Vec<u8>) {
-    let Some(f) = flags(tokens, b"bcfhklOqstuvNRT") else {
-        out.extend_from_slice(INVALID_FLAG);
-        return;
-    };
-    let k = match key(raw_key, &f) {
-        Ok(k) => k,
-        Err(e) => return out.extend_from_slice(e),
-    };
+    let Some((f, k)) = prologue(raw_key, tokens, b"bcfhklOqstuvNRT", out) else { return };
     let (Ok(vivify), Ok(recache), Ok(touch)) =
         (num::<i64>(&f, b'N'), num::<u64>(&f, b'R'), num::<i64>(&f, b'T'))
     else {
@@ -201,9 +222,7 @@ fn mg(shared: &Shared, raw_key: &[u8], tokens: &[&[u8]], out: &mut Vec<u8>) {
     };
     let Some(found) = item.take() else {
         if !has(&f, b'q') {
-            out.extend_from_slice(b"EN");
-            echo(out, &f, raw_key);
-            out.extend_from_slice(b"\r\n");
+            code_line(out, b"EN", &f, raw_key);
         }
         return;
     };
@@ -333,14 +352,7 @@ fn ms(
 }
 
 fn md(shared: &Shared, raw_key: &[u8], tokens: &[&[u8]], out: &mut Vec<u8>) {
-    let Some(f) = flags(tokens, b"bCIkOqT") else {
-        out.extend_from_slice(INVALID_FLAG);
-        return;
-    };
-    let k = match key(raw_key, &f) {
-        Ok(k) => k,
-        Err(e) => return out.extend_from_slice(e),
-    };
+    let Some((f, k)) = prologue(raw_key, tokens, b"bCIkOqT", out) else { return };
     let (Ok(cas), Ok(ttl)) = (num::<u64>(&f, b'C'), num::<i64>(&f, b'T')) else {
         out.extend_from_slice(BAD_FORMAT);
         return;
@@ -355,20 +367,11 @@ fn md(shared: &Shared, raw_key: &[u8], tokens: &[&[u8]], out: &mut Vec<u8>) {
     if has(&f, b'q') && r != Stored::Exists {
         return;
     }
-    out.extend_from_slice(code);
-    echo(out, &f, raw_key);
-    out.extend_from_slice(b"\r\n");
+    code_line(out, code, &f, raw_key);
 }
 
 fn ma(shared: &Shared, raw_key: &[u8], tokens: &[&[u8]], out: &mut Vec<u8>) {
-    let Some(f) = flags(tokens, b"bcCDJkMNOqtTv") else {
-        out.extend_from_slice(INVALID_FLAG);
-        return;
-    };
-    let k = match key(raw_key, &f) {
-        Ok(k) => k,
-        Err(e) => return out.extend_from_slice(e),
-    };
+    let Some((f, k)) = prologue(raw_key, tokens, b"bcCDJkMNOqtTv", out) else { return };
     let nums = (
         num::<u64>(&f, b'D'),
         num::<u64>(&f, b'J'),
@@ -419,30 +422,17 @@ fn ma(shared: &Shared, raw_key: &[u8], tokens: &[&[u8]], out: &mut Vec<u8>) {
         }
         (MetaArithResult::NonNumeric, _) => out
             .extend_from_slice(b"CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"),
-        (MetaArithResult::Exists, _) => {
-            out.extend_from_slice(b"EX");
-            echo(out, &f, raw_key);
-            out.extend_from_slice(b"\r\n");
-        }
+        (MetaArithResult::Exists, _) => code_line(out, b"EX", &f, raw_key),
         _ => {
             if !has(&f, b'q') {
-                out.extend_from_slice(b"NF");
-                echo(out, &f, raw_key);
-                out.extend_from_slice(b"\r\n");
+                code_line(out, b"NF", &f, raw_key);
             }
         }
     }
 }
 
 fn me(shared: &Shared, raw_key: &[u8], tokens: &[&[u8]], out: &mut Vec<u8>) {
-    let Some(f) = flags(tokens, b"b") else {
-        out.extend_from_slice(INVALID_FLAG);
-        return;
-    };
-    let k = match key(raw_key, &f) {
-        Ok(k) => k,
-        Err(e) => return out.extend_from_slice(e),
-    };
+    let Some((_, k)) = prologue(raw_key, tokens, b"b", out) else { return };
     let store = &shared.store;
     match store.peek(&k) {
         None => out.extend_from_slice(b"EN\r\n"),

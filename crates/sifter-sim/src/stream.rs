@@ -22,7 +22,7 @@
 use crate::idmap::{Densifier, IdMap};
 use crate::registry::PolicySpec;
 use crate::runner::{CacheSize, Counts, SimResult, Simulate};
-use crate::trace::{next_positions, Chunk, TraceSummary, BLOCK, NEVER};
+use crate::trace::{next_positions, read_block, Chunk, TraceSummary, BLOCK, NEVER};
 use crate::SimError;
 use rayon::prelude::*;
 use sifter_trace::{Request, Result as TraceResult, TraceError};
@@ -93,25 +93,11 @@ impl Scan {
         let (mut keys, mut sizes, mut ids) =
             (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
         let mut raw = Vec::with_capacity(BLOCK * 4);
-        let mut reqs = reqs.peekable();
-        while reqs.peek().is_some() {
-            keys.clear();
-            sizes.clear();
+        let mut reqs = reqs;
+        while read_block(&mut reqs, &mut keys, &mut sizes, &mut s.skipped_zero_size)? {
             ids.clear();
-            for r in reqs.by_ref() {
-                let r = r?;
-                if r.size == 0 {
-                    s.skipped_zero_size += 1;
-                    continue;
-                }
-                keys.push(r.key);
-                sizes.push(r.size);
-                s.requested_bytes += r.size as u64;
-                s.max_size = s.max_size.max(r.size);
-                if keys.len() == BLOCK {
-                    break;
-                }
-            }
+            s.requested_bytes += sizes.iter().map(|&z| z as u64).sum::<u64>();
+            s.max_size = s.max_size.max(sizes.iter().copied().max().unwrap_or(0));
             d.map_block(&keys, &sizes, &mut ids, name)?;
             s.requests += keys.len() as u64;
             if let Some(w) = &mut id_file {

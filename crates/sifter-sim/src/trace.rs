@@ -53,23 +53,9 @@ impl LoadedTrace {
         t.sizes.reserve(lo);
         let mut d = Densifier::default();
         let (mut keys, mut sizes) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
-        let mut reqs = reqs.peekable();
-        while reqs.peek().is_some() {
-            keys.clear();
-            sizes.clear();
-            for r in reqs.by_ref() {
-                let r = r?;
-                if r.size == 0 {
-                    t.skipped_zero_size += 1;
-                    continue;
-                }
-                keys.push(r.key);
-                sizes.push(r.size);
-                t.requested_bytes += r.size as u64;
-                if keys.len() == BLOCK {
-                    break;
-                }
-            }
+        let mut reqs = reqs;
+        while read_block(&mut reqs, &mut keys, &mut sizes, &mut t.skipped_zero_size)? {
+            t.requested_bytes += sizes.iter().map(|&s| s as u64).sum::<u64>();
             d.map_block(&keys, &sizes, &mut t.ids, &t.name)?;
             t.keys.extend_from_slice(&keys);
             t.sizes.extend_from_slice(&sizes);
@@ -124,6 +110,34 @@ impl LoadedTrace {
             max_size: self.sizes.iter().copied().max().unwrap_or(0),
         }
     }
+}
+
+/// Reads the next block of up to [`BLOCK`] requests into `keys` and `sizes` (cleared first),
+/// leaving out zero-size requests (counted in `skipped`, as libCacheSim skips them); false when
+/// the stream had nothing left. The one block reader of both loaders.
+pub fn read_block(
+    reqs: &mut impl Iterator<Item = TraceResult<Request>>,
+    keys: &mut Vec<u64>,
+    sizes: &mut Vec<u32>,
+    skipped: &mut u64,
+) -> TraceResult<bool> {
+    keys.clear();
+    sizes.clear();
+    let mut any = false;
+    for r in reqs.by_ref() {
+        let r = r?;
+        any = true;
+        if r.size == 0 {
+            *skipped += 1;
+            continue;
+        }
+        keys.push(r.key);
+        sizes.push(r.size);
+        if keys.len() == BLOCK {
+            break;
+        }
+    }
+    Ok(any)
 }
 
 /// Fills `next[i]` for requests `first + i` (walked backwards), given `last[id]`: the position
