@@ -496,6 +496,22 @@ impl Store {
         out
     }
 
+    /// Up to `limit` live items (0: all) as (key, data bytes, expiry as a Unix time or 0), for
+    /// `stats cachedump` (a weakly consistent walk, like memcached's).
+    pub fn dump(&self, limit: usize) -> Vec<(Box<[u8]>, usize, u64)> {
+        let mut out = Vec::new();
+        for (k, v) in self.cache.iter() {
+            if limit > 0 && out.len() >= limit {
+                break;
+            }
+            if self.live(&v) {
+                let exp = if v.expires == 0 { 0 } else { self.unix_start + v.expires };
+                out.push((k, v.data.len(), exp));
+            }
+        }
+        out
+    }
+
     /// `flush_all`.
     pub fn flush(&self) {
         self.cache.clear();

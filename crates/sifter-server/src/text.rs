@@ -287,11 +287,11 @@ fn command(
             Some(0)
         }
         b"stats" => {
-            if noreply || t.len() > 2 {
+            if noreply || (t.len() > 2 && t[1] != b"cachedump") {
                 out.extend_from_slice(ERROR);
                 return Some(0);
             }
-            stats(shared, t.get(1).copied(), out);
+            stats(shared, &t[1..], out);
             Some(0)
         }
         _ => {
@@ -301,7 +301,8 @@ fn command(
     }
 }
 
-fn stats(shared: &Shared, group: Option<&[u8]>, out: &mut Vec<u8>) {
+fn stats(shared: &Shared, args: &[&[u8]], out: &mut Vec<u8>) {
+    let group = args.first().copied();
     let (items, bytes, limit, st) = shared.store.stats();
     let c = &shared.config;
     let mut stat = |name: &str, v: &dyn std::fmt::Display| {
@@ -343,7 +344,39 @@ fn stats(shared: &Shared, group: Option<&[u8]>, out: &mut Vec<u8>) {
             stat("cas_enabled", &"yes");
             stat("policy", &c.policy.name());
         }
-        Some(b"items") | Some(b"slabs") => {}
+        // sifter has no slab classes: one class (1) holds every item, so the tools that read
+        // these (memcached-tool, exporters) see the totals.
+        Some(b"items") => {
+            stat("items:1:number", &items);
+            stat("items:1:evicted", &st.evictions);
+            stat("items:1:mem_requested", &bytes);
+        }
+        Some(b"slabs") => {
+            let per = if items > 0 { bytes / items as u64 } else { 0 };
+            stat("1:chunk_size", &per);
+            stat("1:used_chunks", &items);
+            stat("1:total_chunks", &items);
+            stat("1:mem_requested", &bytes);
+            stat("1:get_hits", &st.hits);
+            stat("active_slabs", &u8::from(items > 0));
+            stat("total_malloced", &bytes);
+        }
+        Some(b"cachedump") => {
+            // `stats cachedump <class> <limit>`: class 1 is every item; others are empty.
+            let class = args.get(1).and_then(|x| parse::<u32>(x));
+            let limit = args.get(2).and_then(|x| parse::<usize>(x));
+            let (Some(class), Some(limit)) = (class, limit) else {
+                out.extend_from_slice(BAD_FORMAT);
+                return;
+            };
+            if class == 1 {
+                for (k, len, exp) in shared.store.dump(limit) {
+                    out.extend_from_slice(b"ITEM ");
+                    out.extend_from_slice(&k);
+                    let _ = write!(out, " [{len} b; {exp} s]\r\n");
+                }
+            }
+        }
         Some(_) => {
             out.extend_from_slice(ERROR);
             return;

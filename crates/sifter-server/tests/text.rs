@@ -241,3 +241,37 @@ fn binary_protocol_round_trip() {
     assert_eq!(noop[1], 0x0a, "the quiet miss answered nothing");
     h.shutdown();
 }
+
+#[test]
+fn stats_items_slabs_and_cachedump_describe_the_items() {
+    let h = server(64 << 20);
+    let mut c = Client::new(&h);
+    assert_eq!(c.ask("set a 0 0 3\r\nabc\r\n"), "STORED\r\n");
+    assert_eq!(c.ask("set b 0 100 5\r\nhello\r\n"), "STORED\r\n");
+    c.send("stats items\r\n");
+    let s = c.until_end();
+    assert!(s.contains(&"STAT items:1:number 2\r\n".to_string()), "{s:?}");
+    c.send("stats slabs\r\n");
+    let s = c.until_end();
+    assert!(s.contains(&"STAT 1:used_chunks 2\r\n".to_string()), "{s:?}");
+    assert!(s.contains(&"STAT active_slabs 1\r\n".to_string()), "{s:?}");
+    c.send("stats cachedump 1 0\r\n");
+    let mut s = c.until_end();
+    assert_eq!(s.pop().unwrap(), "END\r\n");
+    s.sort();
+    assert_eq!(s[0], "ITEM a [3 b; 0 s]\r\n");
+    let exp: u64 = s[1]
+        .strip_prefix("ITEM b [5 b; ")
+        .and_then(|r| r.strip_suffix(" s]\r\n"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{:?}", s[1]));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    assert!((now + 95..=now + 105).contains(&exp), "expiry {exp} is not about now + 100");
+    c.send("stats cachedump 1 1\r\n");
+    assert_eq!(c.until_end().len(), 2, "the limit is honoured");
+    c.send("stats cachedump 2 0\r\n");
+    assert_eq!(c.until_end(), ["END\r\n"]);
+    assert_eq!(c.ask("stats cachedump x\r\n"), "CLIENT_ERROR bad command line format\r\n");
+    assert_eq!(c.ask("stats detail on\r\n"), "ERROR\r\n");
+    h.shutdown();
+}
