@@ -355,9 +355,11 @@ pub fn stream_trace(seqs: &[Vec<u64>]) -> Result<sifter_sim::trace::LoadedTrace>
     Ok(sifter_sim::trace::LoadedTrace::load("closed-loop", reqs, &|_| {})?)
 }
 
-/// Zipf(1.0) request sequences, one per worker.
+/// Zipf(1.0) request sequences, one per worker: 2^20 requests each up to 8 workers, then 8 ×
+/// 2^20 shared out (at least 2^16 each), so 72 workers do not need 72 × 8 MB.
 pub fn sequences(keys: u64, workers: usize) -> Vec<Vec<u64>> {
-    (0..workers).map(|t| zipf_seq(keys, 1 << 20, t as u64 + 1)).collect()
+    let len = ((8usize << 20) / workers.max(1)).clamp(1 << 16, 1 << 20);
+    (0..workers).map(|t| zipf_seq(keys, len, t as u64 + 1)).collect()
 }
 
 /// Parses `5us`, `100us`, `1ms`, `500ns`, `2s` (a bare number is µs).
@@ -371,9 +373,10 @@ pub struct ClosedLoopArgs {
     /// Policies (comma-separated): mobius, sieve, lru, fifo, clock, s3fifo, nbq-clock.
     #[arg(short, long, default_value = "lru,fifo,clock,s3fifo,sieve,mobius")]
     pub policy: String,
-    /// Worker threads (multiprogramming level).
-    #[arg(long, default_value_t = 8)]
-    pub mpl: usize,
+    /// Worker threads (multiprogramming level), comma-separated for a sweep (e.g. 1,8,72: a
+    /// sleeping backend lets many more workers than cores share them).
+    #[arg(long, default_value = "8")]
+    pub mpl: String,
     /// Emulated backend latency per miss (e.g. 5us, 100us, 500us).
     #[arg(long, default_value = "100us")]
     pub backend_latency: String,
@@ -432,14 +435,21 @@ type Planned = (Option<f64>, f64);
 /// `sifter bench closed-loop`.
 pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
     let backend = parse_latency(&a.backend_latency)?;
-    if a.mpl == 0 || a.keys < 10 || a.secs.is_nan() || a.secs <= 0.0 {
-        bail!("need --mpl >= 1, --keys >= 10 and --secs > 0");
+    let mpls: Vec<usize> = a
+        .mpl
+        .split(',')
+        .map(|s| s.trim().parse::<usize>())
+        .collect::<Result<_, _>>()
+        .context("--mpl: expected worker counts such as 1,8,72")?;
+    if mpls.iter().any(|&m| m == 0 || m > 1024) || a.keys < 10 || a.secs.is_nan() || a.secs <= 0.0 {
+        bail!("need --mpl between 1 and 1024, --keys >= 10 and --secs > 0");
     }
     let cores = a
         .cores
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
     let names: Vec<String> = a.policy.split(',').map(|s| s.trim().to_lowercase()).collect();
-    let seqs = sequences(a.keys, a.mpl);
+    // The size search runs on 8 workers' streams (the same distribution at every MPL).
+    let seqs = sequences(a.keys, 8);
     // Per policy: the points to measure, as (target hit ratio, cache size as a fraction).
     let mut plan: Vec<(String, Vec<Planned>)> = Vec::new();
     match &a.hit_ratios {
@@ -497,32 +507,36 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
     let mut csv = String::from(
         "policy,mpl,backend_us,target_hit,size,prefill_requests,prefill_hit,hit_ratio,measured_mops,model_mops,error,wait_us\n",
     );
-    for (name, pts) in &plan {
-        for &(target, size) in pts {
-            let p = point(name, a.keys, size, &seqs, backend, a.spin, a.secs, cores)?;
-            let (m, pred, wait) = (&p.measured, p.model, p.wait_us);
-            let err = (pred - m.x) / m.x;
-            let target_s = target.map_or("-".to_string(), |t| format!("{t}"));
-            rows.push(vec![
-                name.clone(),
-                target_s.clone(),
-                format!("{size:.4}"),
-                format!("{:.4}", m.prefill_hit),
-                format!("{:.4}", m.hit),
-                format!("{:.3}", m.x),
-                format!("{pred:.3}"),
-                format!("{:+.1}%", err * 100.0),
-                format!("{wait:.1}"),
-            ]);
-            csv.push_str(&format!(
+    for &mpl in &mpls {
+        let seqs = sequences(a.keys, mpl);
+        for (name, pts) in &plan {
+            for &(target, size) in pts {
+                let p = point(name, a.keys, size, &seqs, backend, a.spin, a.secs, cores)?;
+                let (m, pred, wait) = (&p.measured, p.model, p.wait_us);
+                let err = (pred - m.x) / m.x;
+                let target_s = target.map_or("-".to_string(), |t| format!("{t}"));
+                rows.push(vec![
+                    name.clone(),
+                    mpl.to_string(),
+                    target_s.clone(),
+                    format!("{size:.4}"),
+                    format!("{:.4}", m.prefill_hit),
+                    format!("{:.4}", m.hit),
+                    format!("{:.3}", m.x),
+                    format!("{pred:.3}"),
+                    format!("{:+.1}%", err * 100.0),
+                    format!("{wait:.1}"),
+                ]);
+                csv.push_str(&format!(
                 "{name},{},{},{target_s},{size},{},{:.4},{:.4},{:.4},{pred:.4},{err:.4},{wait:.2}\n",
-                a.mpl,
+                mpl,
                 backend.as_secs_f64() * 1e6,
                 m.prefill_requests,
                 m.prefill_hit,
                 m.hit,
                 m.x
             ));
+            }
         }
     }
     println!(
@@ -536,6 +550,7 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
         table(
             &[
                 "policy",
+                "MPL",
                 "target hit",
                 "size",
                 "prefill hit",

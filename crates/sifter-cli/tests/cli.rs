@@ -603,3 +603,47 @@ fn model_advise_gives_each_policy_its_critical_hit_ratio() {
         "--cores must be at least 1",
     );
 }
+
+#[test]
+fn closed_loop_sizes_for_target_hit_ratios_over_several_mpls() {
+    let d = tempfile::tempdir().expect("tmp");
+    let out = ok(&sifter(
+        &[
+            "bench",
+            "closed-loop",
+            "-p",
+            "mobius",
+            "--mpl",
+            "1,16",
+            "--backend-latency",
+            "50us",
+            "--hit-ratios",
+            "0.8",
+            "--secs",
+            "0.1",
+            "--keys",
+            "5000",
+            "--csv",
+            "cl.csv",
+        ],
+        d.path(),
+    ));
+    let csv = std::fs::read_to_string(d.path().join("cl.csv")).expect("csv");
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "{out}\n{csv}");
+    for (r, mpl) in rows.iter().zip(["1", "16"]) {
+        assert_eq!((r[0], r[1], r[3]), ("mobius", mpl, "0.8"), "{csv}");
+        let (prefill, hit): (f64, f64) =
+            (r[6].parse().expect("prefill"), r[7].parse().expect("hit"));
+        // Sized for 0.8 and prefilled: both near the target, not capped by a cold start.
+        assert!((0.75..0.9).contains(&prefill) && (0.75..0.95).contains(&hit), "{csv}");
+    }
+    fails_with(
+        &sifter(&["bench", "closed-loop", "--mpl", "0"], d.path()),
+        "--mpl between 1 and 1024",
+    );
+    fails_with(
+        &sifter(&["bench", "closed-loop", "--hit-ratios", "1.5"], d.path()),
+        "--hit-ratios are in (0, 1)",
+    );
+}
