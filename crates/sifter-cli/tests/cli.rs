@@ -544,10 +544,26 @@ fn ctrl_c_in_the_first_pass_of_a_streaming_sweep_ends_it_cleanly() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run sifter");
-    // Into pass 1, then into pass 2: a stop in pass 1 has no rows to write.
+    // A stop in pass 1 has no rows to write. Wait until the handler is installed (SIGINT, bit 1
+    // of the caught-signals mask in /proc), so a slow start cannot turn this into a plain kill.
     let mut stderr = String::new();
     let pid = child.id().to_string();
-    std::thread::sleep(std::time::Duration::from_millis(800));
+    let caught = |pid: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                let m = s.lines().find_map(|l| l.strip_prefix("SigCgt:"))?.trim().to_string();
+                u64::from_str_radix(&m, 16).ok()
+            })
+            .is_some_and(|m| m & 0x2 != 0)
+    };
+    for _ in 0..1000 {
+        if caught(&pid) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
     let sent = Command::new("kill").args(["-INT", &pid]).status().expect("kill");
     assert!(sent.success());
     let o = child.wait_with_output().expect("output");
