@@ -61,7 +61,56 @@ pub type Progress<'a> = &'a (dyn Fn(Phase, u64) + Sync);
 pub struct Scan {
     summary: TraceSummary,
     ids: IdMap,
-    next: Option<File>,
+    next: Option<NextSource>,
+}
+
+/// Where pass 2 gets next-access positions from.
+#[derive(Debug)]
+enum NextSource {
+    /// The temporary file of the backward pass.
+    File(File),
+    /// The trace's own next-access fields (oracleGeneral), checked in pass 1 against the
+    /// sequence itself: no temporary file is read, the positions stream with the requests.
+    Declared,
+}
+
+/// Pass 1's check of a trace's own next-access fields: each object's declared next position
+/// must be where that object next appears, and the last must say "never". O(objects).
+struct Declared {
+    /// Per id: the position its last request declared for the next one.
+    pending: Vec<u64>,
+    ok: bool,
+}
+
+impl Declared {
+    fn check(&mut self, ids: &[u32], nexts: &[sifter_trace::NextAccess], first: u64) {
+        use sifter_trace::NextAccess;
+        if !self.ok {
+            return;
+        }
+        for (j, (&id, n)) in ids.iter().zip(nexts).enumerate() {
+            let (id, pos) = (id as usize, first + j as u64);
+            if id == self.pending.len() {
+                self.pending.push(NEVER);
+            } else if self.pending[id] != pos {
+                self.ok = false;
+                return;
+            }
+            self.pending[id] = match *n {
+                NextAccess::At(p) if p > pos => p,
+                NextAccess::Never => NEVER,
+                _ => {
+                    self.ok = false;
+                    return;
+                }
+            };
+        }
+    }
+
+    /// Whether every declared position checked out (and none is left dangling).
+    fn valid(&self) -> bool {
+        self.ok && self.pending.iter().all(|&p| p == NEVER)
+    }
 }
 
 fn io_error(what: &str, e: std::io::Error) -> SimError {
@@ -94,11 +143,22 @@ impl Scan {
             (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
         let mut raw = Vec::with_capacity(BLOCK * 4);
         let mut reqs = reqs;
-        while read_block(&mut reqs, &mut keys, &mut sizes, &mut s.skipped_zero_size)? {
+        let mut declared = with_next.then(|| Declared { pending: Vec::new(), ok: true });
+        let mut nexts = Vec::new();
+        while read_block(
+            &mut reqs,
+            &mut keys,
+            &mut sizes,
+            &mut s.skipped_zero_size,
+            declared.as_ref().map(|_| &mut nexts),
+        )? {
             ids.clear();
             s.requested_bytes += sizes.iter().map(|&z| z as u64).sum::<u64>();
             s.max_size = s.max_size.max(sizes.iter().copied().max().unwrap_or(0));
             d.map_block(&keys, &sizes, &mut ids, name)?;
+            if let Some(dc) = &mut declared {
+                dc.check(&ids, &nexts, s.requests);
+            }
             s.requests += keys.len() as u64;
             if let Some(w) = &mut id_file {
                 raw.clear();
@@ -114,11 +174,15 @@ impl Scan {
         s.footprint_bytes = d.footprint_bytes;
         let ids = d.into_map();
         progress(Phase::Scan, s.requests);
+        // Positions in the skipped sequence equal the file's only without zero-size requests.
+        let trusted =
+            declared.is_some_and(|d| d.valid()) && s.skipped_zero_size == 0 && s.requests > 0;
         let next = match id_file {
+            Some(_) if trusted => Some(NextSource::Declared),
             Some(w) => {
                 let f =
                     w.into_inner().map_err(|e| io_error("temporary id file", e.into_error()))?;
-                Some(reverse_pass(f, &s, progress, stop)?)
+                Some(NextSource::File(reverse_pass(f, &s, progress, stop)?))
             }
             None => None,
         };
@@ -128,6 +192,12 @@ impl Scan {
     /// The trace's totals.
     pub fn summary(&self) -> &TraceSummary {
         &self.summary
+    }
+
+    /// Whether Belady's next-access positions come from the trace's own (checked) fields
+    /// rather than the temporary file of the backward pass.
+    pub fn next_access_from_trace(&self) -> bool {
+        matches!(self.next, Some(NextSource::Declared))
     }
 
     /// Pass 2: every `specs` × `sizes` simulation over `reqs` (the same trace again), all
@@ -174,10 +244,11 @@ impl Scan {
         let with_next = jobs.iter().any(|j| j.sim.as_ref().is_ok_and(|p| p.wants_next_access()));
         let next =
             match (&self.next, with_next) {
-                (Some(f), true) => {
+                (Some(NextSource::Declared), true) => Some(NextReader::Declared),
+                (Some(NextSource::File(f)), true) => {
                     let mut f = f.try_clone().map_err(|e| io_error("next-access file", e))?;
                     f.seek(SeekFrom::Start(0)).map_err(|e| io_error("next-access file", e))?;
-                    Some(BufReader::with_capacity(1 << 20, f))
+                    Some(NextReader::File(BufReader::with_capacity(1 << 20, f)))
                 }
                 (None, true) => return Err(SimError::Policy(
                     "a policy of the sweep needs next-access positions, which the scan did not \
@@ -268,6 +339,12 @@ fn changed(s: &TraceSummary, how: &str) -> SimError {
     )))
 }
 
+/// Pass 2's source of next-access positions.
+enum NextReader {
+    File(BufReader<File>),
+    Declared,
+}
+
 /// One chunk of decoded, mapped requests.
 #[derive(Default)]
 struct Buf {
@@ -293,7 +370,7 @@ impl Buf {
 fn read_chunks(
     mut reqs: Requests,
     map: &IdMap,
-    mut next: Option<BufReader<File>>,
+    mut next: Option<NextReader>,
     name: &str,
     tx: std::sync::mpsc::SyncSender<Result<Buf, SimError>>,
     back: std::sync::mpsc::Receiver<Buf>,
@@ -327,6 +404,12 @@ fn read_chunks(
                     }
                     buf.keys.push(r.key);
                     buf.sizes.push(r.size);
+                    if let Some(NextReader::Declared) = next {
+                        buf.next.push(match r.next_access {
+                            sifter_trace::NextAccess::At(p) => p,
+                            _ => NEVER,
+                        });
+                    }
                 }
             }
         }
@@ -339,7 +422,7 @@ fn read_chunks(
             )))));
             return;
         }
-        if let Some(f) = &mut next {
+        if let Some(NextReader::File(f)) = &mut next {
             raw.resize(buf.ids.len() * 8, 0);
             if let Err(e) = f.read_exact(&mut raw) {
                 let _ = tx.send(Err(io_error("next-access file", e)));

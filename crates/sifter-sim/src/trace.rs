@@ -54,7 +54,7 @@ impl LoadedTrace {
         let mut d = Densifier::default();
         let (mut keys, mut sizes) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
         let mut reqs = reqs;
-        while read_block(&mut reqs, &mut keys, &mut sizes, &mut t.skipped_zero_size)? {
+        while read_block(&mut reqs, &mut keys, &mut sizes, &mut t.skipped_zero_size, None)? {
             t.requested_bytes += sizes.iter().map(|&s| s as u64).sum::<u64>();
             d.map_block(&keys, &sizes, &mut t.ids, &t.name)?;
             t.keys.extend_from_slice(&keys);
@@ -115,14 +115,19 @@ impl LoadedTrace {
 /// Reads the next block of up to [`BLOCK`] requests into `keys` and `sizes` (cleared first),
 /// leaving out zero-size requests (counted in `skipped`, as libCacheSim skips them); false when
 /// the stream had nothing left. The one block reader of both loaders.
+/// With `nexts`, the requests' own next-access fields are collected too.
 pub fn read_block(
     reqs: &mut impl Iterator<Item = TraceResult<Request>>,
     keys: &mut Vec<u64>,
     sizes: &mut Vec<u32>,
     skipped: &mut u64,
+    mut nexts: Option<&mut Vec<sifter_trace::NextAccess>>,
 ) -> TraceResult<bool> {
     keys.clear();
     sizes.clear();
+    if let Some(n) = nexts.as_deref_mut() {
+        n.clear();
+    }
     let mut any = false;
     for r in reqs.by_ref() {
         let r = r?;
@@ -133,6 +138,9 @@ pub fn read_block(
         }
         keys.push(r.key);
         sizes.push(r.size);
+        if let Some(n) = nexts.as_deref_mut() {
+            n.push(r.next_access);
+        }
         if keys.len() == BLOCK {
             break;
         }

@@ -133,3 +133,41 @@ fn a_trace_that_changes_between_the_passes_is_an_error() {
     let msg = format!("{:?}", e.expect_err("a different trace must be refused"));
     assert!(msg.contains("read differently"), "{msg}");
 }
+
+#[test]
+fn belady_streams_from_an_oracle_files_own_next_access_fields_once_checked() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let src = TraceSource::parse("zipf:alpha=0.9,n=3000,requests=300000,seed=5,size=1..100", None)
+        .expect("src");
+    let mut reqs: Vec<sifter_trace::Request> =
+        src.requests().expect("open").collect::<Result<_, _>>().expect("requests");
+    let good = dir.path().join("good.oracleGeneral.bin");
+    sifter_trace::oracle::write_oracle_general(&good, &mut reqs).expect("write");
+    // The same requests with one next-access field pointing at the wrong place (record 10's
+    // next moved by one): the check must refuse it and fall back to computing them.
+    let mut bytes = std::fs::read(&good).expect("read");
+    let at = 10 * 24 + 16;
+    let n = i64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let wrong = if n == -1 { 5 } else { n + 1 };
+    bytes[at..at + 8].copy_from_slice(&wrong.to_le_bytes());
+    let bad = dir.path().join("bad.oracleGeneral.bin");
+    std::fs::write(&bad, &bytes).expect("write");
+    let specs =
+        [PolicySpec::parse("belady").expect("spec"), PolicySpec::parse("lru").expect("spec")];
+    let sizes = [CacheSize::Fraction(0.01), CacheSize::Fraction(0.1)];
+    let stop = AtomicBool::new(false);
+    for (path, trusted) in [(&good, true), (&bad, false)] {
+        let src = TraceSource::parse(path.to_str().expect("utf-8"), None).expect("src");
+        let scan =
+            Scan::run("t", src.requests().expect("open"), true, &|_, _| {}, &stop).expect("scan");
+        assert_eq!(scan.next_access_from_trace(), trusted, "{}", path.display());
+        let streamed = scan
+            .sweep(src.requests().expect("open"), &specs, &sizes, false, 0, &|_, _| {}, &stop)
+            .expect("sweep");
+        let memory = in_memory(&src, &specs, &sizes, false);
+        for (x, y) in memory.iter().zip(&streamed.results) {
+            let y = y.as_ref().expect("sim");
+            assert_eq!((&x.policy, x.counts), (&y.policy, y.counts), "{}", path.display());
+        }
+    }
+}
