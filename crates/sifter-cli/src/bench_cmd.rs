@@ -96,7 +96,8 @@ pub struct Row {
     pub summary: Summary,
 }
 
-fn list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>> {
+/// A comma-separated list of `T` (`what` names the option in errors); empty is an error.
+pub(crate) fn list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>> {
     let v: Vec<T> = s
         .split(',')
         .map(str::trim)

@@ -11,6 +11,7 @@
 //! instead (exact latency, but a waiting request then occupies a core, so the model counts the
 //! wait as CPU work).
 
+use crate::bench_cmd::list;
 use crate::output::{table, write_to};
 use anyhow::{bail, Context, Result};
 use rand::SeedableRng;
@@ -435,12 +436,7 @@ type Planned = (Option<f64>, f64);
 /// `sifter bench closed-loop`.
 pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
     let backend = parse_latency(&a.backend_latency)?;
-    let mpls: Vec<usize> = a
-        .mpl
-        .split(',')
-        .map(|s| s.trim().parse::<usize>())
-        .collect::<Result<_, _>>()
-        .context("--mpl: expected worker counts such as 1,8,72")?;
+    let mpls: Vec<usize> = list(&a.mpl, "--mpl (worker counts such as 1,8,72)")?;
     if mpls.iter().any(|&m| m == 0 || m > 1024) || a.keys < 10 || a.secs.is_nan() || a.secs <= 0.0 {
         bail!("need --mpl between 1 and 1024, --keys >= 10 and --secs > 0");
     }
@@ -453,12 +449,8 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
     // Per policy: the points to measure, as (target hit ratio, cache size as a fraction).
     let mut plan: Vec<(String, Vec<Planned>)> = Vec::new();
     match &a.hit_ratios {
-        Some(list) => {
-            let targets: Vec<f64> = list
-                .split(',')
-                .map(|s| s.trim().parse::<f64>())
-                .collect::<Result<_, _>>()
-                .context("--hit-ratios")?;
+        Some(targets) => {
+            let targets: Vec<f64> = list(targets, "--hit-ratios")?;
             if targets.iter().any(|t| !(*t > 0.0 && *t < 1.0)) {
                 bail!("--hit-ratios are in (0, 1)");
             }
@@ -484,12 +476,7 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
             }
         }
         None => {
-            let sizes: Vec<f64> = a
-                .sizes
-                .split(',')
-                .map(|s| s.trim().parse::<f64>())
-                .collect::<Result<_, _>>()
-                .context("--sizes")?;
+            let sizes: Vec<f64> = list(&a.sizes, "--sizes")?;
             if sizes.iter().any(|s| !(*s > 0.0 && *s <= 1.0)) {
                 bail!("--sizes are fractions in (0, 1]");
             }

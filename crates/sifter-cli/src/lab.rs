@@ -163,6 +163,22 @@ fn html_table<S: AsRef<str>>(header: &[S], rows: &[Vec<String>]) -> String {
     h
 }
 
+/// An SVG file's text from its first tag, for inlining in the page.
+fn inline_svg(path: &std::path::Path) -> Result<String> {
+    let text = std::fs::read_to_string(path)?;
+    Ok(text.trim_start_matches(|c| c != '<').to_string())
+}
+
+/// Writes `<stem>.svg` and `.png` of a line chart and returns the SVG for inlining.
+fn plot_inline(
+    stem: &std::path::Path,
+    axes: &crate::plot::Axes<'_>,
+    series: &[crate::plot::Series],
+) -> Result<String> {
+    let files = crate::plot::lines_svg_png(stem, axes, series)?;
+    inline_svg(&files[0])
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
@@ -211,8 +227,7 @@ fn throughput_section(out: &std::path::Path, quick: bool, quiet: bool) -> Result
                     && f.file_name().is_some_and(|n| n.to_string_lossy().starts_with(prefix))
             })
             .with_context(|| format!("no {prefix} plot"))?;
-        let text = std::fs::read_to_string(f)?;
-        Ok(text.trim_start_matches(|c| c != '<').to_string())
+        inline_svg(f)
     };
     let find = |cache: &str, t: usize| {
         report.rows.iter().find(|r| r.summary.cache == cache && r.summary.threads == t)
@@ -417,8 +432,7 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
         log_y: true,
         x_names: None,
     };
-    let files = crate::plot::lines_svg_png(&out.join("model-throughput"), &axes, &series)?;
-    let svg = std::fs::read_to_string(&files[0])?;
+    let svg = plot_inline(&out.join("model-throughput"), &axes, &series)?;
     let mut findings = Vec::new();
     {
         let falls: Vec<String> = rows
@@ -440,7 +454,7 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
          against hit ratio at 72 cores with a 5 µs SSD: the upper bound (the paper's analysis, \
          dashed) and exact MVA (solid) for LRU, probabilistic LRU (q = 0.5), FIFO and \
          Mobius.</figcaption></figure>",
-        svg.trim_start_matches(|c| c != '<')
+        svg
     );
     h.push_str(
         "<p>A cache is also a queueing system: every request \
@@ -502,8 +516,7 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
         log_y: false,
         x_names: None,
     };
-    let files = crate::plot::lines_svg_png(&out.join("model-vs-measured"), &axes, &closed_series)?;
-    let closed_svg = std::fs::read_to_string(&files[0])?;
+    let closed_svg = plot_inline(&out.join("model-vs-measured"), &axes, &closed_series)?;
     let text = format!("{text}\nMeasured vs calibrated model on this machine (8 workers, sleeping 100 µs backend)\n{}", table(&closed_header, &closed_rows));
     let errs: Vec<f64> = closed_json
         .iter()
@@ -531,7 +544,7 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
         "<h3 id=\"model-vs-measured\">Measured vs predicted on this machine</h3><figure>{}\
          <figcaption>Throughput against hit ratio: measured (solid) and predicted by the \
          calibrated model (dashed).</figcaption></figure>",
-        closed_svg.trim_start_matches(|c| c != '<')
+        closed_svg
     );
     h.push_str(
         "<p>To check the model, 8 worker \
@@ -605,8 +618,7 @@ fn miss_ratio_html(
             x_names: Some(&names),
         };
         let stem = out.join(format!("miss-ratio-{i}"));
-        let files = crate::plot::lines_svg_png(&stem, &axes, &series)?;
-        let svg = std::fs::read_to_string(&files[0])?;
+        let svg = plot_inline(&stem, &axes, &series)?;
         let _ = write!(
             h,
             "<h3 id=\"miss-{i}\">{}</h3><p>{} — {reqs} requests, {objs} objects.</p><figure>{}\
@@ -614,7 +626,7 @@ fn miss_ratio_html(
              better).</figcaption></figure><details><summary>All {} policies</summary>",
             esc(name),
             esc(about),
-            svg.trim_start_matches(|c| c != '<'),
+            svg,
             rows.len()
         );
         // Per column: the range of the real policies (for the shading) and the best.

@@ -245,42 +245,25 @@ fn say_format(src: &TraceSource) -> Result<()> {
 /// The requests `src` will give, estimated without reading it: the generator's count, or the
 /// file's size over a record size (×5 for zstd; text formats at 8 bytes per request, which
 /// overestimates: `auto` then streams, which is always correct).
-pub fn estimated_requests(src: &TraceSource) -> Result<u64> {
+///
+/// Also says whether the figure is exact: a generator's count, or an uncompressed file of
+/// fixed-size records (before zero-size requests are left out).
+pub fn estimated_requests(src: &TraceSource) -> Result<(u64, bool)> {
     match src {
-        TraceSource::Synthetic(s) => Ok(s.requests),
+        TraceSource::Synthetic(s) => Ok((s.requests, true)),
         TraceSource::File { path, .. } => {
             let len = std::fs::metadata(path)
                 .with_context(|| format!("{}: cannot read its size", path.display()))?
                 .len();
             let zstd = sifter_trace::reader::is_zstd(path)?;
-            let per = match src.resolved_format()? {
-                Some(Format::OracleGeneral) => 24,
-                Some(Format::Binary(b)) => b.record_size().max(1) as u64,
-                Some(Format::Vscsi) => 32,
-                Some(Format::Lis) => 1, // a line expands to many blocks
-                _ => 8,
+            let (per, fixed) = match src.resolved_format()? {
+                Some(Format::OracleGeneral) => (24, true),
+                Some(Format::Binary(b)) => (b.record_size().max(1) as u64, true),
+                Some(Format::Vscsi) => (32, false), // v1 32 bytes, v2 40
+                Some(Format::Lis) => (1, false),    // a line expands to many blocks
+                _ => (8, false),
             };
-            Ok(len.saturating_mul(if zstd { 5 } else { 1 }) / per)
-        }
-    }
-}
-
-/// The number of records `src` holds, when that is known without reading it: a generator's
-/// count, or an uncompressed file of fixed-size binary records (before zero-size requests are
-/// left out).
-fn exact_requests(src: &TraceSource) -> Option<u64> {
-    match src {
-        TraceSource::Synthetic(s) => Some(s.requests),
-        TraceSource::File { path, .. } => {
-            if sifter_trace::reader::is_zstd(path).ok()? {
-                return None;
-            }
-            let per = match src.resolved_format().ok()?? {
-                Format::OracleGeneral => 24,
-                Format::Binary(b) => b.record_size() as u64,
-                _ => return None,
-            };
-            Some(std::fs::metadata(path).ok()?.len() / per.max(1))
+            Ok((len.saturating_mul(if zstd { 5 } else { 1 }) / per, fixed && !zstd))
         }
     }
 }
@@ -293,7 +276,7 @@ fn streams(mode: Mode, src: &TraceSource, specs: &[PolicySpec]) -> Result<bool> 
         Mode::Auto => {
             let belady = specs.iter().any(|s| s.name == "belady");
             let per_request = if belady { 24 } else { 16 };
-            estimated_requests(src)?.saturating_mul(per_request) > MEMORY_LIMIT
+            estimated_requests(src)?.0.saturating_mul(per_request) > MEMORY_LIMIT
         }
     })
 }
@@ -312,7 +295,11 @@ fn stream_sweep(
     let with_next = specs.iter().any(|s| s.name == "belady");
     // A bar with an ETA where the number of requests is known without reading the trace (a
     // generator, an uncompressed fixed-size binary file); a spinner with the rate otherwise.
-    let pb = bar(exact_requests(src).unwrap_or(0), &format!("{name}: pass 1 of 2 (ids)"), a.quiet);
+    let known = match estimated_requests(src)? {
+        (n, true) => n,
+        (_, false) => 0,
+    };
+    let pb = bar(known, &format!("{name}: pass 1 of 2 (ids)"), a.quiet);
     let scan = Scan::run(
         &name,
         src.requests()?,

@@ -132,7 +132,7 @@ fn request(
             }
             if touch {
                 let e = store.expiry(be32(extras) as i64);
-                if !store.touch(key, e) {
+                if store.touch(key, e).is_none() {
                     if !quiet {
                         error(out, r, NOT_FOUND);
                     }
@@ -283,7 +283,7 @@ fn request(
                 error(out, r, INVALID);
                 return false;
             }
-            if store.touch(key, store.expiry(be32(extras) as i64)) {
+            if store.touch(key, store.expiry(be32(extras) as i64)).is_some() {
                 respond(out, r, OK, 0, &[], &[], &[]);
             } else {
                 error(out, r, NOT_FOUND);

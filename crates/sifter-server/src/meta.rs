@@ -228,7 +228,7 @@ fn mg(shared: &Shared, raw_key: &[u8], tokens: &[&[u8]], out: &mut Vec<u8>) {
     };
     let mut item = found;
     if let Some(ttl) = touch {
-        if let Some(i) = store.retouch(&k, store.expiry(ttl)) {
+        if let Some(i) = store.touch(&k, store.expiry(ttl)) {
             item = i;
         }
     }

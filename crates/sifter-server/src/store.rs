@@ -290,29 +290,6 @@ impl Store {
         out
     }
 
-    /// `touch`: sets a live item's expiry; true if there was one.
-    pub fn touch(&self, key: &[u8], expires: u64) -> bool {
-        let mut found = false;
-        self.cache.compute(key.into(), |old| match old.filter(|i| self.live(i)) {
-            None => {
-                found = false;
-                Op::Keep
-            }
-            Some(o) => {
-                found = true;
-                Op::Put(Arc::new(Item {
-                    expires,
-                    data: o.data.clone(),
-                    fetched: AtomicBool::new(o.fetched.load(Ordering::Relaxed)),
-                    atime: AtomicU64::new(o.atime.load(Ordering::Relaxed)),
-                    win: AtomicBool::new(o.win.load(Ordering::Relaxed)),
-                    ..Item::new(o.flags, o.cas, 0, Box::new([]), 0)
-                }))
-            }
-        });
-        found
-    }
-
     /// Seconds left before `item` expires, or -1 if it never does (`mg t`).
     pub fn ttl_left(&self, item: &Item) -> i64 {
         if item.expires == 0 {
@@ -400,8 +377,9 @@ impl Store {
         })
     }
 
-    /// `mg T`: a new expiry for a live item (same CAS), returning the updated item.
-    pub fn retouch(&self, key: &[u8], expires: u64) -> Option<Arc<Item>> {
+    /// `touch` / `gat` / `mg T`: a new expiry for a live item (same CAS and state), returning
+    /// the updated item, or `None` if there was none.
+    pub fn touch(&self, key: &[u8], expires: u64) -> Option<Arc<Item>> {
         let mut out = None;
         self.cache.compute(key.into(), |old| match old.filter(|i| self.live(i)) {
             None => Op::Keep,

@@ -107,7 +107,7 @@ fn command(
             }
             for k in keys {
                 if let Some(e) = exp {
-                    if !store.touch(k, e) {
+                    if store.touch(k, e).is_none() {
                         continue;
                     }
                 }
@@ -229,7 +229,7 @@ fn command(
             let exp = t.get(2).and_then(|x| parse::<i64>(x));
             match exp {
                 Some(e) if (t.len() == 3 || (t.len() == 4 && noreply)) && key_ok(t[1]) => {
-                    let r: &[u8] = if store.touch(t[1], store.expiry(e)) {
+                    let r: &[u8] = if store.touch(t[1], store.expiry(e)).is_some() {
                         b"TOUCHED\r\n"
                     } else {
                         b"NOT_FOUND\r\n"
