@@ -68,8 +68,10 @@ enum Structure {
 struct Lists {
     /// Reusable slots (EMPTY, or RETIRED with contents to drop at reuse).
     free: Vec<u32>,
-    /// Retired slots by epoch residue: (epoch, slots).
-    limbo: [(u64, Vec<u32>); 3],
+    /// Retired slots by epoch residue mod 4 (a mask, not a division; reuse needs only 2
+    /// advances, so a bucket's slots are always reusable by the time its residue returns):
+    /// (epoch, slots).
+    limbo: [(u64, Vec<u32>); 4],
     /// Retirements since this stripe last tried to advance the epoch.
     since_advance: u32,
     /// New slots of this stripe's inserts not yet enqueued (queue policies): a private chain
@@ -100,10 +102,11 @@ impl Lists {
     }
 
     /// Puts `s` in limbo; true when it is time to try to advance the epoch.
+    #[inline]
     fn retire(&mut self, s: u32, epoch: u64) -> bool {
-        let (e, v) = &mut self.limbo[(epoch % 3) as usize];
+        let (e, v) = &mut self.limbo[(epoch & 3) as usize];
         if *e < epoch {
-            // The bucket holds slots of epoch - 3 (or older): reusable already.
+            // The bucket holds slots of epoch - 4 (or older): reusable already.
             self.free.append(v);
             *e = epoch;
         }
@@ -127,10 +130,12 @@ struct Victims {
 }
 
 impl Victims {
+    #[inline]
     fn push(&mut self, s: u32) {
         self.slots[self.len] = s;
         self.len += 1;
     }
+    #[inline]
     fn as_slice(&self) -> &[u32] {
         &self.slots[..self.len]
     }
@@ -494,6 +499,7 @@ where
 
     /// Counts and reports the departure of slot `s` (its unlinker calls this, outside every
     /// lock, while the slot is still readable: pinned, or held through the policy).
+    #[inline]
     fn left(&self, s: u32, tid: usize, cause: RemovalCause) {
         let c = match cause {
             RemovalCause::Evicted => Counter::Evictions,

@@ -18,6 +18,7 @@ static HELD: AtomicUsize = AtomicUsize::new(0);
 /// Calls `f` (user code: the listener, a custom expiry, a `Drop` run by the cache); a panic is
 /// caught and kept (the first one per operation) so the operation can finish and leave the
 /// cache consistent before [`resume`] rethrows it. Returns whether `f` completed.
+#[inline]
 pub(crate) fn defer(f: impl FnOnce()) -> bool {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(()) => true,

@@ -1,8 +1,9 @@
 //! The index: hash → slot. An open-addressing table of 64-byte buckets, each one cache line:
 //! seven entry words and a control word.
 //!
-//! * An entry word is `tag << 32 | (slot + 1)`, where the tag is the hash's upper 32 bits;
-//!   0 is an empty word. A lookup loads its home bucket's line, compares the tags of seven
+//! * An entry word is `tag << 32 | (slot + 1)`, where the tag is the hash's upper 32 bits
+//!   with the lowest forced to 1 (so no tag matches an empty word, 0, and a scan compares one
+//!   thing per word). A lookup loads its home bucket's line, compares the tags of seven
 //!   words, and reads a slot (a second line) only on a tag match: a miss usually touches one
 //!   line, a hit two.
 //! * Overflow goes to the following buckets (linear probing by bucket). The control word counts
@@ -46,9 +47,15 @@ struct At {
     word: usize,
 }
 
+/// The tag of `hash`: never 0.
+#[inline]
+fn tag(hash: u64) -> u64 {
+    (hash >> 32) | 1
+}
+
 #[inline]
 fn word(hash: u64, slot: u32) -> u64 {
-    (hash & 0xffff_ffff_0000_0000) | (slot as u64 + 1)
+    (tag(hash) << 32) | (slot as u64 + 1)
 }
 
 #[inline]
@@ -108,15 +115,16 @@ impl Index {
     /// Finds the slot whose key `eq` accepts among the entries tagged like `hash`.
     #[inline]
     pub fn find(&self, hash: u64, mut eq: impl FnMut(u32) -> bool) -> Option<u32> {
-        let tag = hash >> 32;
+        let tag = tag(hash);
         let mut b = self.home(hash);
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
             for w in &bucket.words {
                 // Acquire: pairs with the Release CAS/store that published the word, so the
-                // slot's key and value written before it are visible.
+                // slot's key and value written before it are visible. (Tags are never 0, so
+                // an empty word never matches.)
                 let x = w.load(Ordering::Acquire);
-                if x >> 32 == tag && x != 0 && eq(slot_of(x)) {
+                if x >> 32 == tag && eq(slot_of(x)) {
                     return Some(slot_of(x));
                 }
             }
@@ -151,30 +159,51 @@ impl Index {
     }
 
     /// Under the home lock: where the entry accepted by `m` (a word test) sits, and the word
-    /// value `m` accepted (a CAS must expect exactly it: the word may change right after).
+    /// value `m` accepted (a CAS must expect exactly it: the word may change right after); and
+    /// the first empty word of the home bucket seen on the way (one scan serves both).
+    #[inline]
     fn locate(
         &self,
         lock: &HomeLock<'_>,
         tag: u64,
         mut m: impl FnMut(u32) -> bool,
-    ) -> Option<(At, u64)> {
-        let mut b = lock.home;
-        for _ in 0..self.buckets.len() {
+    ) -> (Option<(At, u64)>, Option<usize>) {
+        // The home bucket, noting its first empty word.
+        let home = &self.buckets[lock.home];
+        let mut empty = None;
+        for (i, w) in home.words.iter().enumerate() {
+            // Acquire: other homes' writers publish words here concurrently; `m` reads
+            // the slot of any word with our tag, whose contents the Acquire makes visible.
+            let x = w.load(Ordering::Acquire);
+            if x >> 32 == tag && m(slot_of(x)) {
+                return (Some((At { bucket: lock.home, word: i }, x)), empty);
+            }
+            if x == 0 && empty.is_none() {
+                empty = Some(i);
+            }
+        }
+        // Acquire: a writer raises the count before it publishes a word further on.
+        if home.pass.load(Ordering::Acquire) == 0 {
+            return (None, empty);
+        }
+        // The buckets overflow passes through.
+        let mut b = self.next(lock.home);
+        for _ in 1..self.buckets.len() {
             let bucket = &self.buckets[b];
             for (i, w) in bucket.words.iter().enumerate() {
-                // Acquire: other homes' writers publish words here concurrently; `m` reads
-                // the slot of any word with our tag, whose contents the Acquire makes visible.
+                // Acquire: as above.
                 let x = w.load(Ordering::Acquire);
-                if x != 0 && x >> 32 == tag && m(slot_of(x)) {
-                    return Some((At { bucket: b, word: i }, x));
+                if x >> 32 == tag && m(slot_of(x)) {
+                    return (Some((At { bucket: b, word: i }, x)), empty);
                 }
             }
+            // Acquire: as above.
             if bucket.pass.load(Ordering::Acquire) == 0 {
-                return None;
+                return (None, empty);
             }
             b = self.next(b);
         }
-        None
+        (None, empty)
     }
 
     /// Under the home lock of `hash`: replaces the entry accepted by `eq` with `slot` and
@@ -188,22 +217,33 @@ impl Index {
     ) -> Option<u32> {
         let new = word(hash, slot);
         let mut eq = eq;
-        // Replace: a lock-free `remove_slot` (eviction) may clear the word under us, hence
-        // the CAS; if it does, the key is gone and we insert afresh.
-        while let Some((at, old)) = self.locate(lock, hash >> 32, &mut eq) {
-            let w = &self.buckets[at.bucket].words[at.word];
-            // AcqRel: Release publishes the new slot's contents to lookups (Acquire in
-            // `find`); Acquire orders our later reads of the old slot.
-            if old != 0 && w.compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed).is_ok()
-            {
-                return Some(slot_of(old));
-            }
-        }
         // Empty words become non-empty only under their bucket's lock: ours for the home
         // bucket, the bucket's own for overflow (taken while we hold our home's: no deadlock,
         // since a cycle of such waits would need every bucket full, and the table is at most
         // 4/7 full). Evictions and replacements change only non-empty words. So an empty word
-        // seen under the lock is ours to fill with a plain store, not a CAS.
+        // seen under the lock is ours to fill with a plain store, not a CAS — in particular an
+        // empty word of the home bucket seen by `locate` is still empty.
+        let empty = loop {
+            match self.locate(lock, tag(hash), &mut eq) {
+                (Some((at, old)), _) => {
+                    // Replace: a lock-free `remove_slot` (eviction) may clear the word under
+                    // us, hence the CAS; if it does, the key is gone: look again.
+                    let w = &self.buckets[at.bucket].words[at.word];
+                    // AcqRel: Release publishes the new slot's contents to lookups (Acquire in
+                    // `find`); Acquire orders our later reads of the old slot.
+                    if w.compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                        return Some(slot_of(old));
+                    }
+                }
+                (None, empty) => break empty,
+            }
+        };
+        if let Some(i) = empty {
+            // Release: publishes the slot's contents to lookups (Acquire in `find`).
+            self.buckets[lock.home].words[i].store(new, Ordering::Release);
+            return None;
+        }
+        // The home bucket is full: overflow into the following buckets.
         let mut b = lock.home;
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
@@ -231,7 +271,7 @@ impl Index {
     ) -> Option<u32> {
         let mut m = m;
         loop {
-            let (at, seen) = self.locate(lock, hash >> 32, &mut m)?;
+            let (at, seen) = self.locate(lock, tag(hash), &mut m).0?;
             if let Some(s) = self.clear_word(lock.home, at, seen) {
                 return Some(s);
             }
@@ -328,7 +368,7 @@ impl Index {
                     continue;
                 }
                 let h = hash_of(slot_of(x));
-                if h >> 32 != x >> 32 {
+                if tag(h) != x >> 32 {
                     return Err(format!("slot {}: index tag does not match its hash", slot_of(x)));
                 }
                 let mut c = self.home(h);
