@@ -2,13 +2,15 @@
 //!
 //! Subcommands: `sim` (miss-ratio simulation), `trace` (stats, gen, convert), `policies` (list
 //! the simulator's policies), `model` (queueing-model throughput predictions) and `lab` (the
-//! default experiment suite and its report).
+//! default experiment suite and its report), `serve` (a memcached-compatible server) and `kvtg`
+//! (a traffic generator for such servers).
 
 #[allow(unsafe_code)]
 mod alloc_count;
 mod analyze;
 mod bench_cmd;
 mod closed_loop;
+mod kvtg_cmd;
 mod lab;
 mod model_cmd;
 mod output;
@@ -48,6 +50,10 @@ enum Cmd {
     Lab(lab::LabArgs),
     /// A memcached-compatible server (text protocol) on the sifter cache.
     Serve(ServeArgs),
+    /// Traffic generator for memcached-protocol servers (the NbQ-CLOCK report's KVTG): key,
+    /// request-type, value-size distributions; closed or open loop; pipelining; latency
+    /// percentiles per phase.
+    Kvtg(kvtg_cmd::KvtgArgs),
 }
 
 /// Arguments of `sifter serve` (memcached's flag names where they exist).
@@ -130,7 +136,27 @@ enum BenchCmd {
 #[global_allocator]
 static ALLOC: alloc_count::Counting = alloc_count::Counting;
 
+/// Output piped into a program that stopped reading (`sifter ... | head`) ends the process
+/// quietly, as the default SIGPIPE action would (Rust ignores SIGPIPE, so `print!` panics
+/// instead): exit status 141 (128 + SIGPIPE), no panic message.
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() {
+    quiet_broken_pipe();
     let cli = Cli::parse();
     let res = match cli.cmd {
         Cmd::Sim(a) => sim::run(a),
@@ -147,6 +173,7 @@ fn main() {
         Cmd::Bench(BenchTop { cmd: None, args }) => bench_cmd::run_cmd(args),
         Cmd::Lab(a) => lab::run(a),
         Cmd::Serve(a) => serve(a),
+        Cmd::Kvtg(a) => kvtg_cmd::run(a),
     };
     if let Err(e) = res {
         eprintln!("error: {e:#}");

@@ -663,3 +663,62 @@ fn closed_loop_sizes_for_target_hit_ratios_over_several_mpls() {
         "--hit-ratios are in (0, 1)",
     );
 }
+
+#[test]
+fn kvtg_against_sifter_serve_writes_table_csv_json_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_sifter"))
+        .args(["serve", "-p", &port.to_string(), "-m", "16", "-t", "2"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr = format!("127.0.0.1:{port}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(std::time::Instant::now() < deadline, "sifter serve did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = dir.path().join("kv");
+    let o = sifter(
+        &[
+            "kvtg",
+            "-s",
+            &addr,
+            "-k",
+            "zipf:alpha=1.0,n=5k",
+            "--fill",
+            "5k",
+            "-m",
+            "get=0.7,add=0.3",
+            "-c",
+            "4",
+            "--pipeline",
+            "4",
+            "-r",
+            "20k",
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+        ],
+        dir.path(),
+    );
+    let text = ok(&o);
+    assert!(text.contains("measure") && text.contains("get hit ratio"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let m = &json["phases"][1];
+    assert_eq!(m["phase"], "measure");
+    assert_eq!(m["requests"], 20000);
+    assert_eq!(m["get_hit_ratio"], 1.0, "all 5k keys were filled in 16 MiB");
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(out.join("latency.svg").exists() && out.join("latency.png").exists());
+    // Bad flags are refused by name; a dead server is an error, not a hang.
+    fails_with(&sifter(&["kvtg", "-s", &addr, "--mix", "get=1,put=1"], dir.path()), "--mix");
+    fails_with(&sifter(&["kvtg", "-s", &addr, "--pipeline", "0"], dir.path()), "pipeline");
+    server.kill().unwrap();
+    let _ = server.wait();
+    fails_with(&sifter(&["kvtg", "-s", &addr, "-r", "10"], dir.path()), "refused");
+}
