@@ -62,15 +62,16 @@ pub struct SimArgs {
     /// Seed for randomized policies.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Worker threads (default: all cores).
-    #[arg(short = 'j', long)]
+    /// Worker threads (default: all cores). Not with `--bench`, which times each run alone on
+    /// one thread.
+    #[arg(short = 'j', long, conflicts_with = "bench")]
     pub threads: Option<usize>,
     /// Measure simulation speed instead: each policy × size alone on one thread, `--repeat`
     /// times, reporting millions of requests per second (trace decoded beforehand).
     #[arg(long)]
     pub bench: bool,
     /// Repetitions per measurement in `--bench` mode (median and min–max are reported).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, requires = "bench")]
     pub repeat: usize,
     /// How traces are held: `memory` decodes each into memory once (fastest for small traces
     /// and many sizes; 16 B per request, 24 with Belady); `stream` reads it twice, keeping only
@@ -502,13 +503,26 @@ pub fn run(a: SimArgs) -> Result<()> {
             "max",
             "Mreq/s incl. id mapping",
         ];
-        print!("{}", table(&header, &bench_rows));
+        let stdout_taken = a.csv.as_deref().is_some_and(|p| p.as_os_str() == "-")
+            || a.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+        if !stdout_taken {
+            print!("{}", table(&header, &bench_rows));
+        }
         if let Some(p) = &a.csv {
             let mut s = header.join(",") + "\n";
             for r in &bench_rows {
                 s += &(r.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(",") + "\n");
             }
             write_to(p, &s)?;
+        }
+        if let Some(p) = &a.json {
+            let v = serde_json::json!({
+                "command": command_line(),
+                "machine": machine(),
+                "repeat": a.repeat.max(1),
+                "results": bench_json(&bench_rows),
+            });
+            write_to(p, &(serde_json::to_string_pretty(&v)? + "\n"))?;
         }
         return Ok(());
     }
@@ -528,6 +542,39 @@ pub fn run(a: SimArgs) -> Result<()> {
         write_to(p, &(serde_json::to_string_pretty(&v)? + "\n"))?;
     }
     Ok(())
+}
+
+/// `--bench` rows as JSON objects (numbers as numbers).
+fn bench_json(rows: &[Vec<String>]) -> Vec<serde_json::Value> {
+    const KEYS: [&str; 9] = [
+        "trace",
+        "policy",
+        "size",
+        "capacity",
+        "miss_ratio",
+        "mreqs_per_sec_median",
+        "mreqs_per_sec_min",
+        "mreqs_per_sec_max",
+        "mreqs_per_sec_incl_id_mapping",
+    ];
+    rows.iter()
+        .map(|r| {
+            let m: serde_json::Map<String, serde_json::Value> = KEYS
+                .iter()
+                .zip(r)
+                .enumerate()
+                .map(|(i, (k, v))| {
+                    let val = match v.parse::<f64>() {
+                        Ok(x) if i == 3 => serde_json::json!(x as u64),
+                        Ok(x) if i > 3 => serde_json::json!(x),
+                        _ => serde_json::json!(v),
+                    };
+                    (k.to_string(), val)
+                })
+                .collect();
+            serde_json::Value::Object(m)
+        })
+        .collect()
 }
 
 /// Decodes the whole trace into memory, then times the id-mapping pass alone.

@@ -722,3 +722,77 @@ fn kvtg_against_sifter_serve_writes_table_csv_json_and_plot() {
     let _ = server.wait();
     fails_with(&sifter(&["kvtg", "-s", &addr, "-r", "10"], dir.path()), "refused");
 }
+
+/// Every output flag of `sim` and `analyze mrc` works in every mode (or is refused by name):
+/// the files exist and parse.
+#[test]
+fn sim_and_analyze_flags_work_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&sifter(
+        &[
+            "trace",
+            "gen",
+            "zipf:alpha=0.9,n=2000,requests=20000,seed=2,size=100..5000",
+            "-o",
+            "t.oracleGeneral",
+        ],
+        d,
+    ));
+    let mut n = 0;
+    for bench in [false, true] {
+        for bytes in [false, true] {
+            for quiet in [false, true] {
+                n += 1;
+                let (csv, json) = (format!("r{n}.csv"), format!("r{n}.json"));
+                let mut args = vec!["sim", "t.oracleGeneral", "-p", "fifo,sieve", "-s", "0.01,0.1"];
+                args.extend(["--csv", &csv, "--json", &json]);
+                if bench {
+                    args.extend(["--bench", "--repeat", "2"]);
+                } else {
+                    args.extend(["-j", "2"]);
+                }
+                if bytes {
+                    args.push("--bytes");
+                }
+                if quiet {
+                    args.push("-q");
+                }
+                let out = ok(&sifter(&args, d));
+                assert!(out.contains("SIEVE"), "{args:?}: table printed: {out}");
+                let c = std::fs::read_to_string(d.join(&csv)).unwrap();
+                let widths: Vec<usize> = c.lines().map(|l| l.split(',').count()).collect();
+                assert_eq!(widths.len(), 5, "{args:?}: header + 4 rows: {c}");
+                assert!(widths.iter().all(|w| *w == widths[0]), "{args:?}: {c}");
+                let j: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(d.join(&json)).unwrap()).unwrap();
+                assert_eq!(j["results"].as_array().unwrap().len(), 4, "{args:?}");
+            }
+        }
+    }
+    // JSON to stdout alone is parseable, in both modes.
+    for extra in [&[][..], &["--bench", "--repeat", "1"][..]] {
+        let mut args =
+            vec!["sim", "t.oracleGeneral", "-p", "lru", "-s", "0.1", "--json", "-", "-q"];
+        args.extend(extra);
+        let out = ok(&sifter(&args, d));
+        let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(j["results"].as_array().unwrap().len(), 1, "{args:?}");
+    }
+    // Flags that have no meaning in a mode are refused, not ignored.
+    fails_with(&sifter(&["sim", "t.oracleGeneral", "--repeat", "2"], d), "--bench");
+    fails_with(&sifter(&["sim", "t.oracleGeneral", "--bench", "-j", "2"], d), "--threads");
+    for bytes in [false, true] {
+        let mut args =
+            vec!["analyze", "mrc", "t.oracleGeneral", "-p", "fifo,lru", "-s", "0.01:0.5:4"];
+        args.extend(["--csv", "m.csv", "--svg", "m.svg"]);
+        if bytes {
+            args.push("--bytes");
+        }
+        ok(&sifter(&args, d));
+        let c = std::fs::read_to_string(d.join("m.csv")).unwrap();
+        assert!(c.lines().count() > 4, "{args:?}: {c}");
+        let svg = std::fs::read_to_string(d.join("m.svg")).unwrap();
+        assert!(svg.contains("<svg"), "{args:?}");
+    }
+}
