@@ -28,6 +28,8 @@ cargo build --release --locked -p sifter-cli
 scripts/memcached-conformance.sh target/release/sifter
 echo "== two sifter serve processes behind a consistent-hashing client, one stopped"
 scripts/server-failover.sh target/release/sifter
+echo "== pymemcache's own integration suite against sifter serve"
+scripts/pymemcache-suite.sh target/release/sifter
 echo "== the lab report in headless Chromium (console errors, missing images, external requests)"
 scripts/browser-check.sh
 echo "== all checks passed"

@@ -8,10 +8,10 @@
 //! connection; an oversized item's data block is still consumed.
 //!
 //! Implemented: `get`/`gets`/`gat`/`gats` (multi-key), `set`/`add`/`replace`/`append`/
-//! `prepend`/`cas`, `delete`, `incr`/`decr`, `touch`, `flush_all [delay]`, `stats`, `version`,
-//! `verbosity`, `quit`, `noreply`; and the binary protocol (a connection whose first byte is
-//! 0x80), quiet variants included. Not yet: the meta commands, `stats` sub-groups beyond
-//! `settings`.
+//! `prepend`/`cas`, `delete`, `incr`/`decr`, `touch`, `flush_all [delay]`, `stats` (general,
+//! `settings`, `items`, `slabs`, `cachedump`), `cache_memlimit`, `version`, `verbosity`,
+//! `quit`, `noreply`; the meta commands `mn`/`mg`/`ms`/`md`/`ma`/`me`; and the binary protocol
+//! (a connection whose first byte is 0x80), quiet variants included.
 
 mod binary;
 mod meta;

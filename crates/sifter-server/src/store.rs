@@ -490,6 +490,12 @@ impl Store {
         out
     }
 
+    /// `cache_memlimit`: a new memory limit in bytes, at most the one the server started with
+    /// (the cache's storage is sized for that); lowering it evicts until the items fit.
+    pub fn set_memory_limit(&self, bytes: u64) -> Result<(), sifter::BuildError> {
+        self.cache.set_capacity(bytes)
+    }
+
     /// `flush_all`.
     pub fn flush(&self) {
         self.cache.clear();

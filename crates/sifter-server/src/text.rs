@@ -286,6 +286,31 @@ fn command(
             s.close = true;
             Some(0)
         }
+        b"cache_memlimit" => {
+            // memcached 1.6's replies: the limit is in megabytes, at least 8; sifter cannot go
+            // above the -m it started with (the cache's storage is sized for it).
+            let mb = match (t.len(), noreply) {
+                (2, false) | (3, true) => parse::<u64>(t[1]),
+                _ => None,
+            };
+            let r: &[u8] = match mb {
+                None => ERROR,
+                Some(m) if m < 8 => b"MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n",
+                Some(m) if m > 1_000_000_000 => {
+                    b"MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n"
+                }
+                Some(m) => match store.set_memory_limit(m << 20) {
+                    Ok(()) => b"OK\r\n",
+                    Err(_) => b"MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",
+                },
+            };
+            if r == ERROR {
+                out.extend_from_slice(r);
+            } else {
+                reply(out, r);
+            }
+            Some(0)
+        }
         b"stats" => {
             if noreply || (t.len() > 2 && t[1] != b"cachedump") {
                 out.extend_from_slice(ERROR);
@@ -335,7 +360,7 @@ fn stats(shared: &Shared, args: &[&[u8]], out: &mut Vec<u8>) {
             stat("policy", &c.policy.name());
         }
         Some(b"settings") => {
-            stat("maxbytes", &c.memory);
+            stat("maxbytes", &shared.store.stats().2);
             stat("maxconns", &c.max_conns);
             stat("tcpport", &c.addr.port());
             stat("num_threads", &c.threads);
@@ -420,6 +445,7 @@ mod tests {
                 "delete ",
                 "touch ",
                 "flush_all",
+                "cache_memlimit ",
                 "stats",
                 "verbosity ",
                 "version",

@@ -275,3 +275,36 @@ fn stats_items_slabs_and_cachedump_describe_the_items() {
     assert_eq!(c.ask("stats detail on\r\n"), "ERROR\r\n");
     h.shutdown();
 }
+
+#[test]
+fn cache_memlimit_lowers_and_restores_the_byte_bound() {
+    let h = server(32 << 20);
+    let mut c = Client::new(&h);
+    let v = "v".repeat(4000);
+    for i in 0..6000 {
+        c.send(&format!("set key{i} 0 0 {} noreply\r\n{v}\r\n", v.len()));
+    }
+    let stat = |c: &mut Client, cmd: &str, name: &str| -> u64 {
+        c.send(cmd);
+        let s = c.until_end();
+        let l = s.iter().find(|l| l.starts_with(&format!("STAT {name} "))).unwrap();
+        l.trim_end().rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert!(stat(&mut c, "stats\r\n", "bytes") > 16 << 20);
+    assert_eq!(c.ask("cache_memlimit 8\r\n"), "OK\r\n");
+    assert!(stat(&mut c, "stats\r\n", "bytes") <= 8 << 20, "evicted down to the new limit");
+    assert_eq!(stat(&mut c, "stats\r\n", "limit_maxbytes"), 8 << 20);
+    assert_eq!(stat(&mut c, "stats settings\r\n", "maxbytes"), 8 << 20);
+    assert!(c.ask("cache_memlimit 7\r\n").starts_with("MEMLIMIT_TOO_SMALL"));
+    assert!(c.ask("cache_memlimit 64\r\n").starts_with("MEMLIMIT_ADJUST_FAILED"), "above -m");
+    assert!(c.ask("cache_memlimit 9999999999\r\n").starts_with("MEMLIMIT_ADJUST_FAILED"));
+    assert_eq!(c.ask("cache_memlimit x\r\n"), "ERROR\r\n");
+    c.send("cache_memlimit 32 noreply\r\n");
+    assert_eq!(c.ask("version\r\n").split(' ').next(), Some("VERSION"), "noreply: no reply");
+    assert_eq!(stat(&mut c, "stats\r\n", "limit_maxbytes"), 32 << 20);
+    for i in 0..6000 {
+        c.send(&format!("set key{i} 0 0 {} noreply\r\n{v}\r\n", v.len()));
+    }
+    assert!(stat(&mut c, "stats\r\n", "bytes") > 16 << 20, "room again after raising the limit");
+    h.shutdown();
+}

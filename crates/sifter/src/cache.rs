@@ -169,8 +169,14 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     consecutive: bool,
     hasher: S,
     weigher: Option<Weigher<K, V>>,
-    /// Capacity in weight units (entries when there is no weigher).
-    capacity: u64,
+    /// Capacity in weight units (entries when there is no weigher); changed only by
+    /// [`Cache::set_capacity`], under `resize`.
+    capacity: AtomicU64,
+    /// The capacity the cache was built with: the arena and the index are sized for it, so
+    /// [`Cache::set_capacity`] may not go above it.
+    max_capacity: u64,
+    /// Serialises [`Cache::set_capacity`].
+    resize: parking_lot::Mutex<()>,
     /// Most tokens a stripe keeps after a removal.
     spill: u64,
     /// New entries gathered per stripe before one enqueue (see [`BATCH`]).
@@ -249,7 +255,7 @@ impl<K, V, S> std::fmt::Debug for Cache<K, V, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Cache")
             .field("policy", &self.policy)
-            .field("capacity", &self.capacity)
+            .field("capacity", &self.capacity.load(Ordering::Relaxed))
             .field("slots", &self.arena.len())
             .field("capacity_tokens_free", &self.free_tokens())
             .finish_non_exhaustive()
@@ -319,7 +325,9 @@ where
             consecutive,
             hasher,
             weigher,
-            capacity,
+            capacity: AtomicU64::new(capacity),
+            max_capacity: capacity,
+            resize: parking_lot::Mutex::new(()),
             spill: (capacity / 1024).max(1),
             batch: if capacity >= 1024 { BATCH } else { 1 },
             stats: Stats::new(),
@@ -659,7 +667,7 @@ where
             Some(w) => w(&key, &value),
             None => 1,
         };
-        if weight > self.capacity || weight > u32::MAX as u64 {
+        if weight > self.capacity() || weight > u32::MAX as u64 {
             if let Some(Some(e)) = expect {
                 let (_guard, tid) = self.pin();
                 return self.remove_slot(e, tid, RemovalCause::Removed, self.now());
@@ -1353,12 +1361,73 @@ where
     /// Total weight of the entries in the cache (equals `len` without a weigher): the capacity
     /// minus the free tokens, so never above the capacity.
     pub fn weight(&self) -> u64 {
-        self.capacity.saturating_sub(self.free_tokens())
+        self.capacity().saturating_sub(self.free_tokens())
     }
 
     /// The capacity, in entries (or in weight units with a weigher).
+    #[inline]
     pub fn capacity(&self) -> u64 {
-        self.capacity
+        // Relaxed: a bound read on its own; the tokens, not this number, enforce it.
+        self.capacity.load(Ordering::Relaxed)
+    }
+
+    /// Changes the capacity to `capacity` (entries, or weight units with a weigher), up to the
+    /// capacity the cache was built with (its storage is sized for that). Shrinking evicts, in
+    /// the policy's order, until the live weight fits: when this returns, the weight is within
+    /// the new capacity (plus inserts in flight, as always). Growing makes room at once.
+    ///
+    /// The policy's own proportions that were derived from the capacity at build time keep
+    /// their values, except S3-FIFO's small and main queue sizes, which follow the new
+    /// capacity (its ghost keeps its size).
+    pub fn set_capacity(&self, capacity: u64) -> Result<(), BuildError> {
+        if capacity > self.max_capacity {
+            return Err(BuildError::Resize { asked: capacity, max: self.max_capacity });
+        }
+        let _one = self.resize.lock();
+        let old = self.capacity();
+        // Relaxed: see `capacity`; the token moves below are what bound the weight.
+        self.capacity.store(capacity, Ordering::Relaxed);
+        if let Structure::S3(q) = &self.structure {
+            q.set_capacity(capacity);
+        }
+        if capacity >= old {
+            // Relaxed: token moves are single RMWs (see `credit`).
+            self.pool.fetch_add(capacity - old, Ordering::Relaxed);
+            return Ok(());
+        }
+        // Withdraw `old - capacity` tokens from circulation: free ones first (the pool, then
+        // the stripes'), then those of evicted entries.
+        let (_guard, tid) = self.pin();
+        let st = self.stripe(tid);
+        let now = self.now();
+        let mut owed = old - capacity;
+        let mut backoff = Backoff::default();
+        while owed > 0 {
+            let mut got = 0;
+            for t in std::iter::once(&*self.pool).chain(self.stripes.iter().map(|s| &s.tokens)) {
+                // Relaxed: as above.
+                let mut have = t.load(Ordering::Relaxed);
+                while have > 0 && got < owed {
+                    let n = have.min(owed - got);
+                    match t.compare_exchange_weak(
+                        have,
+                        have - n,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => got += n,
+                        Err(v) => have = v,
+                    }
+                }
+            }
+            owed -= got;
+            if owed > 0 && got == 0 && !self.evict_and_retire(st, tid, now) {
+                // Every token is held by inserts in flight: they link or give theirs back.
+                backoff.snooze();
+            }
+        }
+        panics::resume();
+        Ok(())
     }
 
     /// The eviction policy.
@@ -1388,7 +1457,7 @@ where
             Structure::S3(q) => q.ghost.bytes(),
         };
         let total = slot * self.arena.len() + self.index.bytes() + locked;
-        let entries = (self.capacity as usize).max(1);
+        let entries = (self.capacity() as usize).max(1);
         total as f64 / entries as f64 - kv as f64
     }
 
@@ -1490,10 +1559,10 @@ where
             return Err(format!("slot {s} is lost: neither held, free nor in limbo"));
         }
         let free = self.free_tokens();
-        if free + live_w != self.capacity {
+        if free + live_w != self.capacity() {
             return Err(format!(
                 "tokens not conserved: {free} free + {live_w} live weight != capacity {}",
-                self.capacity
+                self.capacity()
             ));
         }
         if self.weigher.is_some() && self.len() != indexed.len() {

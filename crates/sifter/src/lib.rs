@@ -254,6 +254,13 @@ pub enum BuildError {
     WeigherMismatch,
     /// Capacity above what the structures can address.
     TooLarge(u64),
+    /// [`Cache::set_capacity`] above the capacity the cache was built with.
+    Resize {
+        /// The capacity asked for.
+        asked: u64,
+        /// The capacity the cache was built with.
+        max: u64,
+    },
 }
 
 impl std::fmt::Display for BuildError {
@@ -271,6 +278,11 @@ impl std::fmt::Display for BuildError {
             BuildError::TooLarge(c) => {
                 write!(f, "capacity {c} is too large (at most 2^32 entries)")
             }
+            BuildError::Resize { asked, max } => write!(
+                f,
+                "capacity {asked} is above the {max} the cache was built with (its storage is \
+                 sized for that; build it with the largest capacity it may need)"
+            ),
         }
     }
 }

@@ -149,3 +149,90 @@ fn removed_and_replaced_entries_give_capacity_back_at_once() {
         c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
     }
 }
+
+#[test]
+fn set_capacity_shrinks_by_evicting_and_grows_back_up_to_the_built_capacity() {
+    let n = if cfg!(miri) { 40u64 } else { 2000 };
+    for (p, cd) in configs() {
+        let evicted = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let e = evicted.clone();
+        let c: Cache<u64, u64> = Cache::builder()
+            .capacity(n)
+            .policy(p)
+            .consecutive_detection(cd)
+            .eviction_listener(move |_, _, cause| {
+                if cause == sifter::RemovalCause::Evicted {
+                    e.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+            .build();
+        for k in 0..n {
+            c.insert(k, k);
+        }
+        assert_eq!(c.len() as u64, n, "{p:?}");
+        c.set_capacity(n / 10).unwrap();
+        assert_eq!(c.capacity(), n / 10);
+        assert!(
+            c.len() as u64 <= n / 10,
+            "{p:?}: {} entries after shrinking to {}",
+            c.len(),
+            n / 10
+        );
+        assert_eq!(
+            evicted.load(Ordering::Relaxed),
+            n - c.len() as u64,
+            "{p:?}: each left by eviction"
+        );
+        c.validate().unwrap_or_else(|e| panic!("{p:?} after shrinking: {e}"));
+        for k in n..2 * n {
+            c.insert(k, k);
+        }
+        assert!(c.len() as u64 <= n / 10, "{p:?}: the smaller bound holds for new inserts");
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        c.set_capacity(n).unwrap();
+        for k in 2 * n..4 * n {
+            c.insert(k, k);
+        }
+        assert_eq!(c.len() as u64, n, "{p:?}: grown back to the built capacity");
+        c.validate().unwrap_or_else(|e| panic!("{p:?} after growing: {e}"));
+        assert!(matches!(c.set_capacity(n + 1), Err(sifter::BuildError::Resize { .. })), "{p:?}");
+        // An entry heavier than the new capacity is refused like one heavier than the old.
+        c.set_capacity(0).unwrap();
+        assert_eq!(c.len(), 0, "{p:?}");
+        c.insert(1, 1);
+        assert_eq!(c.len(), 0, "{p:?}");
+        c.validate().unwrap_or_else(|e| panic!("{p:?} at capacity 0: {e}"));
+    }
+}
+
+#[test]
+fn set_capacity_races_with_inserting_threads() {
+    let (threads, rounds, per) = if cfg!(miri) { (2, 2, 20u64) } else { (4, 20, 2000) };
+    for (p, cd) in configs() {
+        let c: Arc<Cache<u64, u64>> =
+            Arc::new(Cache::builder().capacity(500).policy(p).consecutive_detection(cd).build());
+        let stop = Arc::new(AtomicBool::new(false));
+        let hs: Vec<_> = (0..threads as u64)
+            .map(|t| {
+                let (c, stop) = (c.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut i = 0;
+                    while !stop.load(Ordering::Relaxed) || i < per {
+                        c.insert(t << 32 | (i % 3000), i);
+                        i += 1;
+                    }
+                })
+            })
+            .collect();
+        for r in 0..rounds {
+            c.set_capacity(if r % 2 == 0 { 50 } else { 500 }).unwrap();
+        }
+        c.set_capacity(100).unwrap();
+        stop.store(true, Ordering::Relaxed);
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert!(c.len() <= 100, "{p:?}: {} entries at capacity 100", c.len());
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    }
+}

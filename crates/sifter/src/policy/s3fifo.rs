@@ -77,8 +77,9 @@ pub(crate) struct S3Fifo {
     /// Weight queued in each (entries, in an entry-bounded cache).
     small_w: CachePadded<AtomicI64>,
     main_w: CachePadded<AtomicI64>,
-    small_cap: i64,
-    main_cap: i64,
+    /// Queue sizes (10 % / 90 % of the capacity); changed by [`S3Fifo::set_capacity`].
+    small_cap: AtomicI64,
+    main_cap: AtomicI64,
     /// A stripe's delta is flushed to the shared counters when it reaches this.
     flush: i64,
     pub ghost: Ghost,
@@ -92,8 +93,8 @@ impl S3Fifo {
             main: Queue::default(),
             small_w: Default::default(),
             main_w: Default::default(),
-            small_cap,
-            main_cap: capacity as i64 - small_cap,
+            small_cap: AtomicI64::new(small_cap),
+            main_cap: AtomicI64::new(capacity as i64 - small_cap),
             flush: (small_cap / 16).max(1),
             ghost: Ghost::new((capacity as f64 * 0.9) as u64),
         }
@@ -115,7 +116,18 @@ impl S3Fifo {
     /// Whether a new entry of weight `w` goes to small.
     #[inline]
     pub fn to_small(&self, w: u64, ghost_hit: bool) -> bool {
-        !ghost_hit && (w as i64) < self.small_cap
+        // Relaxed: a size read on its own (a resize racing with this only sends an entry to
+        // the other queue).
+        !ghost_hit && (w as i64) < self.small_cap.load(Ordering::Relaxed)
+    }
+
+    /// Resizes the queues to 10 % / 90 % of `capacity` (the ghost and the flush threshold
+    /// keep their sizes).
+    pub fn set_capacity(&self, capacity: u64) {
+        let small = ((capacity as f64 * 0.1) as i64).max(1);
+        // Relaxed: as in `to_small`.
+        self.small_cap.store(small, Ordering::Relaxed);
+        self.main_cap.store(capacity as i64 - small, Ordering::Relaxed);
     }
 
     /// Counts a new entry of weight `w` into small before it is enqueued (gathered in a chain
@@ -161,7 +173,8 @@ impl S3Fifo {
         let mut backoff = Backoff::default();
         let mut empty = 0;
         for _ in 0..MAX_ATTEMPTS {
-            let main_over = self.weight(local, true) > self.main_cap;
+            // Relaxed: as in `to_small`.
+            let main_over = self.weight(local, true) > self.main_cap.load(Ordering::Relaxed);
             let mut in_main = main_over || self.weight(local, false) <= 0;
             let mut step = self.scan(n, local, in_main, &weight);
             if matches!(step, Scan::Empty) {
