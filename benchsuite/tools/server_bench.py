@@ -10,8 +10,10 @@ run, on free 127.0.0.1 ports; each server is stopped by its PID. Experiments (pi
               smaller than the working set), read-through (a miss SETs the key); hit ratio and
               items stored (`stats` curr_items)
   rss         resident set after SETs of 4x `-m` bytes
-  policies    70 % get / 30 % add, normal keys (the NbQ-CLOCK report's Table 1 / Fig. 7 mix),
-              hit ratio and throughput of each sifter policy and memcached
+  policies    70 % get / 30 % add, normal keys (the NbQ-CLOCK report's Table 1 mix), hit ratio,
+              items stored and throughput of each sifter policy and memcached
+  threads     the report's Fig. 7: 70 % get / 30 % add, Zipf 1.0 keys, 128-byte objects,
+              throughput against server worker threads (1, 2) for each policy and memcached
 
 Writes <out>/server.csv and prints a table. Usage:
   server_bench.py --sifter target/release/sifter [--memcached memcached] [-e a,b] [--rounds 3]
@@ -118,7 +120,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sifter", default="target/release/sifter")
     ap.add_argument("--memcached", default=shutil.which("memcached") or "memcached")
-    ap.add_argument("-e", "--experiments", default="throughput,pipelined,hitratio,rss,policies")
+    ap.add_argument("-e", "--experiments",
+                    default="throughput,pipelined,hitratio,rss,policies,threads")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--secs", type=float, default=5.0)
     ap.add_argument("--out", default="bench-server")
@@ -204,6 +207,21 @@ def main():
                 name = kind if kind == "memcached" else f"sifter {pol}"
                 record("policies", "70/30 get/add, normal 1M keys, 128 B", name, rnd, m,
                        {"items": items})
+
+        if "threads" in exps:
+            for t in (1, 2):
+                for kind, pol in [("memcached", "-"), ("sifter", "nbq-clock"),
+                                  ("sifter", "mobius"), ("sifter", "sieve"),
+                                  ("sifter", "s3fifo"), ("sifter", "lru")]:
+                    proc, port = start(kind, args, 64, threads=t, policy=pol)
+                    try:
+                        m = kvtg(args, port, ["-k", "zipf:alpha=1.0,n=1m", "-m", "get=0.7,add=0.3",
+                                              "--value-size", "128", "--fill", "1m", "-c", "16",
+                                              "-d", secs])
+                    finally:
+                        stop(proc)
+                    name = kind if kind == "memcached" else f"sifter {pol}"
+                    record("threads", f"70/30 get/add, zipf 1M, 128 B, -t {t}", name, rnd, m)
 
     keys = []
     for r in rows:

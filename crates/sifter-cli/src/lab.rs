@@ -356,24 +356,38 @@ fn throughput_findings(rows: &[crate::bench_cmd::Row], max_t: usize) -> Vec<(Str
     let mut ts = vec![1, max_t];
     ts.dedup();
     for t in ts {
-        let mut at: Vec<(&str, f64)> = rows
+        let mut at: Vec<(&str, f64, f64)> = rows
             .iter()
             .filter(|r| r.summary.threads == t && is_cache(&r.summary.cache))
-            .map(|r| (r.summary.cache.as_str(), r.summary.mops))
+            .map(|r| (r.summary.cache.as_str(), r.summary.mops, r.summary.hit_ratio))
             .collect();
         at.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let Some(&(best, x)) = at.first() else { continue };
-        let peers: Vec<String> = ["quick_cache", "moka", "lru", "mobius", "sieve"]
-            .iter()
-            .filter(|p| **p != best)
-            .filter_map(|p| at.iter().find(|(c, _)| c == p))
-            .map(|(c, y)| format!("{:.2}× {c}", x / y))
-            .collect();
+        let Some(&(best, x, h)) = at.first() else { continue };
+        let vs = |of: &str, x: f64| -> Vec<String> {
+            ["quick_cache", "moka", "lru", "mobius", "sieve"]
+                .iter()
+                .filter(|p| **p != of)
+                .filter_map(|p| at.iter().find(|(c, _, _)| c == p))
+                .map(|(c, y, hy)| format!("{:.2}× {c} at {hy:.3}", x / y))
+                .collect()
+        };
         let threads = if t == 1 { "1 thread".to_string() } else { format!("{t} threads") };
-        let text = format!(
-            "At {threads} the fastest cache is {best} with {x:.1} Mops/s ({}).",
-            peers.join(", ")
+        let mut text = format!(
+            "At {threads} the fastest cache is {best} with {x:.1} Mops/s at hit ratio {h:.3} ({}).",
+            vs(best, x).join(", ")
         );
+        // Throughput only compares at equal hit ratios: the fastest of the caches within half a
+        // point of the best hit ratio, if that is another one.
+        let top = at.iter().map(|a| a.2).fold(0.0, f64::max);
+        if let Some(&(fair, fx, fh)) = at.iter().find(|a| a.2 >= top - 0.005) {
+            if fair != best {
+                text.push_str(&format!(
+                    " At the best hit ratio ({top:.3}, within 0.5 points) the fastest is {fair} with \
+                     {fx:.1} Mops/s at {fh:.3} ({}).",
+                    vs(fair, fx).join(", ")
+                ));
+            }
+        }
         out.push((format!("{} <a href=\"#throughput\">Throughput</a>", esc(&text)), text));
     }
     out
@@ -769,4 +783,57 @@ fn html(
          beside this page).</p></body></html>\n",
     );
     Ok((h, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench_cmd::Row;
+
+    fn row(cache: &str, threads: usize, mops: f64, hit: f64) -> Row {
+        Row {
+            mode: sifter_bench::workload::Mode::Shared,
+            size: 0.1,
+            summary: sifter_bench::Summary {
+                cache: cache.into(),
+                threads,
+                capacity: 1000,
+                mops,
+                mops_min: mops,
+                mops_max: mops,
+                mops_runs: vec![mops],
+                hit_ratio: hit,
+                latency: Vec::new(),
+                breakdown: Vec::new(),
+                warmup_secs: 0.0,
+                filled: 1.0,
+            },
+        }
+    }
+
+    #[test]
+    fn the_fastest_cache_is_named_with_its_hit_ratio_and_the_fastest_at_the_best_hit_ratio() {
+        let rows = [
+            row("multistep", 1, 18.5, 0.717),
+            row("quick_cache", 1, 13.6, 0.749),
+            row("mobius", 1, 12.0, 0.746),
+        ];
+        let f = throughput_findings(&rows, 1);
+        assert_eq!(f.len(), 1);
+        let text = &f[0].1;
+        assert!(
+            text.contains("fastest cache is multistep with 18.5 Mops/s at hit ratio 0.717"),
+            "{text}"
+        );
+        assert!(text.contains("1.36× quick_cache at 0.749"), "{text}");
+        assert!(
+            text.contains(
+                "At the best hit ratio (0.749, within 0.5 points) the fastest is quick_cache"
+            ),
+            "{text}"
+        );
+        // When the fastest also has the best hit ratio, one sentence says it.
+        let f = throughput_findings(&rows[1..], 1);
+        assert!(!f[0].1.contains("At the best hit ratio"), "{}", f[0].1);
+    }
 }
