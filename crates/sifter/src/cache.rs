@@ -1285,12 +1285,18 @@ where
 
     /// Drops the old contents of a reused slot (outside any lock).
     fn prepare(&self, s: u32) -> u32 {
-        // A panicking `Drop` of the old contents is resumed when the insert has finished.
-        panics::defer(|| {
-            // SAFETY: `s` came from a free list: retired at least two epochs ago, so no thread
-            // can still read it, and the free list handed it to us alone.
+        if std::mem::needs_drop::<K>() || std::mem::needs_drop::<V>() {
+            // A panicking `Drop` of the old contents is resumed when the insert has finished.
+            panics::defer(|| {
+                // SAFETY: `s` came from a free list: retired at least two epochs ago, so no
+                // thread can still read it, and the free list handed it to us alone.
+                unsafe { self.arena.clear(s) }
+            });
+        } else {
+            // No drop glue: no user code runs, nothing to catch.
+            // SAFETY: as above.
             unsafe { self.arena.clear(s) }
-        });
+        }
         s
     }
 

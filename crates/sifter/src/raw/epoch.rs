@@ -63,20 +63,19 @@ pub(crate) struct Epochs {
 
 /// How a guard pinned.
 #[derive(Debug)]
-enum Pin {
-    /// Through its own record (unpins on drop).
-    Record(usize),
+enum Pin<'a> {
+    /// Through its own record, cleared on drop (the record itself: no index on the way out).
+    Record(&'a AtomicU64),
     /// The thread was already pinned in this cache: nothing to undo.
     Nested,
-    /// Through the shared counter of this epoch.
-    Shared(u64),
+    /// Through this shared counter (the one of its epoch), decremented on drop.
+    Shared(&'a AtomicU64),
 }
 
 /// Keeps every slot the thread reads from being reused until it is dropped.
 #[derive(Debug)]
 pub(crate) struct Guard<'a> {
-    epochs: &'a Epochs,
-    pin: Pin,
+    pin: Pin<'a>,
 }
 
 impl Epochs {
@@ -105,7 +104,7 @@ impl Epochs {
         if let Some(r) = self.records.get(tid) {
             // Relaxed: only this thread writes its record, so it reads its own last store.
             if r.load(Ordering::Relaxed) != 0 {
-                return Guard { epochs: self, pin: Pin::Nested };
+                return Guard { pin: Pin::Nested };
             }
             // Relaxed: the first pin of a thread raises the mark before its record is used;
             // `try_advance` reads `used` after its fence, and the fence below orders this
@@ -116,14 +115,14 @@ impl Epochs {
             // Relaxed: a stale (older) epoch only makes us more conservative.
             let e = self.global.load(Ordering::Relaxed);
             announce(r, e);
-            return Guard { epochs: self, pin: Pin::Record(tid) };
+            return Guard { pin: Pin::Record(r) };
         }
         loop {
             let e = self.global.load(Ordering::SeqCst);
             // SeqCst: announces us before the re-check and before our loads of the structures.
             self.shared[(e % 3) as usize].fetch_add(1, Ordering::SeqCst);
             if self.global.load(Ordering::SeqCst) == e {
-                return Guard { epochs: self, pin: Pin::Shared(e) };
+                return Guard { pin: Pin::Shared(&self.shared[(e % 3) as usize]) };
             }
             // The epoch moved between the read and the announcement: retry at the new one.
             // Release: nothing was read under this announcement, any ordering would do.
@@ -191,11 +190,11 @@ impl Drop for Guard<'_> {
         match self.pin {
             // Release: every read this thread made of a slot happens before an advancer that
             // sees the record cleared lets the slot be reused.
-            Pin::Record(tid) => self.epochs.records[tid].store(0, Ordering::Release),
+            Pin::Record(r) => r.store(0, Ordering::Release),
             Pin::Nested => {}
             // Release: as above.
-            Pin::Shared(e) => {
-                self.epochs.shared[(e % 3) as usize].fetch_sub(1, Ordering::Release);
+            Pin::Shared(c) => {
+                c.fetch_sub(1, Ordering::Release);
             }
         }
     }
@@ -204,6 +203,7 @@ impl Drop for Guard<'_> {
 /// A small, dense id of the calling thread, reused after the thread exits (so caches need few
 /// records however many threads come and go).
 #[cfg(not(loom))]
+#[inline]
 pub(crate) fn thread_id() -> usize {
     use std::cell::Cell;
     use std::sync::Mutex;
