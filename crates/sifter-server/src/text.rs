@@ -411,11 +411,11 @@ fn stats(shared: &Shared, args: &[&[u8]], out: &mut Vec<u8>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn shared() -> Shared {
+    pub(crate) fn shared() -> Shared {
         let (flusher, _) = tokio::sync::mpsc::unbounded_channel();
         let config = crate::Config { memory: 1 << 20, item_max: 4096, ..crate::Config::default() };
         Shared {
