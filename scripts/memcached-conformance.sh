@@ -2,6 +2,7 @@
 # memcached conformance of `sifter serve`: memccapable's ASCII and binary suites (27 tests
 # each) against a server started here on a free 127.0.0.1 port per policy, stopped afterwards. Installs Debian's
 # libmemcached-tools (memccapable) when missing; skips with a message only if that is impossible.
+# Then `sifter kvtg` against a stock memcached (text and binary).
 # Called by scripts/test.sh. Usage: scripts/memcached-conformance.sh [path/to/sifter]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,3 +42,40 @@ for policy in mobius s3fifo sieve; do
   wait $PID 2>/dev/null || true
   PID=""
 done
+
+# sifter kvtg against stock memcached (Debian's memcached package, installed when missing):
+# both protocols, a filled key space read back, every GET a hit.
+if ! command -v memcached >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  { $SUDO apt-get update -qq >/dev/null 2>&1 && \
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq memcached >/dev/null 2>&1; } || true
+fi
+if ! command -v memcached >/dev/null 2>&1; then
+  echo "SKIP: kvtg against stock memcached (Debian package memcached could not be installed here)"
+  exit 0
+fi
+PORT=$(free_port)
+memcached -u "$(id -un)" -l 127.0.0.1 -p "$PORT" -U 0 -t 2 -m 64 &
+PID=$!
+for _ in $(seq 1 50); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+  sleep 0.1
+done
+OUT=$(mktemp -d)
+for proto in "" --binary; do
+  timeout 120 "$SIFTER" kvtg -s "127.0.0.1:$PORT" $proto -k uniform:n=2000 --fill 2000 -m get=1 \
+    -c 4 --pipeline 4 -r 20000 -q --no-plots --json -o "$OUT" > "$OUT/r.json"
+  python3 - "$OUT/r.json" "${proto:-text}" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+m = next(p for p in j["phases"] if p["measured"])
+assert m["requests"] == 20000 and m["errors"] == 0 and m["get_hit_ratio"] == 1.0, m
+print(f"kvtg against memcached ({sys.argv[2]}): {m['requests']} requests, hit ratio 1.0, "
+      f"{m['throughput']:.0f} req/s")
+PY
+done
+rm -rf "$OUT"
+kill $PID
+wait $PID 2>/dev/null || true
+PID=""
