@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Aggregates repeated `sifter bench closed-loop --csv` runs: per policy and target hit ratio,
+the mean measured throughput with a 95 % confidence interval (Student t over the runs), the mean
+achieved hit ratio, the model's prediction and its error; then, per policy, whether the measured
+throughput ever falls as the hit ratio rises (a drop whose intervals do not overlap).
+
+Usage: closed_loop_ci.py RUN.csv [RUN.csv ...]   (prints a Markdown table)
+"""
+import csv
+import statistics
+import sys
+
+# Two-sided 95 % Student t quantiles by degrees of freedom.
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    groups = {}
+    for path in sys.argv[1:]:
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                key = (r["policy"], int(r["mpl"]), float(r["backend_us"]), float(r["target_hit"]))
+                groups.setdefault(key, []).append(r)
+    print("| policy | MPL | backend µs | target | hit ratio | measured Mops/s (95 % CI) | model | model error | runs |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    curves = {}
+    for key in sorted(groups, key=lambda k: (k[0], k[1], k[2], k[3])):
+        rs = groups[key]
+        xs = [float(r["measured_mops"]) for r in rs]
+        m = statistics.mean(xs)
+        half = T95.get(len(xs) - 1, 2.0) * statistics.stdev(xs) / len(xs) ** 0.5 if len(xs) > 1 else float("nan")
+        hit = statistics.mean(float(r["hit_ratio"]) for r in rs)
+        model = statistics.mean(float(r["model_mops"]) for r in rs)
+        err = (model - m) / m
+        curves.setdefault(key[:3], []).append((hit, m, half))
+        print(f"| {key[0]} | {key[1]} | {key[2]:g} | {key[3]:g} | {hit:.4f} | {m:.3f} ± {half:.3f} | "
+              f"{model:.3f} | {err:+.1%} | {len(xs)} |")
+    print()
+    for (pol, mpl, us), pts in sorted(curves.items()):
+        pts.sort()
+        drops = [
+            f"{a[0]:.3f}→{b[0]:.3f}: {a[1]:.2f}→{b[1]:.2f}"
+            for a, b in zip(pts, pts[1:])
+            if b[1] + b[2] < a[1] - a[2]
+        ]
+        verdict = "falls " + "; ".join(drops) if drops else "never falls (rises or stays within the intervals)"
+        print(f"- {pol}, MPL {mpl}, {us:g} µs: {verdict}")
+
+
+if __name__ == "__main__":
+    main()
