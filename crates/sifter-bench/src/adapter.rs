@@ -47,6 +47,10 @@ pub const CACHES: &[(&str, &str)] = &[
     ),
     ("sieve", "sifter SIEVE: one locked list and hand, lock-free hits"),
     ("lru", "sifter LRU: one global lock, list move on every hit"),
+    (
+        "problru",
+        "sifter Prob-LRU: LRU's locked list, a hit takes the lock and moves only with probability 1/2",
+    ),
     ("fifo", "sifter FIFO on a lock-free queue"),
     ("clock", "sifter CLOCK (FIFO-Reinsertion) on a lock-free queue"),
     ("s3fifo", "sifter S3-FIFO: small and main lock-free queues, a ghost of fingerprints"),
@@ -281,6 +285,7 @@ pub fn make(name: &str, capacity: u64) -> Result<Box<dyn BenchCache>, BenchError
         "mobius-get-with" => Box::new(SifterGetWith(Cache::builder().capacity(capacity).build())),
         "sieve" => sifter(Policy::Sieve, true),
         "lru" => sifter(Policy::Lru, true),
+        "problru" | "prob-lru" => sifter(Policy::ProbLru, true),
         "fifo" => sifter(Policy::Fifo, true),
         "clock" => sifter(Policy::Clock, true),
         "s3fifo" | "s3-fifo" => sifter(Policy::S3Fifo, true),

@@ -105,7 +105,11 @@ pub fn calibrated_network(
         })
     };
     let (hit_lock, miss_lock) = match name {
-        "lru" => ((costs.hit_us - base.hit_us).max(0.0), (costs.miss_us - base.miss_us).max(0.0)),
+        // Prob-LRU: the calibrated mean hit cost already holds the lock on half the hits; the
+        // station carries that mean demand.
+        "lru" | "problru" => {
+            ((costs.hit_us - base.hit_us).max(0.0), (costs.miss_us - base.miss_us).max(0.0))
+        }
         "sieve" => (0.0, (costs.miss_us - base.miss_us).max(0.0)),
         _ => (0.0, 0.0),
     };
@@ -193,6 +197,7 @@ pub fn prefill(cache: &Cache<u64, u64>, seqs: &[Vec<u64>]) -> (f64, usize) {
 fn twin(name: &str) -> Option<&'static str> {
     Some(match name {
         "lru" => "lru",
+        "problru" => "problru",
         "fifo" => "fifo",
         "clock" => "clock",
         "sieve" | "mobius" | "mobius-wd" => "sieve",
@@ -371,7 +376,8 @@ pub fn parse_latency_arg(s: &str) -> Result<Duration> {
 /// Arguments of `sifter bench closed-loop`.
 #[derive(clap::Args, Debug)]
 pub struct ClosedLoopArgs {
-    /// Policies (comma-separated): mobius, sieve, lru, fifo, clock, s3fifo, nbq-clock.
+    /// Policies (comma-separated): mobius, sieve, lru, problru (q = 0.5), fifo, clock, s3fifo,
+    /// nbq-clock.
     #[arg(short, long, default_value = "lru,fifo,clock,s3fifo,sieve,mobius")]
     pub policy: String,
     /// Worker threads (multiprogramming level), comma-separated for a sweep (e.g. 1,8,72: a

@@ -186,6 +186,33 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     expiration: Option<Expiration<K, V>>,
     /// Loads in flight (`get_with` and friends).
     loads: Loads<K, V>,
+    /// Prob-LRU: a hit is promoted when a uniform 32-bit draw is below this ((1 − q) · 2^32).
+    promote_below: u64,
+}
+
+/// A uniform 32-bit draw from the calling thread's generator (xorshift64*, seeded per thread
+/// from its stack address and the time; Prob-LRU's coin).
+#[inline]
+fn draw32() -> u32 {
+    use std::cell::Cell;
+    thread_local! {
+        static STATE: Cell<u64> = const { Cell::new(0) };
+    }
+    STATE.with(|st| {
+        let mut x = st.get();
+        if x == 0 {
+            let local = 0u8;
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            x = ((&local as *const u8 as u64) ^ t.rotate_left(17)) | 1;
+        }
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        st.set(x);
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as u32
+    })
 }
 
 /// What [`Cache::unlink_slot`] did.
@@ -211,6 +238,8 @@ enum Use {
 pub(crate) struct Extras<K, V> {
     pub listener: Option<ListenerFn<K, V>>,
     pub expiration: Option<Expiration<K, V>>,
+    /// Prob-LRU's q.
+    pub promotion_skip: f64,
 }
 
 /// The arena as the eviction sweep of a cache with expiry sees it: expired entries are not
@@ -302,7 +331,9 @@ where
             Policy::Clock => Structure::Queues(Queues::new(Mode::Clock)),
             Policy::Fifo => Structure::Queues(Queues::new(Mode::Fifo)),
             Policy::Sieve => Structure::Locked(Locked::new(Kind::Sieve, arena.max_len())),
-            Policy::Lru => Structure::Locked(Locked::new(Kind::Lru, arena.max_len())),
+            Policy::Lru | Policy::ProbLru => {
+                Structure::Locked(Locked::new(Kind::Lru, arena.max_len()))
+            }
             Policy::S3Fifo => Structure::S3(S3Fifo::new(capacity)),
             Policy::NbqClock => {
                 Structure::Queues(Queues::new(Mode::NbqClock { batched: consecutive }))
@@ -334,6 +365,7 @@ where
             listener: extras.listener,
             expiration: extras.expiration,
             loads: Loads::default(),
+            promote_below: ((1.0 - extras.promotion_skip) * 4_294_967_296.0) as u64,
         })
     }
 
@@ -459,6 +491,11 @@ where
             match &self.structure {
                 Structure::Queues(_) if self.policy == Policy::Fifo => {}
                 Structure::Locked(l) if self.policy == Policy::Lru => l.on_hit_lru(s),
+                Structure::Locked(l) if self.policy == Policy::ProbLru => {
+                    if u64::from(draw32()) < self.promote_below {
+                        l.on_hit_lru(s);
+                    }
+                }
                 Structure::S3(_) => slot.count_hit(MAX_FREQ),
                 Structure::Queues(_) if self.policy == Policy::NbqClock => slot.bump(u8::MAX),
                 _ => slot.touch(),

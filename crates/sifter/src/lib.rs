@@ -11,6 +11,7 @@
 //! | [`Policy::Clock`] | no lock, no RMW | lock-free single queue, reinsertion | FIFO-Reinsertion |
 //! | [`Policy::Fifo`] | no lock, no store at all | lock-free single queue | — |
 //! | [`Policy::Lru`] | one global lock (move to front) | one global lock | the classic baseline |
+//! | [`Policy::ProbLru`] | the global lock on a fraction 1 − q of hits, nothing on the others | one global lock | Prob-LRU, "Can increasing the hit ratio hurt cache throughput?" |
 //! | [`Policy::NbqClock`] | no lock, one CAS on an 8-bit counter (the report's atomic add) | lock-free single queue, counters lowered as entries come round, batched re-insert | NbQ-CLOCK (Eads, UCB/EECS-2013-174) |
 //! | [`MultiStepCache`] (a sibling type) | one lock per set (a byte), tags compared with AVX2 | the set's last vector, same lock | Multi-step LRU, BigData'21 |
 //! | [`Policy::S3Fifo`] | no lock, no RMW, at most one plain store (2-bit count) | lock-free: small and main queues, a ghost of fingerprints | S3-FIFO, SOSP'23 |
@@ -203,11 +204,15 @@ pub enum Policy {
     /// NbQ-CLOCK: Generalized CLOCK with 8-bit counters circulating through a lock-free
     /// queue (with `consecutive_detection`, visited runs are re-inserted in one batch).
     NbqClock,
+    /// Probabilistic LRU: LRU's locked list, but a hit takes the lock and moves the entry to
+    /// the head only with probability 1 − q ([`CacheBuilder::promotion_skip`], default 0.5);
+    /// the other hits write nothing (the hit-ratio-vs-throughput paper's fix for LRU).
+    ProbLru,
 }
 
 impl Policy {
     /// Every policy.
-    pub const ALL: [Policy; 7] = [
+    pub const ALL: [Policy; 8] = [
         Policy::Mobius,
         Policy::Sieve,
         Policy::Lru,
@@ -215,6 +220,7 @@ impl Policy {
         Policy::Clock,
         Policy::S3Fifo,
         Policy::NbqClock,
+        Policy::ProbLru,
     ];
 
     /// Lowercase name.
@@ -227,6 +233,7 @@ impl Policy {
             Policy::Clock => "clock",
             Policy::S3Fifo => "s3fifo",
             Policy::NbqClock => "nbq-clock",
+            Policy::ProbLru => "problru",
         }
     }
 }
@@ -237,7 +244,7 @@ impl std::str::FromStr for Policy {
         Policy::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(s)).ok_or_else(|| {
             format!(
                 "unknown policy '{s}' (known: mobius, sieve, lru, fifo, clock, s3fifo, \
-                     nbq-clock)"
+                     nbq-clock, problru)"
             )
         })
     }
@@ -300,6 +307,7 @@ pub struct CacheBuilder<K, V, S = foldhash::fast::RandomState> {
     weigher: Option<WeigherFn<K, V>>,
     policy: Policy,
     consecutive: bool,
+    promotion_skip: f64,
     estimated_entries: Option<usize>,
     hasher: S,
     listener: Option<listener::ListenerFn<K, V>>,
@@ -335,6 +343,7 @@ impl<K, V> Cache<K, V> {
             weigher: None,
             policy: Policy::Mobius,
             consecutive: true,
+            promotion_skip: 0.5,
             estimated_entries: None,
             hasher: foldhash::fast::RandomState::default(),
             listener: None,
@@ -380,6 +389,14 @@ impl<K, V, S> CacheBuilder<K, V, S> {
         self
     }
 
+    /// [`Policy::ProbLru`]: the probability `q` that a hit skips the promotion to the head
+    /// (0: LRU, 1: FIFO; default 0.5; values outside 0..=1 are clamped, NaN is 0.5).
+    /// Ignored by the other policies.
+    pub fn promotion_skip(mut self, q: f64) -> Self {
+        self.promotion_skip = if q.is_nan() { 0.5 } else { q.clamp(0.0, 1.0) };
+        self
+    }
+
     /// Expected entries of a weight-bounded cache (default `weight_capacity / 64` clamped to
     /// 1,024..=4,194,304): its slot arena is preallocated for this many (plus 1/16 and 256
     /// spare slots) and grows in chunks up to about twice that when slots run out; beyond, an
@@ -398,6 +415,7 @@ impl<K, V, S> CacheBuilder<K, V, S> {
             weigher: self.weigher,
             policy: self.policy,
             consecutive: self.consecutive,
+            promotion_skip: self.promotion_skip,
             estimated_entries: self.estimated_entries,
             hasher,
             listener: self.listener,
@@ -499,7 +517,11 @@ impl<K, V, S> CacheBuilder<K, V, S> {
             estimate,
             self.weigher,
             self.hasher,
-            cache::Extras { listener: self.listener, expiration },
+            cache::Extras {
+                listener: self.listener,
+                expiration,
+                promotion_skip: self.promotion_skip,
+            },
         )
     }
 
