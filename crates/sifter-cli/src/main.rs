@@ -77,7 +77,7 @@ struct ServeArgs {
     /// Most simultaneous connections.
     #[arg(short = 'c', long, default_value_t = 1024)]
     conn_limit: usize,
-    /// Eviction policy: mobius, s3fifo, nbq-clock, sieve, clock, fifo, lru.
+    /// Eviction policy: mobius, s3fifo, nbq-clock, sieve, clock, fifo, lru, problru.
     #[arg(long, default_value = "mobius")]
     policy: String,
 }
