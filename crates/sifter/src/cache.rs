@@ -190,22 +190,23 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     promote_below: u64,
 }
 
-/// A uniform 32-bit draw from the calling thread's generator (xorshift64*, seeded per thread
-/// from its stack address and the time; Prob-LRU's coin).
+/// A uniform 32-bit draw from the calling thread's generator (xorshift64*, seeded once per
+/// thread from a global sequence mixed with the address of its state; Prob-LRU's coin).
 #[inline]
 fn draw32() -> u32 {
     use std::cell::Cell;
+    use std::sync::atomic::AtomicU64 as SeedCounter;
+    static SEEDS: SeedCounter = SeedCounter::new(0x9E37_79B9_7F4A_7C15);
     thread_local! {
         static STATE: Cell<u64> = const { Cell::new(0) };
     }
     STATE.with(|st| {
         let mut x = st.get();
         if x == 0 {
-            let local = 0u8;
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64);
-            x = ((&local as *const u8 as u64) ^ t.rotate_left(17)) | 1;
+            // Relaxed: only distinctness matters, which the RMW gives (once per thread).
+            let n = SEEDS.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
+            let z = (n ^ (st as *const Cell<u64> as u64)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            x = (z ^ (z >> 31)) | 1;
         }
         x ^= x >> 12;
         x ^= x << 25;
