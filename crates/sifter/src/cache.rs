@@ -216,6 +216,22 @@ fn draw32() -> u32 {
     })
 }
 
+/// Takes up to `n` tokens from counter `t` (one RMW); returns how many it took.
+#[inline]
+fn take_up_to(t: &AtomicU64, n: u64) -> u64 {
+    // Relaxed (token moves): counters whose exactness comes from each move being one RMW; no
+    // other memory is published through them.
+    let mut have = t.load(Ordering::Relaxed);
+    while have > 0 && n > 0 {
+        let k = have.min(n);
+        match t.compare_exchange_weak(have, have - k, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return k,
+            Err(now) => have = now,
+        }
+    }
+    0
+}
+
 /// What [`Cache::unlink_slot`] did.
 enum Unlink {
     /// Unlinked by this call: the entry's weight, whose tokens the caller now owns.
@@ -1160,18 +1176,11 @@ where
 
     /// Moves up to `want` tokens from the pool into `st`; false if the pool was empty.
     fn refill(&self, st: &Stripe, want: u64) -> bool {
-        let mut p = self.pool.load(Ordering::Relaxed);
-        while p > 0 {
-            let n = p.min(want);
-            match self.pool.compare_exchange_weak(p, p - n, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => {
-                    self.credit(st, n);
-                    return true;
-                }
-                Err(now) => p = now,
-            }
+        let n = take_up_to(&self.pool, want);
+        if n > 0 {
+            self.credit(st, n);
         }
-        false
+        n > 0
     }
 
     /// Gets `w` tokens for an insert: from the stripe, the pool, by evicting (victims go to
@@ -1449,20 +1458,7 @@ where
         while owed > 0 {
             let mut got = 0;
             for t in std::iter::once(&*self.pool).chain(self.stripes.iter().map(|s| &s.tokens)) {
-                // Relaxed: as above.
-                let mut have = t.load(Ordering::Relaxed);
-                while have > 0 && got < owed {
-                    let n = have.min(owed - got);
-                    match t.compare_exchange_weak(
-                        have,
-                        have - n,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    ) {
-                        Ok(_) => got += n,
-                        Err(v) => have = v,
-                    }
-                }
+                got += take_up_to(t, owed - got);
             }
             owed -= got;
             if owed > 0 && got == 0 && !self.evict_and_retire(st, tid, now) {
