@@ -52,7 +52,7 @@ def wait_listening(port, proc, timeout=10.0):
     raise RuntimeError(f"server on port {port} did not start")
 
 
-def start(kind, args, mem_mb, threads=2, policy="mobius"):
+def start(kind, args, mem_mb, threads=2, policy="mobius", env=None):
     port = free_port()
     if kind == "memcached":
         cmd = [args.memcached, "-u", "root", "-l", "127.0.0.1", "-p", str(port), "-U", "0",
@@ -60,7 +60,8 @@ def start(kind, args, mem_mb, threads=2, policy="mobius"):
     else:
         cmd = [args.sifter, "serve", "-l", "127.0.0.1", "-p", str(port), "-m", str(mem_mb),
                "-t", str(threads), "-c", "4096", "--policy", policy]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=None if env is None else {**os.environ, **env})
     wait_listening(port, proc)
     return proc, port
 
@@ -156,6 +157,22 @@ def main():
                     finally:
                         stop(proc)
                     record("throughput", f"90/10 get/set, {conns} conns", kind, rnd, m)
+        if "io" in exps:
+            for conns, depth in ((16, 1), (64, 1), (16, 16)):
+                for name, kind, env in (("memcached", "memcached", None),
+                                        ("sifter shared", "sifter", {}),
+                                        ("sifter per-worker", "sifter",
+                                         {"SIFTER_IO_PER_WORKER": "1"})):
+                    proc, port = start(kind, args, 1024, env=env)
+                    try:
+                        mix = "get=0.9,set=0.1" if depth == 1 else "get=1"
+                        m = kvtg(args, port, ["-k", "uniform:n=100k", "--fill", "100k",
+                                              "-m", mix, "--value-size", "100",
+                                              "-c", str(conns), "--pipeline", str(depth),
+                                              "-d", secs])
+                    finally:
+                        stop(proc)
+                    record("io", f"{mix}, {conns} conns, depth {depth}", name, rnd, m)
         if "pipelined" in exps:
             for kind, pol in servers:
                 proc, port = start(kind, args, 1024)
