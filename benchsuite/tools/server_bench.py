@@ -12,6 +12,9 @@ run, on free 127.0.0.1 ports; each server is stopped by its PID. Experiments (pi
   rss         resident set after SETs of 4x `-m` bytes
   policies    70 % get / 30 % add, normal keys (the NbQ-CLOCK report's Table 1 mix), hit ratio,
               items stored and throughput of each sifter policy and memcached
+  objsizes    the report's Table 1: items stored and hit ratio in a fixed byte budget (-m 64)
+              across object sizes 64 B - 4 KB, 70 % get / 30 % add, 1M keys,
+              filled first, normal and Zipf 1.0 keys, for each sifter policy and memcached
   threads     the report's Fig. 7: 70 % get / 30 % add, Zipf 1.0 keys, 128-byte objects,
               throughput against server worker threads (1, 2) for each policy and memcached
 
@@ -52,7 +55,7 @@ def wait_listening(port, proc, timeout=10.0):
     raise RuntimeError(f"server on port {port} did not start")
 
 
-def start(kind, args, mem_mb, threads=2, policy="mobius", env=None):
+def start(kind, args, mem_mb, threads=2, policy="mobius"):
     port = free_port()
     if kind == "memcached":
         cmd = [args.memcached, "-u", "root", "-l", "127.0.0.1", "-p", str(port), "-U", "0",
@@ -60,8 +63,7 @@ def start(kind, args, mem_mb, threads=2, policy="mobius", env=None):
     else:
         cmd = [args.sifter, "serve", "-l", "127.0.0.1", "-p", str(port), "-m", str(mem_mb),
                "-t", str(threads), "-c", "4096", "--policy", policy]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=None if env is None else {**os.environ, **env})
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_listening(port, proc)
     return proc, port
 
@@ -122,7 +124,7 @@ def main():
     ap.add_argument("--sifter", default="target/release/sifter")
     ap.add_argument("--memcached", default=shutil.which("memcached") or "memcached")
     ap.add_argument("-e", "--experiments",
-                    default="throughput,pipelined,hitratio,rss,policies,threads")
+                    default="throughput,pipelined,hitratio,rss,policies,objsizes,threads")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--secs", type=float, default=5.0)
     ap.add_argument("--out", default="bench-server")
@@ -157,22 +159,6 @@ def main():
                     finally:
                         stop(proc)
                     record("throughput", f"90/10 get/set, {conns} conns", kind, rnd, m)
-        if "io" in exps:
-            for conns, depth in ((16, 1), (64, 1), (16, 16)):
-                for name, kind, env in (("memcached", "memcached", None),
-                                        ("sifter shared", "sifter", {}),
-                                        ("sifter per-worker", "sifter",
-                                         {"SIFTER_IO_PER_WORKER": "1"})):
-                    proc, port = start(kind, args, 1024, env=env)
-                    try:
-                        mix = "get=0.9,set=0.1" if depth == 1 else "get=1"
-                        m = kvtg(args, port, ["-k", "uniform:n=100k", "--fill", "100k",
-                                              "-m", mix, "--value-size", "100",
-                                              "-c", str(conns), "--pipeline", str(depth),
-                                              "-d", secs])
-                    finally:
-                        stop(proc)
-                    record("io", f"{mix}, {conns} conns, depth {depth}", name, rnd, m)
         if "pipelined" in exps:
             for kind, pol in servers:
                 proc, port = start(kind, args, 1024)
@@ -225,6 +211,24 @@ def main():
                 record("policies", "70/30 get/add, normal 1M keys, 128 B", name, rnd, m,
                        {"items": items})
 
+        if "objsizes" in exps:
+            for keys, size in [(k, z) for k in ("normal:n=1m", "zipf:alpha=1.0,n=1m")
+                               for z in (64, 128, 256, 512, 1024, 2048, 4096)]:
+                for kind, pol in [("memcached", "-"), ("sifter", "nbq-clock"),
+                                  ("sifter", "mobius"), ("sifter", "sieve"),
+                                  ("sifter", "s3fifo"), ("sifter", "lru")]:
+                    proc, port = start(kind, args, 64, policy=pol)
+                    try:
+                        m = kvtg(args, port, ["-k", keys, "-m", "get=0.7,add=0.3",
+                                              "--value-size", str(size), "--fill", "1m",
+                                              "-c", "16", "-d", secs])
+                        items = int(stats(port).get("curr_items", "0"))
+                    finally:
+                        stop(proc)
+                    name = kind if kind == "memcached" else f"sifter {pol}"
+                    record("objsizes", f"70/30 get/add, {keys.split(':')[0]} 1M, {size} B",
+                           name, rnd, m,
+                           {"items": items, "object_bytes": size})
         if "threads" in exps:
             for t in (1, 2):
                 for kind, pol in [("memcached", "-"), ("sifter", "nbq-clock"),

@@ -113,11 +113,6 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         threads: a.threads,
         max_conns: a.conn_limit,
         policy,
-        io: if std::env::var_os("SIFTER_IO_PER_WORKER").is_some() {
-            sifter_server::Io::PerWorker
-        } else {
-            sifter_server::Io::Shared
-        },
     };
     sifter_server::run(config).map_err(|e| anyhow::anyhow!("sifter serve: {e}"))
 }

@@ -46,20 +46,6 @@ pub struct Config {
     pub max_conns: usize,
     /// Eviction policy.
     pub policy: sifter::Policy,
-    /// How connections are spread over the worker threads.
-    pub io: Io,
-}
-
-/// The I/O design (measured against each other in docs/BENCHMARKS.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Io {
-    /// One work-stealing tokio runtime of `threads` workers; a connection's task may run on
-    /// any of them.
-    Shared,
-    /// memcached's design: one event loop (a single-threaded tokio runtime, epoll underneath)
-    /// per worker thread; the acceptor hands each new connection to the next loop, where it
-    /// stays.
-    PerWorker,
 }
 
 impl Default for Config {
@@ -71,7 +57,6 @@ impl Default for Config {
             threads: 4,
             max_conns: 1024,
             policy: sifter::Policy::Mobius,
-            io: Io::Shared,
         }
     }
 }
@@ -111,19 +96,10 @@ impl Handle {
 
 /// Starts a server on its own runtime thread; returns once it listens.
 pub fn serve(config: Config) -> std::io::Result<Handle> {
-    let rt = match config.io {
-        Io::Shared => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(config.threads.max(1))
-            .enable_all()
-            .build()?,
-        Io::PerWorker => tokio::runtime::Builder::new_current_thread().enable_all().build()?,
-    };
-    let workers = match config.io {
-        Io::Shared => Vec::new(),
-        Io::PerWorker => (0..config.threads.max(1))
-            .map(|i| Worker::start(i))
-            .collect::<std::io::Result<Vec<_>>>()?,
-    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.threads.max(1))
+        .enable_all()
+        .build()?;
     let store = store::Store::new(config.memory, config.policy)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
     let listener = rt.block_on(TcpListener::bind(config.addr))?;
@@ -141,40 +117,11 @@ pub fn serve(config: Config) -> std::io::Result<Handle> {
     let thread = std::thread::Builder::new().name("sifter-serve".into()).spawn(move || {
         rt.block_on(async {
             tokio::spawn(delayed_flushes(shared.clone(), frx));
-            accept_loop(listener, shared, rx, &workers).await
+            accept_loop(listener, shared, rx).await
         });
-        for w in workers {
-            w.stop();
-        }
         rt.shutdown_timeout(std::time::Duration::from_secs(2));
     })?;
     Ok(Handle { addr, stop: Some(tx), thread: Some(thread) })
-}
-
-/// A worker thread driving its own single-threaded runtime (the per-worker I/O design).
-struct Worker {
-    handle: tokio::runtime::Handle,
-    stop: tokio::sync::oneshot::Sender<()>,
-    thread: std::thread::JoinHandle<()>,
-}
-
-impl Worker {
-    fn start(i: usize) -> std::io::Result<Worker> {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let handle = rt.handle().clone();
-        let (stop, rx) = tokio::sync::oneshot::channel::<()>();
-        let thread =
-            std::thread::Builder::new().name(format!("sifter-worker-{i}")).spawn(move || {
-                let _ = rt.block_on(rx);
-                rt.shutdown_timeout(std::time::Duration::from_secs(2));
-            })?;
-        Ok(Worker { handle, stop, thread })
-    }
-
-    fn stop(self) {
-        let _ = self.stop.send(());
-        let _ = self.thread.join();
-    }
 }
 
 async fn delayed_flushes(
@@ -194,9 +141,7 @@ async fn accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,
     mut stop: tokio::sync::oneshot::Receiver<()>,
-    workers: &[Worker],
 ) {
-    let mut next = 0;
     loop {
         let accepted = tokio::select! {
             _ = &mut stop => return,
@@ -216,25 +161,10 @@ async fn accept_loop(
         shared.total_conns.fetch_add(1, Ordering::Relaxed);
         let _ = sock.set_nodelay(true);
         let s = shared.clone();
-        if workers.is_empty() {
-            tokio::spawn(async move {
-                let _ = connection(sock, &s).await;
-                s.conns.fetch_sub(1, Ordering::Relaxed);
-            });
-            continue;
-        }
-        // Deregistered here, registered with the worker's own event loop there.
-        let Ok(std_sock) = sock.into_std() else {
-            shared.conns.fetch_sub(1, Ordering::Relaxed);
-            continue;
-        };
-        workers[next].handle.spawn(async move {
-            if let Ok(sock) = TcpStream::from_std(std_sock) {
-                let _ = connection(sock, &s).await;
-            }
+        tokio::spawn(async move {
+            let _ = connection(sock, &s).await;
             s.conns.fetch_sub(1, Ordering::Relaxed);
         });
-        next = (next + 1) % workers.len();
     }
 }
 
