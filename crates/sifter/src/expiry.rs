@@ -1,6 +1,6 @@
 //! Expiry: time-to-live, time-to-idle, per-entry expiry, and the clock they are measured on.
 //!
-//! Expiry times live in a per-slot array allocated only when the cache is built with expiry,
+//! Expiry times live in words after each slot, allocated only when the cache is built with expiry,
 //! so caches without it pay nothing. A `get` that finds an expired entry returns nothing and
 //! unlinks it; the eviction sweep takes expired entries first, without a second chance (the
 //! queue scans and SIEVE's hand meet the oldest entries, which expire first); and
@@ -17,28 +17,132 @@ pub trait Clock: Send + Sync + 'static {
     fn now(&self) -> Duration;
 }
 
-/// The default clock: the kernel's coarse monotonic clock on Linux (`CLOCK_MONOTONIC_COARSE`,
-/// read from the vDSO without a system call in a few nanoseconds, resolution of a few
-/// milliseconds); `std::time::Instant` elsewhere.
+/// The default clock, read in one load: memcached's approach. While any cache built with
+/// expiry and this clock exists, a background thread (`sifter-clock`) advances a shared time
+/// every millisecond from the kernel's coarse monotonic clock (`CLOCK_MONOTONIC_COARSE` on
+/// Linux, `std::time::Instant` elsewhere), and reads of the clock load it: no system call and
+/// no vDSO call per cache operation. The thread exits within a tick of the last such cache
+/// being dropped; with no thread running, a read asks the kernel directly. The time lags the
+/// kernel's by at most a tick while the thread keeps up (more if it is not scheduled — an
+/// overloaded machine — so entries may then be served a little past their deadline, never
+/// before it); it never goes backwards.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CoarseClock;
 
 impl Clock for CoarseClock {
-    #[cfg(target_os = "linux")]
     #[inline]
     fn now(&self) -> Duration {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC_COARSE exists on every
-        // Linux since 2.6.32 and the call cannot fail with valid arguments.
-        let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
-        debug_assert_eq!(rc, 0);
-        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+        Duration::from_nanos(ticker::now())
+    }
+}
+
+/// The shared time behind [`CoarseClock`] and the thread that advances it.
+pub(crate) mod ticker {
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    /// How often the thread advances the time.
+    pub const TICK: Duration = Duration::from_millis(1);
+
+    /// The time and whether the thread keeps it, on one line (a read loads both).
+    #[repr(align(64))]
+    struct Shared {
+        /// Nanoseconds of the kernel's coarse monotonic clock; only ever raised.
+        now: AtomicU64,
+        running: AtomicBool,
     }
 
-    #[cfg(not(target_os = "linux"))]
-    fn now(&self) -> Duration {
-        static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-        ORIGIN.get_or_init(std::time::Instant::now).elapsed()
+    static SHARED: Shared = Shared { now: AtomicU64::new(0), running: AtomicBool::new(false) };
+    /// Caches keeping the thread alive.
+    static USERS: AtomicUsize = AtomicUsize::new(0);
+    /// Serialises starting and stopping the thread.
+    static CONTROL: Mutex<()> = Mutex::new(());
+
+    /// The kernel's coarse monotonic clock, in nanoseconds.
+    fn os_now() -> u64 {
+        #[cfg(target_os = "linux")]
+        {
+            let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+            // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC_COARSE exists on
+            // every Linux since 2.6.32 and the call cannot fail with valid arguments.
+            let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+            debug_assert_eq!(rc, 0);
+            (ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+            super::nanos(ORIGIN.get_or_init(std::time::Instant::now).elapsed())
+        }
+    }
+
+    /// Raises the shared time to the kernel's; returns the time now (never below an earlier
+    /// read).
+    fn advance() -> u64 {
+        let t = os_now();
+        // Relaxed: the time publishes no other memory; `fetch_max` keeps it monotonic even
+        // with the thread and direct reads racing.
+        SHARED.now.fetch_max(t, Ordering::Relaxed).max(t)
+    }
+
+    /// The current time in nanoseconds.
+    #[inline]
+    pub fn now() -> u64 {
+        // Relaxed (both): a stale `running` at worst sends this read to the kernel; the time
+        // is a single monotonic word.
+        if SHARED.running.load(Ordering::Relaxed) {
+            SHARED.now.load(Ordering::Relaxed)
+        } else {
+            advance()
+        }
+    }
+
+    /// Keeps the thread running while it lives (held by each cache on [`super::CoarseClock`]).
+    #[derive(Debug)]
+    pub struct Ticking(());
+
+    impl Drop for Ticking {
+        fn drop(&mut self) {
+            // Relaxed: the thread rechecks under `CONTROL` before it exits.
+            USERS.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Registers a user, starting the thread if it is not running. If the thread cannot be
+    /// started, reads go to the kernel (slower, equally correct).
+    pub fn keep_ticking() -> Ticking {
+        let _g = CONTROL.lock().unwrap_or_else(|e| e.into_inner());
+        USERS.fetch_add(1, Ordering::Relaxed);
+        if !SHARED.running.load(Ordering::Relaxed) {
+            // Fresh before readers switch to it.
+            advance();
+            let spawned =
+                std::thread::Builder::new().name("sifter-clock".into()).spawn(run).is_ok();
+            SHARED.running.store(spawned, Ordering::Relaxed);
+        }
+        Ticking(())
+    }
+
+    fn run() {
+        loop {
+            std::thread::sleep(TICK);
+            advance();
+            if USERS.load(Ordering::Relaxed) == 0 {
+                let _g = CONTROL.lock().unwrap_or_else(|e| e.into_inner());
+                // Under the lock no user registers in between: exit, or a user keeps us.
+                if USERS.load(Ordering::Relaxed) == 0 {
+                    SHARED.running.store(false, Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Whether the thread is running (tests).
+    #[cfg(test)]
+    pub fn running() -> bool {
+        SHARED.running.load(Ordering::Relaxed)
     }
 }
 
@@ -147,6 +251,9 @@ pub(crate) fn nanos(d: Duration) -> u64 {
 pub(crate) struct Expiration<K, V> {
     /// A user clock, or `None` for [`CoarseClock`] (read inline, no dynamic call).
     pub clock: Option<Box<dyn Clock>>,
+    /// With [`CoarseClock`]: keeps its thread advancing the time while the cache lives.
+    /// (Held for its `Drop`, never read.)
+    pub _ticking: Option<ticker::Ticking>,
     pub ttl: Option<u64>,
     pub tti: Option<u64>,
     pub custom: Option<Box<dyn Expiry<K, V>>>,
@@ -181,7 +288,7 @@ impl<K, V> Expiration<K, V> {
     #[inline]
     pub fn now(&self) -> u64 {
         match &self.clock {
-            None => nanos(CoarseClock.now()),
+            None => ticker::now(),
             Some(c) => nanos(c.now()),
         }
     }
@@ -248,4 +355,39 @@ impl<K, V> Expiration<K, V> {
 #[inline]
 pub(crate) fn expired(at: u64, now: u64) -> bool {
     at != 0 && at <= now
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ticker;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn ticker_advances_while_used_and_stops_after() {
+        let before = ticker::now();
+        let t = ticker::keep_ticking();
+        assert!(ticker::running(), "the first user starts the thread");
+        let a = ticker::now();
+        assert!(a >= before, "never backwards: {a} < {before}");
+        std::thread::sleep(Duration::from_millis(30));
+        let b = ticker::now();
+        // The kernel's coarse clock ticks every 1-10 ms; 30 ms must show.
+        assert!(b > a, "the time advanced: {a} -> {b}");
+        let second = ticker::keep_ticking();
+        drop(t);
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(ticker::running(), "a remaining user keeps the thread");
+        drop(second);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while ticker::running() {
+            assert!(Instant::now() < deadline, "the thread stops once unused");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Direct reads continue from where the thread left off.
+        let c = ticker::now();
+        assert!(c >= b, "never backwards: {c} < {b}");
+        let restarted = ticker::keep_ticking();
+        assert!(ticker::running(), "a new user restarts it");
+        drop(restarted);
+    }
 }

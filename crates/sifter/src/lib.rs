@@ -428,6 +428,9 @@ impl<K, V, S> CacheBuilder<K, V, S> {
     }
 
     /// Entries expire this long after they were written (created or replaced).
+    ///
+    /// Expiry is judged on the cache's [`Clock`]; the default, [`CoarseClock`], keeps a
+    /// background thread advancing a shared time every millisecond while the cache lives.
     pub fn time_to_live(mut self, ttl: std::time::Duration) -> Self {
         self.ttl = Some(ttl);
         self
@@ -501,6 +504,7 @@ impl<K, V, S> CacheBuilder<K, V, S> {
         let expiring =
             self.ttl.is_some() || self.tti.is_some() || self.expiry.is_some() || self.per_entry;
         let expiration = expiring.then(|| expiry::Expiration {
+            _ticking: self.clock.is_none().then(expiry::ticker::keep_ticking),
             clock: self.clock,
             ttl: self.ttl.map(expiry::nanos),
             tti: self.tti.map(expiry::nanos),
