@@ -251,6 +251,23 @@ impl<K, V> Arena<K, V> {
     ///
     /// # Panics
     /// If the arena was built without them (a cache without expiry).
+    /// The expiry time (`at`) of `slot`, a slot of this arena, found from the slot itself (no
+    /// second address computation: the hit path has the slot already).
+    ///
+    /// # Panics
+    /// If the arena was built without expiry times (a cache without expiry).
+    #[inline]
+    pub fn expiry_at<'a>(&'a self, slot: &'a Slot<K, V>) -> &'a AtomicU64 {
+        assert!(self.times != Times::None, "a slot without expiry time (a cache without expiry)");
+        // SAFETY: `slot` is the start of one of this arena's records (every `&Slot` comes from
+        // `get`), and every record of an arena with times holds an initialised, aligned
+        // `AtomicU64` right after the slot (see `new`), living as long as the arena.
+        unsafe {
+            &*((slot as *const Slot<K, V> as *const u8).add(std::mem::size_of::<Slot<K, V>>())
+                as *const AtomicU64)
+        }
+    }
+
     #[inline]
     pub fn deadline(&self, s: u32) -> Deadline<'_> {
         assert!(self.times != Times::None, "slot {s} has no expiry time (a cache without expiry)");
