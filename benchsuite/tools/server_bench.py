@@ -14,7 +14,8 @@ run, on free 127.0.0.1 ports; each server is stopped by its PID. Experiments (pi
               items stored and throughput of each sifter policy and memcached
   objsizes    the report's Table 1: items stored and hit ratio in a fixed byte budget (-m 64)
               across object sizes 64 B - 4 KB, 70 % get / 30 % add, 1M keys,
-              filled first, normal and Zipf 1.0 keys, for each sifter policy and memcached
+              filled first, then a warm-up of the mix as long as the measured phase, normal and Zipf 1.0
+              keys, for each sifter policy and memcached
   threads     the report's Fig. 7: 70 % get / 30 % add, Zipf 1.0 keys, 128-byte objects,
               throughput against server worker threads (1, 2) for each policy and memcached
 
@@ -126,6 +127,8 @@ def main():
     ap.add_argument("-e", "--experiments",
                     default="throughput,pipelined,hitratio,rss,policies,objsizes,threads")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--objsizes-keys", default="normal,zipf",
+                    help="key distributions of -e objsizes (normal, zipf)")
     ap.add_argument("--secs", type=float, default=5.0)
     ap.add_argument("--out", default="bench-server")
     args = ap.parse_args()
@@ -212,7 +215,8 @@ def main():
                        {"items": items})
 
         if "objsizes" in exps:
-            for keys, size in [(k, z) for k in ("normal:n=1m", "zipf:alpha=1.0,n=1m")
+            dists = {"normal": "normal:n=1m", "zipf": "zipf:alpha=1.0,n=1m"}
+            for keys, size in [(dists[k], z) for k in args.objsizes_keys.split(",")
                                for z in (64, 128, 256, 512, 1024, 2048, 4096)]:
                 for kind, pol in [("memcached", "-"), ("sifter", "nbq-clock"),
                                   ("sifter", "mobius"), ("sifter", "sieve"),
@@ -221,7 +225,7 @@ def main():
                     try:
                         m = kvtg(args, port, ["-k", keys, "-m", "get=0.7,add=0.3",
                                               "--value-size", str(size), "--fill", "1m",
-                                              "-c", "16", "-d", secs])
+                                              "--warmup", secs, "-c", "16", "-d", secs])
                         items = int(stats(port).get("curr_items", "0"))
                     finally:
                         stop(proc)
