@@ -269,14 +269,12 @@ pub fn make(name: &str, capacity: u64) -> Result<Box<dyn BenchCache>, BenchError
     Ok(match name {
         "mobius" => sifter(Policy::Mobius, true),
         "mobius-wd" => sifter(Policy::Mobius, false),
-        "mobius-ttl" => {
-            Box::new(Sifter(
-                Cache::builder()
-                    .capacity(capacity)
-                    .time_to_live(std::time::Duration::from_secs(3600))
-                    .build(),
-            ))
-        }
+        "mobius-ttl" => Box::new(Sifter(
+            Cache::builder()
+                .capacity(capacity)
+                .time_to_live(std::time::Duration::from_secs(3600))
+                .build(),
+        )),
         "mobius-get-with" => Box::new(SifterGetWith(Cache::builder().capacity(capacity).build())),
         "sieve" => sifter(Policy::Sieve, true),
         "lru" => sifter(Policy::Lru, true),

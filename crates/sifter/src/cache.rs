@@ -282,10 +282,7 @@ impl<K, V> Nodes for Sweep<'_, K, V> {
     fn is_live(&self, s: u32) -> bool {
         // Relaxed: a hint, as `Arena::is_live`; an expiry time seen stale only costs a pass.
         self.arena.is_live(s)
-            && !expired(
-                self.arena.expiry_at(self.arena.get(s)).load(Ordering::Relaxed),
-                self.now,
-            )
+            && !expired(self.arena.expiry_at(self.arena.get(s)).load(Ordering::Relaxed), self.now)
     }
     fn count(&self) -> usize {
         self.arena.count()
