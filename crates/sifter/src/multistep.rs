@@ -14,11 +14,14 @@
 //!
 //! So a new item needs 2M − 1 hits to reach the set's most recent way: frequently used items
 //! climb, one-time items leave from the last vector. There is no per-item metadata beyond a
-//! 64-bit tag (the key's hash) per way, kept in its own array so a lookup compares the `M × P`
-//! tags of a set — with AVX2 four at a time on x86-64 (runtime detection; a portable loop
-//! otherwise, with identical results) — and reads a key only on a tag match. Keys and values of
-//! a set are stored contiguously next to its tags. Each set has a one-byte spin lock (its
-//! first byte): operations on different sets never contend; a hit writes only its own set.
+//! 32-bit tag (a mix of the key's hash) per way, kept in its own array so a lookup compares
+//! the `M × P` tags of a set — a vector at a time on x86-64: four ways with SSE2 (always
+//! there), eight with AVX2 (runtime detection), a portable loop otherwise, with identical
+//! results — and reads a key only on a tag match (the key decides; the tag only filters). Keys
+//! and values of a set are stored contiguously next to its tags: with `u64` keys and values,
+//! 24 bytes per way (tag 4, key 8, value 8) and the set's one-byte spin lock (its first byte),
+//! 21 bytes per entry for `M = 2, P = 4`. Operations on different sets never contend; a hit
+//! writes only its own set.
 //!
 //! This is a sibling type of [`Cache`](crate::Cache) rather than a `Policy`: the structure is
 //! the storage (no arena, index or queue), and its capacity is a whole number of sets.
@@ -38,17 +41,20 @@ fn mix(mut x: u64) -> u64 {
 }
 
 /// An empty way's tag (a real tag of 0 is stored as 1).
-const EMPTY: u64 = 0;
+const EMPTY: u32 = 0;
 
+/// The tag of `hash`: the upper half of a multiplicative mix (every bit of the hash counts,
+/// so keys that differ in either half — an identity hash — spread over the tags), never
+/// [`EMPTY`].
 #[inline]
-fn tag_of(hash: u64) -> u64 {
-    hash.max(1)
+fn tag_of(hash: u64) -> u32 {
+    ((hash.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as u32).max(1)
 }
 
 /// One set: `M × P` ways, vector-major.
 struct Set<K, V, const M: usize, const P: usize> {
     lock: AtomicBool,
-    tags: UnsafeCell<[[u64; P]; M]>,
+    tags: UnsafeCell<[[u32; P]; M]>,
     keys: UnsafeCell<[[MaybeUninit<K>; P]; M]>,
     values: UnsafeCell<[[MaybeUninit<V>; P]; M]>,
 }
@@ -96,7 +102,7 @@ impl<K, V, const M: usize, const P: usize> Set<K, V, M, P> {
 
 /// The ways of a locked set, for the operations.
 struct Ways<'a, K, V, const M: usize, const P: usize> {
-    tags: &'a mut [[u64; P]; M],
+    tags: &'a mut [[u32; P]; M],
     keys: &'a mut [[MaybeUninit<K>; P]; M],
     values: &'a mut [[MaybeUninit<V>; P]; M],
 }
@@ -157,16 +163,19 @@ impl<K, V, const M: usize, const P: usize> Ways<'_, K, V, M, P> {
 /// check), scanning vectors in order.
 #[inline]
 fn find_tag<const M: usize, const P: usize>(
-    tags: &[[u64; P]; M],
-    tag: u64,
+    tags: &[[u32; P]; M],
+    tag: u32,
     mut accept: impl FnMut(usize, usize) -> bool,
 ) -> Option<(usize, usize)> {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
-    if P == 4 && std::arch::is_x86_feature_detected!("avx2") {
+    if P == 4 || (P == 8 && std::arch::is_x86_feature_detected!("avx2")) {
         for (v, vec) in tags.iter().enumerate() {
-            // SAFETY: AVX2 is available (checked above); `vec` is 4 u64 = 32 readable bytes
-            // (P == 4), loaded unaligned.
-            let mut mask = unsafe { avx2::eq4(vec.as_ptr(), tag) };
+            let mut mask = match <&[u32; 4]>::try_from(&vec[..]) {
+                Ok(four) => simd::eq4(four, tag),
+                // SAFETY: P is not 4, so P == 8 and AVX2 is available (checked above); `vec`
+                // is 8 u32 = 32 readable bytes.
+                Err(_) => unsafe { simd::eq8(vec.as_ptr(), tag) },
+            };
             while mask != 0 {
                 let i = mask.trailing_zeros() as usize;
                 if accept(v, i) {
@@ -177,6 +186,15 @@ fn find_tag<const M: usize, const P: usize>(
         }
         return None;
     }
+    find_tag_portable(tags, tag, accept)
+}
+
+/// [`find_tag`] without SIMD (other targets, Miri, P other than 4 and 8).
+fn find_tag_portable<const M: usize, const P: usize>(
+    tags: &[[u32; P]; M],
+    tag: u32,
+    mut accept: impl FnMut(usize, usize) -> bool,
+) -> Option<(usize, usize)> {
     for (v, vec) in tags.iter().enumerate() {
         for (i, &t) in vec.iter().enumerate() {
             if t == tag && accept(v, i) {
@@ -188,20 +206,32 @@ fn find_tag<const M: usize, const P: usize>(
 }
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
-mod avx2 {
+mod simd {
     use std::arch::x86_64::*;
 
-    /// Bit `i` set where `p[i] == tag`, for four u64 at `p`.
+    /// Bit `i` set where `p[i] == tag`, for the four u32 of `p` (SSE2, part of the x86-64
+    /// baseline: no detection needed).
+    #[inline]
+    pub fn eq4(p: &[u32; 4], tag: u32) -> u32 {
+        // SAFETY: SSE2 is enabled on every x86-64 target; `p` is 16 readable bytes (unaligned
+        // load).
+        unsafe {
+            let v = _mm_loadu_si128(p.as_ptr() as *const __m128i);
+            let eq = _mm_cmpeq_epi32(v, _mm_set1_epi32(tag as i32));
+            _mm_movemask_ps(_mm_castsi128_ps(eq)) as u32
+        }
+    }
+
+    /// Bit `i` set where `p[i] == tag`, for the eight u32 at `p`.
     ///
     /// # Safety
     /// AVX2 is available and `p` points to 32 readable bytes.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn eq4(p: *const u64, tag: u64) -> u32 {
+    pub unsafe fn eq8(p: *const u32, tag: u32) -> u32 {
         // SAFETY: per the contract (unaligned load).
         let v = unsafe { _mm256_loadu_si256(p as *const __m256i) };
-        let t = _mm256_set1_epi64x(tag as i64);
-        let eq = _mm256_cmpeq_epi64(v, t);
-        _mm256_movemask_pd(_mm256_castsi256_pd(eq)) as u32
+        let eq = _mm256_cmpeq_epi32(v, _mm256_set1_epi32(tag as i32));
+        _mm256_movemask_ps(_mm256_castsi256_ps(eq)) as u32
     }
 }
 
@@ -294,7 +324,7 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
     }
 
     /// The way holding `key` (tag `tag`), if any.
-    fn find<Q>(ways: &Ways<'_, K, V, M, P>, tag: u64, key: &Q) -> Option<(usize, usize)>
+    fn find<Q>(ways: &Ways<'_, K, V, M, P>, tag: u32, key: &Q) -> Option<(usize, usize)>
     where
         K: Borrow<Q>,
         Q: Eq + ?Sized,
@@ -435,5 +465,49 @@ impl<K, V, const M: usize, const P: usize, S> Drop for MultiStepCache<K, V, M, P
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The SIMD scans and the portable loop find the same way, for P = 4 and 8, with tags
+    /// from a small alphabet (many matches per set) and an `accept` that rejects some.
+    fn same_as_portable<const M: usize, const P: usize>(seed: u64) {
+        let mut x = seed;
+        let mut next = || {
+            x = mix(x.wrapping_add(0x9e3779b97f4a7c15));
+            x
+        };
+        for _ in 0..2000 {
+            let tags: [[u32; P]; M] =
+                std::array::from_fn(|_| std::array::from_fn(|_| (next() % 5) as u32));
+            let tag = (next() % 5) as u32;
+            let reject = next() as usize % (M * P + 1);
+            let accept = |v: usize, i: usize| v * P + i != reject;
+            assert_eq!(
+                find_tag(&tags, tag, accept),
+                find_tag_portable(&tags, tag, accept),
+                "tags {tags:?}, tag {tag}"
+            );
+        }
+    }
+
+    #[test]
+    fn simd_scans_match_the_portable_loop() {
+        same_as_portable::<1, 4>(1);
+        same_as_portable::<2, 4>(2);
+        same_as_portable::<4, 4>(3);
+        same_as_portable::<2, 8>(4);
+        same_as_portable::<1, 8>(5);
+        same_as_portable::<2, 2>(6);
+    }
+
+    #[test]
+    fn tags_fold_both_halves_and_are_never_empty() {
+        assert_ne!(tag_of(1), tag_of(1 << 32), "upper-half-only differences count");
+        assert_ne!(tag_of(0), EMPTY);
+        assert_ne!(tag_of(0x1_0000_0001), EMPTY);
     }
 }
