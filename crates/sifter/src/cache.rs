@@ -282,7 +282,7 @@ impl<K, V> Nodes for Sweep<'_, K, V> {
     fn is_live(&self, s: u32) -> bool {
         // Relaxed: a hint, as `Arena::is_live`; an expiry time seen stale only costs a pass.
         self.arena.is_live(s)
-            && !expired(self.arena.expiry_at(self.arena.get(s)).load(Ordering::Relaxed), self.now)
+            && !expired(self.arena.get_timed(s).1.load(Ordering::Relaxed), self.now)
     }
     fn count(&self) -> usize {
         self.arena.count()
@@ -489,11 +489,17 @@ where
             }
             return None;
         };
-        let slot = self.slot(s);
-        if let Some(exp) = &self.expiration {
+        let (slot, at) = match &self.expiration {
+            None => (self.slot(s), None),
+            Some(_) => {
+                let (slot, at) = self.arena.get_timed(s);
+                (slot, Some(at))
+            }
+        };
+        if let (Some(exp), Some(at)) = (&self.expiration, at) {
             // Relaxed: written before the slot was published (ordered by the index word's
             // Acquire) or moved by reads (a hint either way).
-            let at = self.arena.expiry_at(slot).load(Ordering::Relaxed);
+            let at = at.load(Ordering::Relaxed);
             let now = exp.now();
             if expired(at, now) {
                 self.expire_found(s, tid, now, how);
@@ -964,7 +970,7 @@ where
         let cause = match (&self.expiration, cause) {
             // Relaxed: see `lookup`.
             (Some(_), RemovalCause::Evicted | RemovalCause::Cleared)
-                if expired(self.arena.expiry_at(slot).load(Ordering::Relaxed), now) =>
+                if expired(self.arena.deadline(v).at.load(Ordering::Relaxed), now) =>
             {
                 RemovalCause::Expired
             }

@@ -247,27 +247,30 @@ impl<K, V> Arena<K, V> {
         unsafe { &*(self.record(s) as *const Slot<K, V>) }
     }
 
-    /// Slot `s`'s expiry times.
-    ///
-    /// # Panics
-    /// If the arena was built without them (a cache without expiry).
-    /// The expiry time (`at`) of `slot`, a slot of this arena, found from the slot itself (no
-    /// second address computation: the hit path has the slot already).
+    /// Slot `s` and its expiry time (`at`), from one record address (the hit path needs
+    /// both).
     ///
     /// # Panics
     /// If the arena was built without expiry times (a cache without expiry).
     #[inline]
-    pub fn expiry_at<'a>(&'a self, slot: &'a Slot<K, V>) -> &'a AtomicU64 {
-        assert!(self.times != Times::None, "a slot without expiry time (a cache without expiry)");
-        // SAFETY: `slot` is the start of one of this arena's records (every `&Slot` comes from
-        // `get`), and every record of an arena with times holds an initialised, aligned
-        // `AtomicU64` right after the slot (see `new`), living as long as the arena.
+    pub fn get_timed(&self, s: u32) -> (&Slot<K, V>, &AtomicU64) {
+        assert!(self.times != Times::None, "slot {s} has no expiry time (a cache without expiry)");
+        let r = self.record(s);
+        // SAFETY: `r` is the start of an initialised record that lives as long as `self`: a
+        // slot, then (arena with times) an aligned, initialised `AtomicU64` (see `new`). Both
+        // references derive from the record pointer, not from each other.
         unsafe {
-            &*((slot as *const Slot<K, V> as *const u8).add(std::mem::size_of::<Slot<K, V>>())
-                as *const AtomicU64)
+            (
+                &*(r as *const Slot<K, V>),
+                &*(r.add(std::mem::size_of::<Slot<K, V>>()) as *const AtomicU64),
+            )
         }
     }
 
+    /// Slot `s`'s expiry times.
+    ///
+    /// # Panics
+    /// If the arena was built without them (a cache without expiry).
     #[inline]
     pub fn deadline(&self, s: u32) -> Deadline<'_> {
         assert!(self.times != Times::None, "slot {s} has no expiry time (a cache without expiry)");
