@@ -3,7 +3,7 @@
 
 Where hardware counters are unavailable (this VM has none for `perf stat`), callgrind counts
 instructions exactly and simulates the caches (`--cache-sim=yes`: the first-level data cache
-and the last level, sized like this machine's). For each cache this runs
+and the last level, `--LL` sized like this machine's L3). For each cache this runs
 `sifter bench -c CACHE -t 1 ...` once under callgrind and reports, per call of the bench
 adapter's `get` and `insert` (a read-through miss: the insert includes the eviction), the
 inclusive instructions (Ir), first-level data misses (D1mr + D1mw) and last-level misses
@@ -58,6 +58,10 @@ def main():
     ap.add_argument("--sifter", default="target/release/sifter")
     ap.add_argument("-c", "--caches", required=True)
     ap.add_argument("--bench-args", default="-s 0.1 --sequence 2000000 --requests 2000000")
+    ap.add_argument("--LL", default="33554432,16,64",
+                    help="simulated last-level cache: size,associativity,line (this VM's L3 is "
+                         "32 MiB per lscpu, but its cpuid reports 320 MB, which valgrind "
+                         "would otherwise simulate)")
     args = ap.parse_args()
     if not shutil.which("valgrind"):
         sys.exit("valgrind not found (apt-get install valgrind)")
@@ -66,7 +70,7 @@ def main():
     for cache in args.caches.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "cg.out")
-            cmd = ["valgrind", "--tool=callgrind", "--cache-sim=yes",
+            cmd = ["valgrind", "--tool=callgrind", "--cache-sim=yes", f"--LL={args.LL}",
                    f"--callgrind-out-file={out}", args.sifter, "bench", "-c", cache, "-t", "1",
                    "-r", "1", "--sample-every", "0", "-q", "--no-plots", "-o",
                    os.path.join(tmp, "bench")] + shlex.split(args.bench_args)
