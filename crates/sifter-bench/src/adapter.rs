@@ -63,6 +63,10 @@ pub const CACHES: &[(&str, &str)] = &[
         "multistep",
         "sifter MultiStepCache: multi-step LRU, 2 vectors × 4 ways per set, a lock per set",
     ),
+    ("multistep-m1", "sifter MultiStepCache with 1 vector × 4 ways (in-vector LRU only)"),
+    ("multistep-m4", "sifter MultiStepCache with 4 vectors × 4 ways per set"),
+    ("multistep-m8", "sifter MultiStepCache with 8 vectors × 4 ways per set"),
+    ("multistep-p8", "sifter MultiStepCache with 2 vectors × 8 ways per set (AVX2 tag compare)"),
     ("quick_cache", "quick_cache::sync::Cache (sharded CLOCK-Pro-like S3-FIFO variant)"),
     ("moka", "moka::sync::Cache (TinyLFU admission, LRU; writes applied in batches)"),
     ("mini_moka", "mini_moka::sync::Cache (moka's smaller sibling)"),
@@ -83,7 +87,7 @@ pub const PEERS: &[&str] =
 
 struct Sifter(Cache<u64, u64>);
 struct SifterGetWith(Cache<u64, u64>);
-struct MultiStep(sifter::MultiStepCache<u64, u64, 2, 4>);
+struct MultiStep<const M: usize, const P: usize>(sifter::MultiStepCache<u64, u64, M, P>);
 struct Quick(quick_cache::sync::Cache<u64, u64>);
 struct Moka(moka::sync::Cache<u64, u64>);
 struct MiniMoka(mini_moka::sync::Cache<u64, u64>);
@@ -197,7 +201,7 @@ impl BenchCache for SifterGetWith {
     }
 }
 
-impl BenchCache for MultiStep {
+impl<const M: usize, const P: usize> BenchCache for MultiStep<M, P> {
     #[inline]
     fn get(&self, k: u64) -> bool {
         self.0.get(&k).is_some()
@@ -284,7 +288,13 @@ pub fn make(name: &str, capacity: u64) -> Result<Box<dyn BenchCache>, BenchError
         "s3fifo" | "s3-fifo" => sifter(Policy::S3Fifo, true),
         "nbq-clock" | "nbqclock" => sifter(Policy::NbqClock, true),
         "nbq-clock-1" => sifter(Policy::NbqClock, false),
-        "multistep" | "multistep-lru" => Box::new(MultiStep(sifter::MultiStepCache::new(capacity))),
+        "multistep" | "multistep-lru" => {
+            Box::new(MultiStep::<2, 4>(sifter::MultiStepCache::new(capacity)))
+        }
+        "multistep-m1" => Box::new(MultiStep::<1, 4>(sifter::MultiStepCache::new(capacity))),
+        "multistep-m4" => Box::new(MultiStep::<4, 4>(sifter::MultiStepCache::new(capacity))),
+        "multistep-m8" => Box::new(MultiStep::<8, 4>(sifter::MultiStepCache::new(capacity))),
+        "multistep-p8" => Box::new(MultiStep::<2, 8>(sifter::MultiStepCache::new(capacity))),
         "quick_cache" | "quick-cache" => Box::new(Quick(quick_cache::sync::Cache::new(cap))),
         "moka" => Box::new(Moka(moka::sync::Cache::new(capacity))),
         "mini_moka" | "mini-moka" => Box::new(MiniMoka(mini_moka::sync::Cache::new(capacity))),
