@@ -280,9 +280,10 @@ impl<K, V> Nodes for Sweep<'_, K, V> {
     }
     #[inline]
     fn is_live(&self, s: u32) -> bool {
-        // Relaxed: a hint, as `Arena::is_live`; an expiry time seen stale only costs a pass.
-        self.arena.is_live(s)
-            && !expired(self.arena.get_timed(s).1.load(Ordering::Relaxed), self.now)
+        // Relaxed (both): a hint, as `Arena::is_live`; a state or expiry time seen stale only
+        // costs a pass. Slot and time from one record address.
+        let (slot, at) = self.arena.get_timed(s);
+        slot.state.load(Ordering::Relaxed) == LIVE && !expired(at.load(Ordering::Relaxed), self.now)
     }
     fn count(&self) -> usize {
         self.arena.count()
@@ -489,26 +490,24 @@ where
             }
             return None;
         };
-        let (slot, at) = match &self.expiration {
-            None => (self.slot(s), None),
-            Some(_) => {
+        let slot = match &self.expiration {
+            None => self.slot(s),
+            Some(exp) => {
                 let (slot, at) = self.arena.get_timed(s);
-                (slot, Some(at))
+                // Relaxed: written before the slot was published (ordered by the index word's
+                // Acquire) or moved by reads (a hint either way).
+                let at = at.load(Ordering::Relaxed);
+                let now = exp.now();
+                if expired(at, now) {
+                    self.expire_found(s, tid, now, how);
+                    return None;
+                }
+                if how == Use::Get && exp.reads_move {
+                    self.read_moves_expiry(exp, s, now, at);
+                }
+                slot
             }
         };
-        if let (Some(exp), Some(at)) = (&self.expiration, at) {
-            // Relaxed: written before the slot was published (ordered by the index word's
-            // Acquire) or moved by reads (a hint either way).
-            let at = at.load(Ordering::Relaxed);
-            let now = exp.now();
-            if expired(at, now) {
-                self.expire_found(s, tid, now, how);
-                return None;
-            }
-            if how == Use::Get && exp.reads_move {
-                self.read_moves_expiry(exp, s, now, at);
-            }
-        }
         if how == Use::Get {
             self.stats.add(tid, Counter::Hits, 1);
             match &self.structure {

@@ -256,15 +256,20 @@ impl<K, V> Arena<K, V> {
     pub fn get_timed(&self, s: u32) -> (&Slot<K, V>, &AtomicU64) {
         assert!(self.times != Times::None, "slot {s} has no expiry time (a cache without expiry)");
         let r = self.record(s);
-        // SAFETY: `r` is the start of an initialised record that lives as long as `self`: a
-        // slot, then (arena with times) an aligned, initialised `AtomicU64` (see `new`). Both
-        // references derive from the record pointer, not from each other.
-        unsafe {
-            (
-                &*(r as *const Slot<K, V>),
-                &*(r.add(std::mem::size_of::<Slot<K, V>>()) as *const AtomicU64),
-            )
-        }
+        // SAFETY: `r` is the start of an initialised slot record that lives as long as `self`;
+        // both references derive from the record pointer, not from each other.
+        unsafe { (&*(r as *const Slot<K, V>), &*Self::times_of(r)) }
+    }
+
+    /// The first expiry word of record `r` (right after its slot).
+    ///
+    /// # Safety
+    /// `r` is a record of this arena, which was built with expiry times: every record then
+    /// holds `times.words()` initialised, aligned `AtomicU64`s after the slot (see `new`).
+    #[inline]
+    unsafe fn times_of(r: *mut u8) -> *const AtomicU64 {
+        // SAFETY: per the contract, the offset stays inside the record.
+        unsafe { r.add(std::mem::size_of::<Slot<K, V>>()) as *const AtomicU64 }
     }
 
     /// Slot `s`'s expiry times.
@@ -275,9 +280,9 @@ impl<K, V> Arena<K, V> {
     pub fn deadline(&self, s: u32) -> Deadline<'_> {
         assert!(self.times != Times::None, "slot {s} has no expiry time (a cache without expiry)");
         // SAFETY: every record holds `times.words()` initialised words after the slot (aligned,
-        // see `new`), living as long as `self`.
+        // see `new`), living as long as `self` (times checked above).
         unsafe {
-            let t = self.record(s).add(std::mem::size_of::<Slot<K, V>>()) as *const AtomicU64;
+            let t = Self::times_of(self.record(s));
             Deadline { at: &*t, limit: (self.times == Times::AtAndLimit).then(|| &*t.add(1)) }
         }
     }
