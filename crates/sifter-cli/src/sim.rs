@@ -107,7 +107,7 @@ pub fn load(src: &TraceSource, quiet: bool) -> Result<LoadedTrace> {
     say_format(src)?;
     let pb = bar(0, &format!("reading {name}"), quiet);
     // Trace errors already name the file and the place in it.
-    let t = LoadedTrace::load(name.clone(), src.requests()?, &|n| pb.set_position(n))?;
+    let t = LoadedTrace::load_blocks(name.clone(), src.blocks(false)?, 0, &|n| pb.set_position(n))?;
     pb.finish_and_clear();
     if t.is_empty() {
         bail!("{name}: the trace has no requests");
@@ -303,7 +303,7 @@ fn stream_sweep(
     let pb = bar(known, &format!("{name}: pass 1 of 2 (ids)"), a.quiet);
     let scan = Scan::run(
         &name,
-        src.requests()?,
+        src.blocks(with_next)?,
         with_next,
         &|phase, n| {
             if phase == Phase::NextAccess && pb.message().contains("ids") {
@@ -331,7 +331,7 @@ fn stream_sweep(
     let (specs, sizes, _) = sweep_plan(t, specs, sizes, a.bytes)?;
     let pb = bar(t.requests, &format!("{name}: pass 2 of 2"), a.quiet);
     let out = scan.sweep(
-        src.requests()?,
+        src.blocks(scan.next_access_from_trace())?,
         &specs,
         &sizes,
         a.bytes,

@@ -22,18 +22,16 @@
 use crate::idmap::{Densifier, IdMap};
 use crate::registry::PolicySpec;
 use crate::runner::{CacheSize, Counts, SimResult, Simulate};
-use crate::trace::{next_positions, read_block, Chunk, TraceSummary, BLOCK, NEVER};
+use crate::trace::{next_positions, Chunk, TraceSummary, BLOCK, NEVER};
 use crate::SimError;
 use rayon::prelude::*;
-use sifter_trace::{Request, Result as TraceResult, TraceError};
+use sifter_trace::blocks::{NEXT_NEVER, NEXT_UNKNOWN};
+use sifter_trace::{Block, BlockSource, TraceError};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel};
 use std::time::Instant;
-
-/// A stream of requests (a trace file's reader or a generator).
-pub type Requests = Box<dyn Iterator<Item = TraceResult<Request>> + Send>;
 
 /// Requests per chunk of pass 2 (about 5 MB of buffers, 7 with next-access positions).
 pub const STREAM_CHUNK: usize = 1 << 18;
@@ -83,12 +81,11 @@ struct Declared {
 }
 
 impl Declared {
-    fn check(&mut self, ids: &[u32], nexts: &[sifter_trace::NextAccess], first: u64) {
-        use sifter_trace::NextAccess;
+    fn check(&mut self, ids: &[u32], nexts: &[u64], first: u64) {
         if !self.ok {
             return;
         }
-        for (j, (&id, n)) in ids.iter().zip(nexts).enumerate() {
+        for (j, (&id, &n)) in ids.iter().zip(nexts).enumerate() {
             let (id, pos) = (id as usize, first + j as u64);
             if id == self.pending.len() {
                 self.pending.push(NEVER);
@@ -96,9 +93,13 @@ impl Declared {
                 self.ok = false;
                 return;
             }
-            self.pending[id] = match *n {
-                NextAccess::At(p) if p > pos => p,
-                NextAccess::Never => NEVER,
+            self.pending[id] = match n {
+                NEXT_NEVER => NEVER,
+                NEXT_UNKNOWN => {
+                    self.ok = false;
+                    return;
+                }
+                p if p > pos => p,
                 _ => {
                     self.ok = false;
                     return;
@@ -126,7 +127,7 @@ impl Scan {
     /// positions (into a temporary file). `stop` is polled between chunks of requests.
     pub fn run(
         name: &str,
-        reqs: Requests,
+        blocks: impl BlockSource,
         with_next: bool,
         progress: Progress<'_>,
         stop: &AtomicBool,
@@ -139,27 +140,25 @@ impl Scan {
         } else {
             None
         };
-        let (mut keys, mut sizes, mut ids) =
-            (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
+        let mut ids = Vec::with_capacity(BLOCK);
         let mut raw = Vec::with_capacity(BLOCK * 4);
-        let mut reqs = reqs;
+        let mut blocks = blocks;
+        let mut b = Block::default();
         let mut declared = with_next.then(|| Declared { pending: Vec::new(), ok: true });
-        let mut nexts = Vec::new();
-        while read_block(
-            &mut reqs,
-            &mut keys,
-            &mut sizes,
-            &mut s.skipped_zero_size,
-            declared.as_ref().map(|_| &mut nexts),
-        )? {
+        while blocks.next_block(&mut b)? {
             ids.clear();
-            s.requested_bytes += sizes.iter().map(|&z| z as u64).sum::<u64>();
-            s.max_size = s.max_size.max(sizes.iter().copied().max().unwrap_or(0));
-            d.map_block(&keys, &sizes, &mut ids, name)?;
+            s.skipped_zero_size += b.skipped_zero_size;
+            s.requested_bytes += b.sizes.iter().map(|&z| z as u64).sum::<u64>();
+            s.max_size = s.max_size.max(b.sizes.iter().copied().max().unwrap_or(0));
+            d.map_block(&b.keys, &b.sizes, &mut ids, name)?;
             if let Some(dc) = &mut declared {
-                dc.check(&ids, &nexts, s.requests);
+                if b.next.len() == b.keys.len() {
+                    dc.check(&ids, &b.next, s.requests);
+                } else {
+                    dc.ok = false;
+                }
             }
-            s.requests += keys.len() as u64;
+            s.requests += b.keys.len() as u64;
             if let Some(w) = &mut id_file {
                 raw.clear();
                 raw.extend(ids.iter().flat_map(|id| id.to_le_bytes()));
@@ -208,7 +207,7 @@ impl Scan {
     #[allow(clippy::too_many_arguments)]
     pub fn sweep(
         &self,
-        reqs: Requests,
+        blocks: impl BlockSource + Send,
         specs: &[PolicySpec],
         sizes: &[CacheSize],
         bytes: bool,
@@ -263,7 +262,7 @@ impl Scan {
             let (tx, rx) = sync_channel::<Result<Buf, SimError>>(2);
             let (back_tx, back_rx) = channel::<Buf>();
             let (map, name) = (&self.ids, s.name.as_str());
-            sc.spawn(move || read_chunks(reqs, map, next, name, tx, back_rx));
+            sc.spawn(move || read_chunks(blocks, map, next, name, tx, back_rx));
             for msg in rx {
                 let buf = msg?;
                 if stop.load(Ordering::Relaxed) {
@@ -368,7 +367,7 @@ impl Buf {
 /// Pass 2's reader thread: fills chunks and sends them, until the trace ends, an error (sent
 /// on), or the receiver hangs up (the sweep stopped).
 fn read_chunks(
-    mut reqs: Requests,
+    mut blocks: impl BlockSource,
     map: &IdMap,
     mut next: Option<NextReader>,
     name: &str,
@@ -376,11 +375,12 @@ fn read_chunks(
     back: std::sync::mpsc::Receiver<Buf>,
 ) {
     let mut raw = Vec::new();
+    let mut b = Block::default();
     loop {
         let mut buf = back.try_recv().unwrap_or_else(|_| Buf {
-            ids: Vec::with_capacity(STREAM_CHUNK),
-            keys: Vec::with_capacity(STREAM_CHUNK),
-            sizes: Vec::with_capacity(STREAM_CHUNK),
+            ids: Vec::with_capacity(STREAM_CHUNK + BLOCK),
+            keys: Vec::with_capacity(STREAM_CHUNK + BLOCK),
+            sizes: Vec::with_capacity(STREAM_CHUNK + BLOCK),
             next: Vec::new(),
         });
         buf.ids.clear();
@@ -388,27 +388,29 @@ fn read_chunks(
         buf.sizes.clear();
         buf.next.clear();
         let mut ended = false;
+        // Whole blocks, until the chunk holds at least STREAM_CHUNK requests.
         while buf.keys.len() < STREAM_CHUNK {
-            match reqs.next() {
-                None => {
+            match blocks.next_block(&mut b) {
+                Ok(false) => {
                     ended = true;
                     break;
                 }
-                Some(Err(e)) => {
+                Err(e) => {
                     let _ = tx.send(Err(e.into()));
                     return;
                 }
-                Some(Ok(r)) => {
-                    if r.size == 0 {
-                        continue;
-                    }
-                    buf.keys.push(r.key);
-                    buf.sizes.push(r.size);
+                Ok(true) => {
+                    buf.keys.extend_from_slice(&b.keys);
+                    buf.sizes.extend_from_slice(&b.sizes);
                     if let Some(NextReader::Declared) = next {
-                        buf.next.push(match r.next_access {
-                            sifter_trace::NextAccess::At(p) => p,
-                            _ => NEVER,
-                        });
+                        if b.next.len() != b.keys.len() {
+                            let _ = tx.send(Err(SimError::Policy(format!(
+                                "{name}: the second pass was given blocks without the trace's \
+                                 next-access fields (TraceSource::blocks(true))"
+                            ))));
+                            return;
+                        }
+                        buf.next.extend_from_slice(&b.next);
                     }
                 }
             }

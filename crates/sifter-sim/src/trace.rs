@@ -7,11 +7,11 @@
 //! counted, as libCacheSim skips them.
 
 use crate::idmap::Densifier;
-use sifter_trace::{Request, Result as TraceResult};
+use sifter_trace::{Block, BlockSource, Request, RequestBlocks, Result as TraceResult};
 use std::sync::OnceLock;
 
-/// Requests mapped per block by the loaders (ids are assigned a block at a time).
-pub const BLOCK: usize = 1 << 16;
+/// Requests per block of the loaders (ids are assigned a block at a time).
+pub use sifter_trace::blocks::BLOCK;
 
 /// "No next access" in [`LoadedTrace::next_access`] (and [`crate::policy::Req::next`]).
 pub const NEVER: u64 = u64::MAX;
@@ -46,19 +46,30 @@ impl LoadedTrace {
         reqs: impl Iterator<Item = TraceResult<Request>>,
         progress: &dyn Fn(u64),
     ) -> TraceResult<LoadedTrace> {
-        let mut t = LoadedTrace { name: name.into(), ..Default::default() };
         let (lo, _) = reqs.size_hint();
-        t.ids.reserve(lo);
-        t.keys.reserve(lo);
-        t.sizes.reserve(lo);
+        Self::load_blocks(name, RequestBlocks::new(reqs, false), lo, progress)
+    }
+
+    /// Decodes a stream of blocks ([`sifter_trace::TraceSource::blocks`]: the fast path);
+    /// `expect` requests are reserved for up front.
+    pub fn load_blocks(
+        name: impl Into<String>,
+        mut src: impl BlockSource,
+        expect: usize,
+        progress: &dyn Fn(u64),
+    ) -> TraceResult<LoadedTrace> {
+        let mut t = LoadedTrace { name: name.into(), ..Default::default() };
+        t.ids.reserve(expect);
+        t.keys.reserve(expect);
+        t.sizes.reserve(expect);
         let mut d = Densifier::default();
-        let (mut keys, mut sizes) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
-        let mut reqs = reqs;
-        while read_block(&mut reqs, &mut keys, &mut sizes, &mut t.skipped_zero_size, None)? {
-            t.requested_bytes += sizes.iter().map(|&s| s as u64).sum::<u64>();
-            d.map_block(&keys, &sizes, &mut t.ids, &t.name)?;
-            t.keys.extend_from_slice(&keys);
-            t.sizes.extend_from_slice(&sizes);
+        let mut b = Block::default();
+        while src.next_block(&mut b)? {
+            t.skipped_zero_size += b.skipped_zero_size;
+            t.requested_bytes += b.sizes.iter().map(|&s| s as u64).sum::<u64>();
+            d.map_block(&b.keys, &b.sizes, &mut t.ids, &t.name)?;
+            t.keys.extend_from_slice(&b.keys);
+            t.sizes.extend_from_slice(&b.sizes);
             progress(t.ids.len() as u64);
         }
         t.n_objects = d.n_objects();
@@ -110,42 +121,6 @@ impl LoadedTrace {
             max_size: self.sizes.iter().copied().max().unwrap_or(0),
         }
     }
-}
-
-/// Reads the next block of up to [`BLOCK`] requests into `keys` and `sizes` (cleared first),
-/// leaving out zero-size requests (counted in `skipped`, as libCacheSim skips them); false when
-/// the stream had nothing left. The one block reader of both loaders.
-/// With `nexts`, the requests' own next-access fields are collected too.
-pub fn read_block(
-    reqs: &mut impl Iterator<Item = TraceResult<Request>>,
-    keys: &mut Vec<u64>,
-    sizes: &mut Vec<u32>,
-    skipped: &mut u64,
-    mut nexts: Option<&mut Vec<sifter_trace::NextAccess>>,
-) -> TraceResult<bool> {
-    keys.clear();
-    sizes.clear();
-    if let Some(n) = nexts.as_deref_mut() {
-        n.clear();
-    }
-    let mut any = false;
-    for r in reqs.by_ref() {
-        let r = r?;
-        any = true;
-        if r.size == 0 {
-            *skipped += 1;
-            continue;
-        }
-        keys.push(r.key);
-        sizes.push(r.size);
-        if let Some(n) = nexts.as_deref_mut() {
-            n.push(r.next_access);
-        }
-        if keys.len() == BLOCK {
-            break;
-        }
-    }
-    Ok(any)
 }
 
 /// Fills `next[i]` for requests `first + i` (walked backwards), given `last[id]`: the position

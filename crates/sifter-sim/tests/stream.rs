@@ -32,10 +32,10 @@ fn streamed(
     bytes: bool,
 ) -> Vec<SimResult> {
     let stop = AtomicBool::new(false);
-    let scan = Scan::run(&src.name(), src.requests().expect("open"), true, &|_, _| {}, &stop)
+    let scan = Scan::run(&src.name(), src.blocks(true).expect("open"), true, &|_, _| {}, &stop)
         .expect("scan");
     let out = scan
-        .sweep(src.requests().expect("open"), specs, sizes, bytes, 7, &|_, _| {}, &stop)
+        .sweep(src.blocks(true).expect("open"), specs, sizes, bytes, 7, &|_, _| {}, &stop)
         .expect("sweep");
     assert_eq!(out.stopped_after, None);
     out.results.into_iter().map(|r| r.expect("sim")).collect()
@@ -92,14 +92,14 @@ fn a_stopped_sweep_reports_how_far_it_got() {
     let src =
         TraceSource::parse("zipf:alpha=1.0,n=1000,requests=100000,seed=1", None).expect("src");
     let go = AtomicBool::new(false);
-    let scan = Scan::run(&src.name(), src.requests().expect("open"), false, &|_, _| {}, &go)
+    let scan = Scan::run(&src.name(), src.blocks(false).expect("open"), false, &|_, _| {}, &go)
         .expect("scan");
     assert_eq!(scan.summary().requests, 100_000);
     let stop = AtomicBool::new(true);
     let specs = [PolicySpec::parse("lru").expect("spec")];
     let out = scan
         .sweep(
-            src.requests().expect("open"),
+            src.blocks(false).expect("open"),
             &specs,
             &[CacheSize::Fraction(0.1)],
             false,
@@ -110,7 +110,7 @@ fn a_stopped_sweep_reports_how_far_it_got() {
         .expect("sweep");
     assert_eq!(out.stopped_after, Some(0));
     // A stopped scan is an error, not a partial summary.
-    let e = Scan::run(&src.name(), src.requests().expect("open"), false, &|_, _| {}, &stop);
+    let e = Scan::run(&src.name(), src.blocks(false).expect("open"), false, &|_, _| {}, &stop);
     assert!(matches!(e, Err(SimError::Stopped(_))), "{e:?}");
 }
 
@@ -119,10 +119,11 @@ fn a_trace_that_changes_between_the_passes_is_an_error() {
     let a = TraceSource::parse("zipf:alpha=1.0,n=1000,requests=50000,seed=1", None).expect("a");
     let b = TraceSource::parse("zipf:alpha=1.0,n=5000,requests=50000,seed=2", None).expect("b");
     let go = AtomicBool::new(false);
-    let scan = Scan::run("a", a.requests().expect("open"), false, &|_, _| {}, &go).expect("scan");
+    let scan =
+        Scan::run("a", a.blocks(false).expect("open"), false, &|_, _| {}, &go).expect("scan");
     let specs = [PolicySpec::parse("fifo").expect("spec")];
     let e = scan.sweep(
-        b.requests().expect("open"),
+        b.blocks(false).expect("open"),
         &specs,
         &[CacheSize::Fraction(0.1)],
         false,
@@ -159,10 +160,10 @@ fn belady_streams_from_an_oracle_files_own_next_access_fields_once_checked() {
     for (path, trusted) in [(&good, true), (&bad, false)] {
         let src = TraceSource::parse(path.to_str().expect("utf-8"), None).expect("src");
         let scan =
-            Scan::run("t", src.requests().expect("open"), true, &|_, _| {}, &stop).expect("scan");
+            Scan::run("t", src.blocks(true).expect("open"), true, &|_, _| {}, &stop).expect("scan");
         assert_eq!(scan.next_access_from_trace(), trusted, "{}", path.display());
         let streamed = scan
-            .sweep(src.requests().expect("open"), &specs, &sizes, false, 0, &|_, _| {}, &stop)
+            .sweep(src.blocks(true).expect("open"), &specs, &sizes, false, 0, &|_, _| {}, &stop)
             .expect("sweep");
         let memory = in_memory(&src, &specs, &sizes, false);
         for (x, y) in memory.iter().zip(&streamed.results) {

@@ -11,6 +11,7 @@
 //! assert_eq!(n, 10_000);
 //! ```
 
+pub mod blocks;
 pub mod error;
 pub mod format;
 pub mod oracle;
@@ -19,6 +20,7 @@ pub mod request;
 pub mod stats;
 pub mod synth;
 
+pub use blocks::{Block, BlockSource, Blocks, RequestBlocks};
 pub use error::{Position, Result, TraceError};
 pub use format::Format;
 pub use reader::TraceReader;
@@ -92,6 +94,30 @@ impl TraceSource {
             }
             TraceSource::Synthetic(_) => Ok(None),
         }
+    }
+
+    /// Streams the requests in columns ([`Block`]s), decoded (or generated) on a background
+    /// thread a few blocks ahead of the consumer; oracleGeneral files are decoded straight into
+    /// the columns. `with_next`: fill [`Block::next`] from the trace's next-access fields.
+    pub fn blocks(&self, with_next: bool) -> Result<Blocks> {
+        Ok(match self {
+            TraceSource::File { path, format } => {
+                let format = match format {
+                    Some(f) => f.clone(),
+                    None => format::detect(path, &reader::read_head(path, 1 << 16)?)?,
+                };
+                if format == Format::OracleGeneral {
+                    let stream = reader::open_stream(path)?;
+                    Blocks::spawn(blocks::OracleBlocks::new(stream, path.clone(), with_next))
+                } else {
+                    let reader = TraceReader::open(path, Some(&format))?;
+                    Blocks::spawn(RequestBlocks::new(reader, with_next))
+                }
+            }
+            TraceSource::Synthetic(s) => {
+                Blocks::spawn(RequestBlocks::new(s.generate().map(Ok), with_next))
+            }
+        })
     }
 
     /// Streams the requests, decoded (or generated) on a background thread a few batches
