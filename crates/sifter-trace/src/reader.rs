@@ -589,21 +589,50 @@ impl Lines {
         Ok(true)
     }
 
+    /// Advances to the next line and applies `f` to it (without its line ending) and its
+    /// position: borrowed from the stream's buffer when the whole line is there (no copy),
+    /// else read into the line buffer. `None` at the end.
+    fn next_with<R>(&mut self, f: impl FnOnce(&[u8], Position) -> R) -> std::io::Result<Option<R>> {
+        let avail = self.stream.fill_buf()?;
+        if let Some(i) = memchr::memchr(b'\n', avail) {
+            self.line += 1;
+            self.offset = self.next_offset;
+            self.next_offset += i as u64 + 1;
+            let pos = Position::Line { line: self.line, offset: self.offset };
+            let r = f(strip_eol(&avail[..=i]), pos);
+            self.stream.consume(i + 1);
+            return Ok(Some(r));
+        }
+        self.buf.clear();
+        let n = self.stream.read_until(b'\n', &mut self.buf)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        self.offset = self.next_offset;
+        self.next_offset += n as u64;
+        Ok(Some(f(strip_eol(&self.buf), self.pos())))
+    }
+
     /// The current line without its line ending.
     fn line(&self) -> &[u8] {
-        let mut s = &self.buf[..];
-        if let [rest @ .., b'\n'] = s {
-            s = rest;
-        }
-        if let [rest @ .., b'\r'] = s {
-            s = rest;
-        }
-        s
+        strip_eol(&self.buf)
     }
 
     fn pos(&self) -> Position {
         Position::Line { line: self.line, offset: self.offset }
     }
+}
+
+/// `s` without a trailing `\n` or `\r\n`.
+fn strip_eol(mut s: &[u8]) -> &[u8] {
+    if let [rest @ .., b'\n'] = s {
+        s = rest;
+    }
+    if let [rest @ .., b'\r'] = s {
+        s = rest;
+    }
+    s
 }
 
 fn trim(s: &[u8]) -> &[u8] {
@@ -623,18 +652,19 @@ pub(crate) fn parse_u64(s: &[u8]) -> Option<u64> {
     if s.is_empty() || s.len() > 20 {
         return None;
     }
-    // Up to 19 digits cannot overflow (10^19 - 1 < 2^64): no checks in the loop. (Wrapping:
-    // a non-digit makes `d` large, and that input is refused after the loop anyway.)
+    // Up to 19 digits cannot overflow (10^19 - 1 < 2^64): no checks. Eight digits at a time.
     let (head, last) = if s.len() == 20 { (&s[..19], Some(s[19])) } else { (s, None) };
     let mut v: u64 = 0;
-    let mut bad = false;
-    for &b in head {
-        let d = b.wrapping_sub(b'0');
-        bad |= d > 9;
-        v = v.wrapping_mul(10).wrapping_add(d as u64);
+    let mut eights = head.chunks_exact(8);
+    for c in eights.by_ref() {
+        v = v * 100_000_000 + parse8(u64::from_le_bytes(c.try_into().ok()?))?;
     }
-    if bad {
-        return None;
+    for &b in eights.remainder() {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + d as u64;
     }
     match last {
         None => Some(v),
@@ -646,6 +676,24 @@ pub(crate) fn parse_u64(s: &[u8]) -> Option<u64> {
             v.checked_mul(10)?.checked_add(d as u64)
         }
     }
+}
+
+/// The value of eight ASCII digits read as a little-endian word (the first digit in the lowest
+/// byte), `None` if a byte is not a digit: a few multiplies instead of eight dependent steps.
+#[inline]
+fn parse8(chunk: u64) -> Option<u64> {
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    // Every byte in 0x30..=0x3F, and (then without carries) adding 6 keeps it there: 0x30..=0x39.
+    if chunk & HIGH != ZEROS || chunk.wrapping_add(0x0606_0606_0606_0606) & HIGH != ZEROS {
+        return None;
+    }
+    let v = chunk - ZEROS;
+    // Adjacent digits into two-digit values (in the even bytes), then those into the result.
+    let v = (v * 10) + (v >> 8);
+    let lo = (v & 0x0000_00FF_0000_00FF).wrapping_mul(100 + (1_000_000 << 32));
+    let hi = ((v >> 16) & 0x0000_00FF_0000_00FF).wrapping_mul(1 + (10_000 << 32));
+    Some(lo.wrapping_add(hi) >> 32)
 }
 
 /// Parses a key number: unsigned, or a negative decimal taken as `i64 as u64`.
@@ -838,12 +886,16 @@ impl Source for LineSource {
 
 struct CsvSource {
     lines: Lines,
+    st: CsvState,
+}
+
+/// A CSV reader's state apart from its lines (so a line borrowed from the stream's buffer can
+/// be parsed against it).
+struct CsvState {
     o: CsvOptions,
     /// Set once the first data line (or header) has been seen.
     started: bool,
     fields: Vec<(usize, usize)>,
-    /// The current line, trimmed (one buffer reused for every line).
-    line: Vec<u8>,
 }
 
 const KEY_NAMES: &[&str] =
@@ -858,21 +910,32 @@ impl CsvSource {
     fn new(stream: Box<dyn BufRead + Send>, o: CsvOptions) -> Self {
         CsvSource {
             lines: Lines::new(stream),
-            o,
-            started: false,
-            fields: Vec::new(),
-            line: Vec::with_capacity(256),
+            st: CsvState { o, started: false, fields: Vec::new() },
         }
     }
+}
 
+impl CsvState {
+    /// Splits `line` into fields: all of them before the first data line (the header check
+    /// reads them all), then only up to the last column a request needs.
     fn split(&mut self, line: &[u8]) {
         self.fields.clear();
         let d = self.o.delimiter.unwrap_or(b',');
+        let limit = if self.started {
+            [self.o.key_col, self.o.time_col, self.o.size_col, self.o.op_col, self.o.next_col]
+                .into_iter()
+                .flatten()
+                .max()
+                .unwrap_or(usize::MAX)
+        } else {
+            usize::MAX
+        };
         let mut start = 0;
-        for (i, &b) in line.iter().enumerate() {
-            if b == d {
-                self.fields.push((start, i));
-                start = i + 1;
+        for i in memchr::memchr_iter(d, line) {
+            self.fields.push((start, i));
+            start = i + 1;
+            if self.fields.len() == limit {
+                return;
             }
         }
         self.fields.push((start, line.len()));
@@ -911,28 +974,29 @@ impl CsvSource {
 impl Source for CsvSource {
     fn next_raw(&mut self, ctx: &mut Ctx) -> Result<Option<Raw>> {
         loop {
-            if !self.lines.next(ctx)? {
-                if !self.started && self.o.key_col.is_none() {
-                    return Err(ctx.corrupt(Position::None, "empty csv trace"));
+            let st = &mut self.st;
+            let r = self.lines.next_with(|line, pos| st.parse(trim(line), pos, ctx));
+            match r.map_err(|e| TraceError::io(&ctx.path, e))? {
+                None => {
+                    if !self.st.started && self.st.o.key_col.is_none() {
+                        return Err(ctx.corrupt(Position::None, "empty csv trace"));
+                    }
+                    return Ok(None);
                 }
-                return Ok(None);
-            }
-            let mut line = std::mem::take(&mut self.line);
-            line.clear();
-            line.extend_from_slice(trim(self.lines.line()));
-            let r = self.parse(&line, ctx);
-            self.line = line;
-            if let Some(raw) = r? {
-                return Ok(Some(raw));
+                Some(r) => {
+                    if let Some(raw) = r? {
+                        return Ok(Some(raw));
+                    }
+                }
             }
         }
     }
 }
 
-impl CsvSource {
-    /// Parses one trimmed line: `None` for a line that is not a request (blank, comment,
-    /// header).
-    fn parse(&mut self, line: &[u8], ctx: &mut Ctx) -> Result<Option<Raw>> {
+impl CsvState {
+    /// Parses one trimmed line (at `pos`): `None` for a line that is not a request (blank,
+    /// comment, header).
+    fn parse(&mut self, line: &[u8], pos: Position, ctx: &mut Ctx) -> Result<Option<Raw>> {
         if line.is_empty() {
             ctx.skipped += 1;
             return Ok(None);
@@ -964,7 +1028,7 @@ impl CsvSource {
                 ctx.skipped += 1;
                 if !self.apply_header(line) && self.o.key_col.is_none() {
                     return Err(ctx.corrupt(
-                        self.lines.pos(),
+                        pos,
                         format!(
                             "cannot find the key column in header {}; pass csv:obj-id-col=N",
                             show(line)
@@ -975,13 +1039,12 @@ impl CsvSource {
             }
             if self.o.key_col.is_none() {
                 return Err(ctx.corrupt(
-                    self.lines.pos(),
+                    pos,
                     "csv without a header naming its columns: pass the columns, e.g. \
                          --format 'csv:obj-id-col=2,time-col=1,obj-size-col=3'",
                 ));
             }
         }
-        let pos = self.lines.pos();
         let need = |col: Option<usize>, what: &str, this: &Self| -> Result<Option<&[u8]>> {
             match col {
                 None => Ok(None),
@@ -1039,12 +1102,37 @@ impl CsvSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The digit-by-digit parser `parse_u64` must equal.
+    fn naive(s: &[u8]) -> Option<u64> {
+        if s.is_empty() || s.len() > 20 || !s.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        s.iter().try_fold(0u64, |v, &b| v.checked_mul(10)?.checked_add((b - b'0') as u64))
+    }
+
+    proptest! {
+        #[test]
+        fn decimal_parsing_equals_the_naive_loop(s in "[0-9]{1,21}", junk in any::<u8>(), at in any::<usize>()) {
+            prop_assert_eq!(parse_u64(s.as_bytes()), naive(s.as_bytes()));
+            let mut b = s.into_bytes();
+            let i = at % b.len();
+            b[i] = junk;
+            prop_assert_eq!(parse_u64(&b), if b.starts_with(b"0x") || b.starts_with(b"0X") { parse_u64(&b) } else { naive(&b) });
+        }
+    }
 
     #[test]
     fn numbers() {
         assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
         assert_eq!(parse_u64(b"18446744073709551616"), None);
         assert_eq!(parse_u64(b"0x1f"), Some(31));
+        assert_eq!(parse_u64(b"1234567890123456789"), Some(1234567890123456789));
+        assert_eq!(parse_u64(b"12345678"), Some(12345678));
+        assert_eq!(parse_u64(b"1234567/"), None);
+        assert_eq!(parse_u64(b"123:5678"), None);
+        assert_eq!(parse_u64(b"00000000000000000009"), Some(9));
         assert_eq!(parse_key_num(b"-1"), Some(u64::MAX));
         assert_eq!(parse_key_num(b"-9223372036854775808"), Some(1 << 63));
         assert_eq!(parse_num_trunc(b"12.75"), Some(12));
