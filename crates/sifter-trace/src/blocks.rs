@@ -27,7 +27,16 @@ pub const NEXT_NEVER: u64 = u64::MAX;
 /// [`Block::next`]: the trace does not say (formats without next-access fields).
 pub const NEXT_UNKNOWN: u64 = u64::MAX - 1;
 
-/// Up to [`BLOCK`] consecutive requests in columns (zero-size requests left out).
+/// A next-access field as [`Block::next`] holds it.
+pub(crate) fn next_code(n: NextAccess) -> u64 {
+    match n {
+        NextAccess::At(p) => p.min(NEXT_UNKNOWN - 1),
+        NextAccess::Never => NEXT_NEVER,
+        NextAccess::Unknown => NEXT_UNKNOWN,
+    }
+}
+
+/// About [`BLOCK`] consecutive requests in columns (zero-size requests left out).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Block {
     /// Keys.
@@ -113,11 +122,7 @@ impl<I: Iterator<Item = Result<Request>>> BlockSource for RequestBlocks<I> {
             b.keys.push(r.key);
             b.sizes.push(r.size);
             if self.with_next {
-                b.next.push(match r.next_access {
-                    NextAccess::At(p) => p.min(NEXT_UNKNOWN - 1),
-                    NextAccess::Never => NEXT_NEVER,
-                    NextAccess::Unknown => NEXT_UNKNOWN,
-                });
+                b.next.push(next_code(r.next_access));
             }
             if b.keys.len() == BLOCK {
                 break;

@@ -109,6 +109,14 @@ impl TraceSource {
                 if format == Format::OracleGeneral {
                     let stream = reader::open_stream(path)?;
                     Blocks::spawn(blocks::OracleBlocks::new(stream, path.clone(), with_next))
+                } else if let Format::Csv(o) = &format {
+                    let stream = reader::open_stream(path)?;
+                    Blocks::spawn(reader::CsvBlocks::new(
+                        stream,
+                        o.clone(),
+                        path.clone(),
+                        with_next,
+                    ))
                 } else {
                     let reader = TraceReader::open(path, Some(&format))?;
                     Blocks::spawn(RequestBlocks::new(reader, with_next))

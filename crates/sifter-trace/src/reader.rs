@@ -9,6 +9,7 @@
 //! an error that names the file, the record or line, and the byte offset in the decompressed
 //! stream.
 
+use crate::blocks::{Block, BlockSource};
 use crate::error::{Position, Result, TraceError};
 use crate::format::{detect, BinaryFormat, CsvOptions, Field, Format, KeyMode};
 use crate::request::{NextAccess, Op, Request};
@@ -39,6 +40,8 @@ pub fn open_stream(path: &Path) -> Result<Box<dyn BufRead + Send>> {
 /// parser, so decompression and parsing run on different cores.
 struct Decompressed {
     rx: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    /// Spent blocks go back to the thread for reuse (no allocation per block).
+    back: std::sync::mpsc::Sender<Vec<u8>>,
     buf: Vec<u8>,
     pos: usize,
     done: bool,
@@ -47,8 +50,10 @@ struct Decompressed {
 impl Decompressed {
     fn spawn<R: Read + Send + 'static>(mut dec: R) -> Self {
         let (tx, rx) = std::sync::mpsc::sync_channel(4);
+        let (back, spent) = std::sync::mpsc::channel::<Vec<u8>>();
         std::thread::spawn(move || loop {
-            let mut block = vec![0u8; 1 << 20];
+            let mut block = spent.try_recv().unwrap_or_default();
+            block.resize(1 << 20, 0);
             let mut len = 0;
             let res = loop {
                 match dec.read(&mut block[len..]) {
@@ -76,7 +81,7 @@ impl Decompressed {
                 return;
             }
         });
-        Decompressed { rx, buf: Vec::new(), pos: 0, done: false }
+        Decompressed { rx, back, buf: Vec::new(), pos: 0, done: false }
     }
 }
 
@@ -95,7 +100,8 @@ impl BufRead for Decompressed {
         while self.pos >= self.buf.len() && !self.done {
             match self.rx.recv() {
                 Ok(Ok(block)) => {
-                    self.buf = block;
+                    // The thread may have ended: then the spent block is simply dropped.
+                    let _ = self.back.send(std::mem::replace(&mut self.buf, block));
                     self.pos = 0;
                 }
                 Ok(Err(e)) => {
@@ -645,8 +651,9 @@ fn trim(s: &[u8]) -> &[u8] {
 }
 
 /// Parses an unsigned decimal (or `0x` hex) integer.
+#[inline]
 pub(crate) fn parse_u64(s: &[u8]) -> Option<u64> {
-    if let Some(h) = s.strip_prefix(b"0x").or_else(|| s.strip_prefix(b"0X")) {
+    if let [b'0', b'x' | b'X', h @ ..] = s {
         return parse_hex(h, 16);
     }
     if s.is_empty() || s.len() > 20 {
@@ -891,11 +898,14 @@ struct CsvSource {
 
 /// A CSV reader's state apart from its lines (so a line borrowed from the stream's buffer can
 /// be parsed against it).
+#[derive(Clone)]
 struct CsvState {
     o: CsvOptions,
     /// Set once the first data line (or header) has been seen.
     started: bool,
     fields: Vec<(usize, usize)>,
+    /// Fields a data line is split into (the last column a request reads), once started.
+    limit: usize,
 }
 
 const KEY_NAMES: &[&str] =
@@ -910,7 +920,7 @@ impl CsvSource {
     fn new(stream: Box<dyn BufRead + Send>, o: CsvOptions) -> Self {
         CsvSource {
             lines: Lines::new(stream),
-            st: CsvState { o, started: false, fields: Vec::new() },
+            st: CsvState { o, started: false, fields: Vec::new(), limit: usize::MAX },
         }
     }
 }
@@ -921,15 +931,7 @@ impl CsvState {
     fn split(&mut self, line: &[u8]) {
         self.fields.clear();
         let d = self.o.delimiter.unwrap_or(b',');
-        let limit = if self.started {
-            [self.o.key_col, self.o.time_col, self.o.size_col, self.o.op_col, self.o.next_col]
-                .into_iter()
-                .flatten()
-                .max()
-                .unwrap_or(usize::MAX)
-        } else {
-            usize::MAX
-        };
+        let limit = self.limit;
         let mut start = 0;
         for i in memchr::memchr_iter(d, line) {
             self.fields.push((start, i));
@@ -993,6 +995,11 @@ impl Source for CsvSource {
     }
 }
 
+#[cold]
+fn missing_column(ctx: &Ctx, pos: &Position, what: &str, c: usize, n: usize) -> TraceError {
+    ctx.corrupt(pos.clone(), format!("{what} column {c} missing: the line has {n} fields"))
+}
+
 impl CsvState {
     /// Parses one trimmed line (at `pos`): `None` for a line that is not a request (blank,
     /// comment, header).
@@ -1045,18 +1052,21 @@ impl CsvState {
                 ));
             }
         }
+        if self.limit == usize::MAX {
+            // The columns are settled: later lines are split only as far as they are read.
+            self.limit =
+                [self.o.key_col, self.o.time_col, self.o.size_col, self.o.op_col, self.o.next_col]
+                    .into_iter()
+                    .flatten()
+                    .max()
+                    .unwrap_or(usize::MAX);
+        }
+        // A column a request reads; the error (cold) names it when the line is too short.
         let need = |col: Option<usize>, what: &str, this: &Self| -> Result<Option<&[u8]>> {
-            match col {
-                None => Ok(None),
-                Some(c) => this.field(line, c).map(Some).ok_or_else(|| {
-                    ctx.corrupt(
-                        pos.clone(),
-                        format!(
-                            "{what} column {c} missing: the line has {} fields",
-                            this.fields.len()
-                        ),
-                    )
-                }),
+            let Some(c) = col else { return Ok(None) };
+            match this.field(line, c) {
+                Some(f) => Ok(Some(f)),
+                None => Err(missing_column(ctx, &pos, what, c, this.fields.len())),
             }
         };
         let key_f = need(self.o.key_col, "key", self)?.unwrap_or_default();
@@ -1096,6 +1106,237 @@ impl CsvState {
             },
         };
         Ok(Some(Raw { time, key, size, op, next }))
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// CSV in blocks, parsed in parallel
+
+/// Bytes of text read per step of [`CsvBlocks`] (split among the parser threads).
+const CSV_STEP: usize = 4 << 20;
+/// The longest line [`CsvBlocks`] accepts (a longer one is corrupt input, not a reason to
+/// buffer without bound).
+const CSV_MAX_LINE: usize = 64 << 20;
+/// Parser threads of [`CsvBlocks`].
+const CSV_PARTS: usize = 2;
+
+/// A CSV trace in [`Block`]s: the lines up to the first request (header, comments, the
+/// delimiter and key-mode detection) are read by the request reader's parser; after that the
+/// text is read [`CSV_STEP`] bytes at a time, cut at line ends into [`CSV_PARTS`] parts parsed on
+/// their own threads with copies of the settled parser state, and the parts' columns handed
+/// out in order. Same requests, same rules and the same errors (the earliest corrupt line,
+/// with its line number and byte offset) as [`TraceReader`].
+pub(crate) struct CsvBlocks {
+    /// The reader of the first lines (`None` once they are done).
+    head: Option<CsvSource>,
+    stream: Option<Box<dyn BufRead + Send>>,
+    path: PathBuf,
+    with_next: bool,
+    st: Option<CsvState>,
+    /// Text read and not parsed yet: `buf[..len]`, starting at a line start.
+    buf: Vec<u8>,
+    len: usize,
+    eof: bool,
+    /// Lines before `buf`, and the byte offset of its start.
+    lines: u64,
+    offset: u64,
+    /// Parsed blocks not handed out yet, in order.
+    ready: std::collections::VecDeque<Block>,
+}
+
+impl CsvBlocks {
+    pub(crate) fn new(
+        stream: Box<dyn BufRead + Send>,
+        o: CsvOptions,
+        path: PathBuf,
+        with_next: bool,
+    ) -> Self {
+        CsvBlocks {
+            head: Some(CsvSource::new(stream, o)),
+            stream: None,
+            path,
+            with_next,
+            st: None,
+            buf: Vec::new(),
+            len: 0,
+            eof: false,
+            lines: 0,
+            offset: 0,
+            ready: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// Reads the first lines with the request reader until the first request (returned), and
+    /// takes the stream over from there.
+    fn head(&mut self, mut src: CsvSource) -> Result<Option<Raw>> {
+        let mut ctx = Ctx { path: self.path.clone(), skipped: 0 };
+        let first = src.next_raw(&mut ctx)?;
+        self.lines = src.lines.line;
+        self.offset = src.lines.next_offset;
+        self.st = Some(src.st);
+        self.stream = Some(src.lines.stream);
+        if first.is_none() {
+            self.eof = true;
+        }
+        Ok(first)
+    }
+
+    /// Reads more text after `buf[..len]`; false at the end of the stream.
+    fn fill(&mut self) -> Result<bool> {
+        let Some(stream) = self.stream.as_mut() else { return Ok(false) };
+        if self.buf.len() < self.len + CSV_STEP {
+            self.buf.resize(self.len + CSV_STEP, 0);
+        }
+        let want = self.len + CSV_STEP;
+        let start = self.len;
+        while self.len < want {
+            match stream.read(&mut self.buf[self.len..want]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(k) => self.len += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(TraceError::io(&self.path, e)),
+            }
+        }
+        Ok(self.len > start)
+    }
+
+    /// Parses the next step of text into `ready`; false when the text is done.
+    fn step(&mut self) -> Result<bool> {
+        // Whole lines: up to the last line end (all of it at the end of the stream).
+        let cut = loop {
+            if let Some(i) = memchr::memrchr(b'\n', &self.buf[..self.len]) {
+                if !self.eof && self.len < CSV_STEP / 2 && self.fill()? {
+                    continue; // top up a short read before cutting
+                }
+                break i + 1;
+            }
+            if self.eof {
+                break self.len;
+            }
+            if self.len >= CSV_MAX_LINE {
+                return Err(TraceError::Corrupt {
+                    path: self.path.clone(),
+                    pos: Position::Line { line: self.lines + 1, offset: self.offset },
+                    msg: format!("a line longer than {} MiB", CSV_MAX_LINE >> 20),
+                });
+            }
+            if !self.fill()? {
+                continue; // end of stream: the rest is the last line
+            }
+        };
+        if cut == 0 {
+            return Ok(false);
+        }
+        let st = self.st.as_ref().expect("state settled by the first lines");
+        let text = &self.buf[..cut];
+        // Parts cut at line ends near equal sizes.
+        let mut bounds = vec![0];
+        for k in 1..CSV_PARTS {
+            let at = (cut * k / CSV_PARTS).max(*bounds.last().unwrap_or(&0));
+            let end = match memchr::memchr(b'\n', &text[at..]) {
+                Some(i) => at + i + 1,
+                None => cut,
+            };
+            bounds.push(end.min(cut));
+        }
+        bounds.push(cut);
+        let mut starts = Vec::with_capacity(CSV_PARTS);
+        let (mut line, mut offset) = (self.lines, self.offset);
+        for w in bounds.windows(2) {
+            starts.push((line, offset));
+            line += memchr::memchr_iter(b'\n', &text[w[0]..w[1]]).count() as u64;
+            offset += (w[1] - w[0]) as u64;
+        }
+        let (path, with_next) = (&self.path, self.with_next);
+        let parse = |i: usize| {
+            let (a, b) = (bounds[i], bounds[i + 1]);
+            parse_csv_part(st.clone(), &text[a..b], starts[i], path, with_next)
+        };
+        let results: Vec<Result<Block>> = std::thread::scope(|sc| {
+            let others: Vec<_> = (1..CSV_PARTS).map(|i| sc.spawn(move || parse(i))).collect();
+            let mut out = vec![parse(0)];
+            for h in others {
+                out.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            }
+            out
+        });
+        for r in results {
+            // The earliest part's error is the first corrupt line.
+            self.ready.push_back(r?);
+        }
+        self.lines = line;
+        self.offset = offset;
+        self.buf.copy_within(cut..self.len, 0);
+        self.len -= cut;
+        Ok(true)
+    }
+}
+
+/// Parses whole lines `text` (the first being line `start.0 + 1` at byte offset `start.1`).
+fn parse_csv_part(
+    mut st: CsvState,
+    text: &[u8],
+    start: (u64, u64),
+    path: &Path,
+    with_next: bool,
+) -> Result<Block> {
+    let mut ctx = Ctx { path: path.to_path_buf(), skipped: 0 };
+    let mut b = Block::default();
+    let (mut line, mut offset) = start;
+    let mut at = 0;
+    while at < text.len() {
+        let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i + 1);
+        line += 1;
+        let pos = Position::Line { line, offset };
+        if let Some(r) = st.parse(trim(strip_eol(&text[at..end])), pos, &mut ctx)? {
+            push_raw(&mut b, &r, with_next);
+        }
+        offset += (end - at) as u64;
+        at = end;
+    }
+    Ok(b)
+}
+
+/// Appends a request to a block's columns (a zero-size one is counted, not stored).
+fn push_raw(b: &mut Block, r: &Raw, with_next: bool) {
+    if r.size == 0 {
+        b.skipped_zero_size += 1;
+        return;
+    }
+    b.keys.push(r.key);
+    b.sizes.push(r.size);
+    if with_next {
+        b.next.push(crate::blocks::next_code(r.next));
+    }
+}
+
+impl BlockSource for CsvBlocks {
+    fn next_block(&mut self, b: &mut Block) -> Result<bool> {
+        b.clear();
+        if let Some(src) = self.head.take() {
+            if let Some(r) = self.head(src)? {
+                push_raw(b, &r, self.with_next);
+            }
+            return Ok(true);
+        }
+        loop {
+            if let Some(mut got) = self.ready.pop_front() {
+                std::mem::swap(b, &mut got);
+                return Ok(true);
+            }
+            if self.stream.is_none() || (self.eof && self.len == 0) {
+                return Ok(false);
+            }
+            if self.len == 0 && !self.fill()? {
+                return Ok(false);
+            }
+            if !self.step()? {
+                return Ok(false);
+            }
+        }
     }
 }
 

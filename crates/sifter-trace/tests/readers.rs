@@ -217,3 +217,81 @@ fn cloudphysics_encodings_agree() {
     assert_eq!(og[0].time, 5_633_898);
     let _ = std::io::stdout().flush();
 }
+
+/// Every block of `src` in one, or the first error (as text).
+fn blocks_of(src: &TraceSource, with_next: bool) -> Result<sifter_trace::Block, String> {
+    use sifter_trace::{Block, BlockSource};
+    let mut blocks = src.blocks(with_next).map_err(|e| e.to_string())?;
+    let (mut all, mut b) = (Block::default(), Block::default());
+    while blocks.next_block(&mut b).map_err(|e| e.to_string())? {
+        all.keys.extend_from_slice(&b.keys);
+        all.sizes.extend_from_slice(&b.sizes);
+        all.next.extend_from_slice(&b.next);
+        all.skipped_zero_size += b.skipped_zero_size;
+    }
+    Ok(all)
+}
+
+/// The same columns through the request reader.
+fn blocks_via_requests(src: &TraceSource, with_next: bool) -> Result<sifter_trace::Block, String> {
+    use sifter_trace::{Block, BlockSource, RequestBlocks};
+    let reqs = src.requests().map_err(|e| e.to_string())?;
+    let mut rb = RequestBlocks::new(reqs, with_next);
+    let (mut all, mut b) = (Block::default(), Block::default());
+    while rb.next_block(&mut b).map_err(|e| e.to_string())? {
+        all.keys.extend_from_slice(&b.keys);
+        all.sizes.extend_from_slice(&b.sizes);
+        all.next.extend_from_slice(&b.next);
+        all.skipped_zero_size += b.skipped_zero_size;
+    }
+    Ok(all)
+}
+
+#[test]
+fn csv_blocks_parsed_in_parallel_equal_the_request_reader() {
+    use rand::{Rng, SeedableRng};
+    let d = tempfile::tempdir().expect("tmp");
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
+    // ~12 MB: several read steps, each cut into parts; comments, blank lines, CRLF, quotes,
+    // zero sizes and next-access columns along the way.
+    let mut text = String::from("# time, object, size, next_access_vtime\n");
+    for i in 0..400_000u64 {
+        match rng.random_range(0..200) {
+            0 => text.push_str("# a comment\n"),
+            1 => text.push('\n'),
+            2 => text.push_str(&format!("{i}, \"{}\", 0, -1\r\n", rng.random::<u64>())),
+            _ => {
+                let next = if rng.random_bool(0.3) { -1 } else { (i + 5) as i64 };
+                text.push_str(&format!(
+                    "{i}, {}, {}, {next}\n",
+                    rng.random_range(0..50_000u64) * 1_000_000_007,
+                    rng.random_range(1..5000u32)
+                ));
+            }
+        }
+    }
+    text.push_str("999, 12, 34, -1"); // a last line without a line end
+    let plain = write(d.path(), "t.csv", text.as_bytes());
+    let packed = write(d.path(), "t.csv.zst", &zstd(text.as_bytes()));
+    for p in [&plain, &packed] {
+        let src = TraceSource::parse(p.to_str().expect("utf-8"), None).expect("src");
+        for with_next in [false, true] {
+            let (a, b) = (blocks_of(&src, with_next), blocks_via_requests(&src, with_next));
+            assert_eq!(a, b, "{} with_next={with_next}", p.display());
+            let a = a.expect("reads");
+            assert!(a.len() > 390_000 && a.skipped_zero_size > 1000, "{}", a.len());
+        }
+    }
+    // A corrupt line late in the file (in a later part of a later step): the same error, with
+    // the same line number and byte offset, as the request reader's.
+    let mut bad = text.clone();
+    let at = bad.len() * 7 / 8;
+    let at = at + bad[at..].find('\n').expect("a line end") + 1;
+    bad.insert_str(at, "5, 77, notasize, 3\n");
+    let bad = write(d.path(), "bad.csv", bad.as_bytes());
+    let src = TraceSource::parse(bad.to_str().expect("utf-8"), None).expect("src");
+    let (a, b) = (blocks_of(&src, false), blocks_via_requests(&src, false));
+    let e = a.expect_err("corrupt size");
+    assert_eq!(Err(e.clone()), b);
+    assert!(e.contains("notasize") && e.contains("line "), "{e}");
+}
