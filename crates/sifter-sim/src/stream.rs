@@ -171,7 +171,9 @@ impl Scan {
         }
         s.n_objects = d.n_objects();
         s.footprint_bytes = d.footprint_bytes;
-        let ids = d.into_map();
+        let mut ids = d.into_map();
+        // The map lives on beside every simulation of pass 2: fitted to its final size.
+        ids.compact();
         progress(Phase::Scan, s.requests);
         // Positions in the skipped sequence equal the file's only without zero-size requests.
         let trusted =
