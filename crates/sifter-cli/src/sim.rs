@@ -107,7 +107,15 @@ pub fn load(src: &TraceSource, quiet: bool) -> Result<LoadedTrace> {
     say_format(src)?;
     let pb = bar(0, &format!("reading {name}"), quiet);
     // Trace errors already name the file and the place in it.
-    let t = LoadedTrace::load_blocks(name.clone(), src.blocks(false)?, 0, &|n| pb.set_position(n))?;
+    // Room for every request up front when the count is known without reading (no copies as
+    // the columns grow).
+    let expect = match estimated_requests(src)? {
+        (n, true) => usize::try_from(n).unwrap_or(0),
+        _ => 0,
+    };
+    let t = LoadedTrace::load_blocks(name.clone(), src.blocks(false)?, expect, &|n| {
+        pb.set_position(n)
+    })?;
     pb.finish_and_clear();
     if t.is_empty() {
         bail!("{name}: the trace has no requests");
