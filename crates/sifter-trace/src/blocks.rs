@@ -68,6 +68,23 @@ impl Block {
         self.skipped_zero_size = 0;
     }
 
+    /// Appends `other`'s requests (and its skipped count) to this block.
+    pub fn append(&mut self, other: &Block) {
+        self.keys.extend_from_slice(&other.keys);
+        self.sizes.extend_from_slice(&other.sizes);
+        self.next.extend_from_slice(&other.next);
+        self.skipped_zero_size += other.skipped_zero_size;
+    }
+
+    /// Every remaining block of `src` in one.
+    pub fn collect(src: &mut impl BlockSource) -> Result<Block> {
+        let (mut all, mut b) = (Block::default(), Block::default());
+        while src.next_block(&mut b)? {
+            all.append(&b);
+        }
+        Ok(all)
+    }
+
     /// Requests in the block.
     pub fn len(&self) -> usize {
         self.keys.len()
@@ -310,15 +327,7 @@ mod tests {
     }
 
     fn all(src: &mut impl BlockSource) -> Result<Block> {
-        let mut out = Block::default();
-        let mut b = Block::default();
-        while src.next_block(&mut b)? {
-            out.keys.extend_from_slice(&b.keys);
-            out.sizes.extend_from_slice(&b.sizes);
-            out.next.extend_from_slice(&b.next);
-            out.skipped_zero_size += b.skipped_zero_size;
-        }
-        Ok(out)
+        Block::collect(src)
     }
 
     #[test]

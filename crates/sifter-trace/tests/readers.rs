@@ -220,31 +220,15 @@ fn cloudphysics_encodings_agree() {
 
 /// Every block of `src` in one, or the first error (as text).
 fn blocks_of(src: &TraceSource, with_next: bool) -> Result<sifter_trace::Block, String> {
-    use sifter_trace::{Block, BlockSource};
     let mut blocks = src.blocks(with_next).map_err(|e| e.to_string())?;
-    let (mut all, mut b) = (Block::default(), Block::default());
-    while blocks.next_block(&mut b).map_err(|e| e.to_string())? {
-        all.keys.extend_from_slice(&b.keys);
-        all.sizes.extend_from_slice(&b.sizes);
-        all.next.extend_from_slice(&b.next);
-        all.skipped_zero_size += b.skipped_zero_size;
-    }
-    Ok(all)
+    sifter_trace::Block::collect(&mut blocks).map_err(|e| e.to_string())
 }
 
 /// The same columns through the request reader.
 fn blocks_via_requests(src: &TraceSource, with_next: bool) -> Result<sifter_trace::Block, String> {
-    use sifter_trace::{Block, BlockSource, RequestBlocks};
     let reqs = src.requests().map_err(|e| e.to_string())?;
-    let mut rb = RequestBlocks::new(reqs, with_next);
-    let (mut all, mut b) = (Block::default(), Block::default());
-    while rb.next_block(&mut b).map_err(|e| e.to_string())? {
-        all.keys.extend_from_slice(&b.keys);
-        all.sizes.extend_from_slice(&b.sizes);
-        all.next.extend_from_slice(&b.next);
-        all.skipped_zero_size += b.skipped_zero_size;
-    }
-    Ok(all)
+    let mut rb = sifter_trace::RequestBlocks::new(reqs, with_next);
+    sifter_trace::Block::collect(&mut rb).map_err(|e| e.to_string())
 }
 
 #[test]
