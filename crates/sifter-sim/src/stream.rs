@@ -95,11 +95,7 @@ impl Declared {
             }
             self.pending[id] = match n {
                 NEXT_NEVER => NEVER,
-                NEXT_UNKNOWN => {
-                    self.ok = false;
-                    return;
-                }
-                p if p > pos => p,
+                p if p > pos && p != NEXT_UNKNOWN => p,
                 _ => {
                     self.ok = false;
                     return;
