@@ -32,8 +32,22 @@ pub struct Costs {
     pub miss_us: f64,
 }
 
+/// The concurrent policy of a closed-loop name (`problru-mpl` is Prob-LRU with q = 1 − 1/MPL).
 fn policy_of(name: &str) -> Result<Policy> {
-    name.parse::<Policy>().map_err(anyhow::Error::msg)
+    match name {
+        "problru-mpl" => Ok(Policy::ProbLru),
+        _ => name.parse::<Policy>().map_err(anyhow::Error::msg),
+    }
+}
+
+/// Prob-LRU's q (the probability that a hit skips the list update) for `name` at `mpl` workers:
+/// 0.5 for `problru`, 1 − 1/MPL for `problru-mpl` (the paper's choice: about one worker at a
+/// time promotes); the builder's default for the other policies (unused by them).
+pub fn skip_q(name: &str, mpl: usize) -> f64 {
+    match name {
+        "problru-mpl" => 1.0 - 1.0 / mpl.max(1) as f64,
+        _ => 0.5,
+    }
 }
 
 fn zipf_seq(keys: u64, n: usize, seed: u64) -> Vec<u64> {
@@ -44,8 +58,10 @@ fn zipf_seq(keys: u64, n: usize, seed: u64) -> Vec<u64> {
 
 /// Measures hit and miss costs of `policy` single-threaded: a warm cache of `cap` entries,
 /// hits on resident keys, misses on keys never seen (each evicts one entry).
-pub fn calibrate(policy: Policy, cap: u64, rounds: usize) -> Costs {
-    let c: Cache<u64, u64> = Cache::builder().capacity(cap).policy(policy).build();
+/// `q`: Prob-LRU's skip probability (see [`skip_q`]).
+pub fn calibrate(policy: Policy, q: f64, cap: u64, rounds: usize) -> Costs {
+    let c: Cache<u64, u64> =
+        Cache::builder().capacity(cap).policy(policy).promotion_skip(q).build();
     for k in 0..cap {
         c.insert(k, k);
     }
@@ -107,7 +123,7 @@ pub fn calibrated_network(
     let (hit_lock, miss_lock) = match name {
         // Prob-LRU: the calibrated mean hit cost already holds the lock on half the hits; the
         // station carries that mean demand.
-        "lru" | "problru" => {
+        "lru" | "problru" | "problru-mpl" => {
             ((costs.hit_us - base.hit_us).max(0.0), (costs.miss_us - base.miss_us).max(0.0))
         }
         "sieve" => (0.0, (costs.miss_us - base.miss_us).max(0.0)),
@@ -192,32 +208,35 @@ pub fn prefill(cache: &Cache<u64, u64>, seqs: &[Vec<u64>]) -> (f64, usize) {
     }
 }
 
-/// The simulator's policy closest to a concurrent one, for the size search (Mobius runs
-/// SIEVE's algorithm on two queues; its hit ratio follows SIEVE's within a few thousandths).
-fn twin(name: &str) -> Option<&'static str> {
+/// The simulator's policy closest to a concurrent one at `mpl` workers, for the size search
+/// (Mobius runs SIEVE's algorithm on two queues; its hit ratio follows SIEVE's within a few
+/// thousandths; Prob-LRU's q may depend on the MPL).
+fn twin(name: &str, mpl: usize) -> Option<String> {
     Some(match name {
-        "lru" => "lru",
-        "problru" => "problru",
-        "fifo" => "fifo",
-        "clock" => "clock",
-        "sieve" | "mobius" | "mobius-wd" => "sieve",
-        "s3fifo" => "s3fifo",
-        "nbq-clock" => "gclock(bits=8)",
+        "lru" => "lru".into(),
+        "problru" | "problru-mpl" => format!("problru(q={})", skip_q(name, mpl)),
+        "fifo" => "fifo".into(),
+        "clock" => "clock".into(),
+        "sieve" | "mobius" | "mobius-wd" => "sieve".into(),
+        "s3fifo" => "s3fifo".into(),
+        "nbq-clock" => "gclock(bits=8)".into(),
         _ => return None,
     })
 }
 
 /// The smallest cache (entries) whose hit ratio on `trace`, by the simulator's twin of
-/// `policy`, reaches `target`, and that hit ratio; `None` if even all keys do not reach it.
+/// `policy` at `mpl` workers, reaches `target`, and that hit ratio; `None` if even all keys do
+/// not reach it.
 pub fn size_for_hit_ratio(
     policy: &str,
     target: f64,
     trace: &sifter_sim::trace::LoadedTrace,
+    mpl: usize,
 ) -> Result<Option<(u64, f64)>> {
     use sifter_sim::registry::PolicySpec;
     use sifter_sim::runner::{simulate, CacheSize};
     let spec =
-        PolicySpec::parse(twin(policy).with_context(|| {
+        PolicySpec::parse(&twin(policy, mpl).with_context(|| {
             format!("{policy}: no simulator policy to size it by (use --sizes)")
         })?)?;
     let hit_at = |cap: u64| -> Result<f64> {
@@ -338,12 +357,14 @@ pub fn point(
     cores: u32,
 ) -> Result<Point> {
     let policy = policy_of(name)?;
+    let q = skip_q(name, seqs.len());
     let cap = ((keys as f64 * size).round() as u64).max(10);
     // Costs depend on the cache size (memory footprint), so calibrate at this size; the
     // lock-free Mobius is the base that lock costs are measured against.
-    let base = calibrate(Policy::Mobius, cap, 3);
-    let costs = if policy == Policy::Mobius { base } else { calibrate(policy, cap, 3) };
-    let cache: Cache<u64, u64> = Cache::builder().capacity(cap).policy(policy).build();
+    let base = calibrate(Policy::Mobius, q, cap, 3);
+    let costs = if policy == Policy::Mobius { base } else { calibrate(policy, q, cap, 3) };
+    let cache: Cache<u64, u64> =
+        Cache::builder().capacity(cap).policy(policy).promotion_skip(q).build();
     let measured = run(&cache, seqs, backend, spin, secs);
     let wait_us = if spin { backend.as_secs_f64() * 1e6 } else { measured.wait_us };
     let net = calibrated_network(name, &costs, &base, measured.hit, wait_us, spin, cores);
@@ -376,8 +397,8 @@ pub fn parse_latency_arg(s: &str) -> Result<Duration> {
 /// Arguments of `sifter bench closed-loop`.
 #[derive(clap::Args, Debug)]
 pub struct ClosedLoopArgs {
-    /// Policies (comma-separated): mobius, sieve, lru, problru (q = 0.5), fifo, clock, s3fifo,
-    /// nbq-clock.
+    /// Policies (comma-separated): mobius, sieve, lru, problru (q = 0.5), problru-mpl
+    /// (q = 1 − 1/MPL), fifo, clock, s3fifo, nbq-clock.
     #[arg(short, long, default_value = "lru,fifo,clock,s3fifo,sieve,mobius")]
     pub policy: String,
     /// Worker threads (multiprogramming level), comma-separated for a sweep (e.g. 1,8,72: a
@@ -465,7 +486,7 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
                 policy_of(name)?;
                 let mut pts = Vec::new();
                 for &t in &targets {
-                    match size_for_hit_ratio(name, t, &trace)? {
+                    match size_for_hit_ratio(name, t, &trace, seqs.len())? {
                         Some((cap, sim_hit)) => {
                             eprintln!(
                                 "{name}: hit ratio {t} needs {cap} entries (simulated {sim_hit:.4})"
@@ -500,10 +521,24 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
     let mut csv = String::from(
         "policy,mpl,backend_us,target_hit,size,prefill_requests,prefill_hit,hit_ratio,measured_mops,model_mops,error,wait_us\n",
     );
+    // Prob-LRU with q = 1 − 1/MPL has another twin at every MPL: sized again for each.
+    let plan_trace = match &a.hit_ratios {
+        Some(_) if names.iter().any(|n| n == "problru-mpl") => Some(stream_trace(&seqs)?),
+        _ => None,
+    };
     for &mpl in &mpls {
         let seqs = sequences(a.keys, mpl);
         for (name, pts) in &plan {
             for &(target, size) in pts {
+                let size = match (name.as_str(), target, &plan_trace) {
+                    ("problru-mpl", Some(t), Some(trace)) => {
+                        match size_for_hit_ratio(name, t, trace, mpl)? {
+                            Some((cap, _)) => cap as f64 / a.keys as f64,
+                            None => continue,
+                        }
+                    }
+                    _ => size,
+                };
                 let p = point(name, a.keys, size, &seqs, backend, a.spin, a.secs, cores)?;
                 let (m, pred, wait) = (&p.measured, p.model, p.wait_us);
                 let err = (pred - m.x) / m.x;
@@ -586,8 +621,9 @@ mod size_search_tests {
         };
         for (policy, twin) in [("lru", "lru"), ("mobius", "sieve"), ("s3fifo", "s3fifo")] {
             for target in [0.5, 0.8, 0.9] {
-                let (cap, h) =
-                    size_for_hit_ratio(policy, target, &trace).expect("search").expect("reachable");
+                let (cap, h) = size_for_hit_ratio(policy, target, &trace, 8)
+                    .expect("search")
+                    .expect("reachable");
                 assert!(
                     h >= target && hit(twin, cap) >= target,
                     "{policy} {target}: {cap} gives {h}"
@@ -599,8 +635,18 @@ mod size_search_tests {
             }
         }
         // Beyond what all keys give: None, not a wrong size.
-        assert_eq!(size_for_hit_ratio("lru", 0.9999, &trace).expect("search"), None);
-        assert!(size_for_hit_ratio("multistep", 0.5, &trace).is_err(), "no twin: an error");
+        assert_eq!(size_for_hit_ratio("lru", 0.9999, &trace, 8).expect("search"), None);
+        assert!(size_for_hit_ratio("multistep", 0.5, &trace, 8).is_err(), "no twin: an error");
+        // Prob-LRU with q = 1 − 1/MPL: at one worker q = 0, every hit promotes — LRU's size;
+        // at 72 workers q is near 1, hits hardly promote, and it needs more room than LRU.
+        for target in [0.5, 0.8] {
+            let lru = size_for_hit_ratio("lru", target, &trace, 1).expect("search");
+            assert_eq!(size_for_hit_ratio("problru-mpl", target, &trace, 1).expect("search"), lru);
+            let (busy, _) = size_for_hit_ratio("problru-mpl", target, &trace, 72)
+                .expect("search")
+                .expect("reachable");
+            assert!(busy > lru.expect("reachable").0, "{target}: {busy} entries at MPL 72");
+        }
     }
 
     #[test]

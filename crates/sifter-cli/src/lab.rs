@@ -498,7 +498,8 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
     for pol in ["lru", "sieve", "mobius"] {
         let (mut meas, mut pred) = (Vec::new(), Vec::new());
         for &target in &targets {
-            let Some((cap, _)) = crate::closed_loop::size_for_hit_ratio(pol, target, &stream)?
+            let Some((cap, _)) =
+                crate::closed_loop::size_for_hit_ratio(pol, target, &stream, seqs.len())?
             else {
                 continue;
             };

@@ -396,7 +396,7 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
             let mut out = serde_json::Map::new();
             for name in policy.split(',').map(str::trim) {
                 let p: sifter::Policy = name.parse().map_err(anyhow::Error::msg)?;
-                let c = crate::closed_loop::calibrate(p, capacity, 3);
+                let c = crate::closed_loop::calibrate(p, 0.5, capacity, 3);
                 rows.push(vec![
                     name.to_string(),
                     format!("{:.4}", c.hit_us),
