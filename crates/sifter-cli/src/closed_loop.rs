@@ -475,18 +475,19 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
     let seqs = sequences(a.keys, 8);
     // Per policy: the points to measure, as (target hit ratio, cache size as a fraction).
     let mut plan: Vec<(String, Vec<Planned>)> = Vec::new();
-    match &a.hit_ratios {
-        Some(targets) => {
+    // The size search's trace (also for problru-mpl's search at each MPL, below).
+    let plan_trace = a.hit_ratios.as_ref().map(|_| stream_trace(&seqs)).transpose()?;
+    match (&a.hit_ratios, &plan_trace) {
+        (Some(targets), Some(trace)) => {
             let targets: Vec<f64> = list(targets, "--hit-ratios")?;
             if targets.iter().any(|t| !(*t > 0.0 && *t < 1.0)) {
                 bail!("--hit-ratios are in (0, 1)");
             }
-            let trace = stream_trace(&seqs)?;
             for name in &names {
                 policy_of(name)?;
                 let mut pts = Vec::new();
                 for &t in &targets {
-                    match size_for_hit_ratio(name, t, &trace, seqs.len())? {
+                    match size_for_hit_ratio(name, t, trace, seqs.len())? {
                         Some((cap, sim_hit)) => {
                             eprintln!(
                                 "{name}: hit ratio {t} needs {cap} entries (simulated {sim_hit:.4})"
@@ -502,7 +503,7 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
                 plan.push((name.clone(), pts));
             }
         }
-        None => {
+        _ => {
             let sizes: Vec<f64> = list(&a.sizes, "--sizes")?;
             if sizes.iter().any(|s| !(*s > 0.0 && *s <= 1.0)) {
                 bail!("--sizes are fractions in (0, 1]");
@@ -522,10 +523,6 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
         "policy,mpl,backend_us,target_hit,size,prefill_requests,prefill_hit,hit_ratio,measured_mops,model_mops,error,wait_us\n",
     );
     // Prob-LRU with q = 1 − 1/MPL has another twin at every MPL: sized again for each.
-    let plan_trace = match &a.hit_ratios {
-        Some(_) if names.iter().any(|n| n == "problru-mpl") => Some(stream_trace(&seqs)?),
-        _ => None,
-    };
     for &mpl in &mpls {
         let seqs = sequences(a.keys, mpl);
         for (name, pts) in &plan {

@@ -581,18 +581,19 @@ impl Lines {
 
     /// Advances to the next line; `false` at the end.
     fn next(&mut self, ctx: &Ctx) -> Result<bool> {
+        self.read_line().map_err(|e| TraceError::io(&ctx.path, e))
+    }
+
+    /// Reads the next line into the line buffer and counts it; `false` at the end.
+    fn read_line(&mut self) -> std::io::Result<bool> {
         self.buf.clear();
-        let n = self
-            .stream
-            .read_until(b'\n', &mut self.buf)
-            .map_err(|e| TraceError::io(&ctx.path, e))?;
-        if n == 0 {
-            return Ok(false);
+        let n = self.stream.read_until(b'\n', &mut self.buf)?;
+        if n > 0 {
+            self.line += 1;
+            self.offset = self.next_offset;
+            self.next_offset += n as u64;
         }
-        self.line += 1;
-        self.offset = self.next_offset;
-        self.next_offset += n as u64;
-        Ok(true)
+        Ok(n > 0)
     }
 
     /// Advances to the next line and applies `f` to it (without its line ending) and its
@@ -609,15 +610,10 @@ impl Lines {
             self.stream.consume(i + 1);
             return Ok(Some(r));
         }
-        self.buf.clear();
-        let n = self.stream.read_until(b'\n', &mut self.buf)?;
-        if n == 0 {
+        if !self.read_line()? {
             return Ok(None);
         }
-        self.line += 1;
-        self.offset = self.next_offset;
-        self.next_offset += n as u64;
-        Ok(Some(f(strip_eol(&self.buf), self.pos())))
+        Ok(Some(f(self.line(), self.pos())))
     }
 
     /// The current line without its line ending.
@@ -1230,7 +1226,8 @@ impl CsvBlocks {
         if cut == 0 {
             return Ok(false);
         }
-        let st = self.st.as_ref().expect("state settled by the first lines");
+        // Settled by the first lines, which `next_block` reads before any step.
+        let Some(st) = self.st.as_ref() else { return Ok(false) };
         let text = &self.buf[..cut];
         // Parts cut at line ends near equal sizes.
         let mut bounds = vec![0];
