@@ -179,7 +179,7 @@ fn sizes_arg(s: &str) -> Result<Vec<CacheSize>> {
         let r = (to / from).powf(1.0 / (n - 1) as f64);
         return Ok((0..n).map(|i| CacheSize::Fraction(from * r.powi(i as i32))).collect());
     }
-    parse_sizes(s)
+    Ok(parse_sizes(s)?)
 }
 
 fn expand(traces: &[String]) -> Vec<String> {

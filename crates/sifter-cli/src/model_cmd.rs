@@ -2,6 +2,7 @@
 
 use crate::output::{table, write_to};
 use anyhow::{bail, Context, Result};
+use sifter_model::advise::advise;
 use sifter_model::network::Network;
 use sifter_model::policies::{build, Params, POLICIES};
 use sifter_model::sim::{simulate, SimOptions};
@@ -196,43 +197,6 @@ fn describe(net: &Network) -> String {
         .join(", ")
 }
 
-/// One policy's advice: p*, the peak throughput there, and the prediction at the user's hit
-/// ratio.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Advice {
-    pub policy: String,
-    /// The critical hit ratio (1.0: throughput never falls).
-    pub pstar: f64,
-    pub peak_mops: f64,
-    /// Predicted throughput at the user's hit ratio (MVA).
-    pub at_hit_mops: Option<f64>,
-}
-
-/// The advice for `policies` on `cores` cores with `mpl` requests in flight and a backend of
-/// `disk_us` µs (the paper's bound for p*, exact MVA for the predictions).
-pub fn advise(
-    policies: &[String],
-    cores: u32,
-    mpl: u32,
-    disk_us: f64,
-    hit: Option<f64>,
-) -> Result<Vec<Advice>> {
-    let params = |h: f64| Params { hit: h, disk_us, cpu_servers: Some(cores), ..Params::default() };
-    policies
-        .iter()
-        .map(|pol| {
-            build(pol, &params(0.5)).map_err(anyhow::Error::msg)?;
-            let x_of = |h: f64| build(pol, &params(h)).map(|n| bound(&n, mpl).x).unwrap_or(0.0);
-            let (pstar, peak) = pstar(x_of, 2000);
-            let at_hit = match hit {
-                Some(h) => Some(mva(&build(pol, &params(h)).map_err(anyhow::Error::msg)?, mpl).x),
-                None => None,
-            };
-            Ok(Advice { policy: pol.clone(), pstar, peak_mops: peak, at_hit_mops: at_hit })
-        })
-        .collect()
-}
-
 /// Runs a `model` subcommand.
 pub fn run(cmd: ModelCmd) -> Result<()> {
     match cmd {
@@ -260,7 +224,7 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
                 cpu_servers: Some(cores),
             };
             let pols = net.policies()?;
-            let advice = advise(&pols, cores, mpl, disk_us, hit)?;
+            let advice = advise(&pols, cores, mpl, disk_us, hit).map_err(anyhow::Error::msg)?;
             println!(
                 "{cores} cores, {mpl} requests in flight, backend {backend_latency} per miss \
                  (service times from the paper's CacheLib measurements; throughput in Mops/s)"

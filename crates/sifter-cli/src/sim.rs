@@ -4,19 +4,19 @@ use crate::output::{table, write_to};
 use crate::progress::bar;
 use anyhow::{bail, Context, Result};
 use sifter_sim::registry::{parse_policy_list, PolicySpec, REGISTRY};
-use sifter_sim::runner::{simulate, sweep_until, CacheSize, SimResult};
-use sifter_sim::stream::{Phase, Scan};
-use sifter_sim::trace::{LoadedTrace, TraceSummary};
-use sifter_sim::SimError;
-use sifter_trace::{Format, TraceSource};
+use sifter_sim::runner::{simulate, CacheSize, SimResult};
+use sifter_sim::sweep::{self, sweep_source, Notice, Observer, Options};
+pub use sifter_sim::sweep::{check_specs, parse_sizes};
+use sifter_sim::trace::LoadedTrace;
+use sifter_trace::TraceSource;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// How `sifter sim` holds a trace.
+/// How `sifter sim` holds a trace (see [`sweep::Mode`]).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
-    /// Stream when the decoded trace would take more than [`MEMORY_LIMIT`].
+    /// Stream when the decoded trace would take more than 1 GiB.
     Auto,
     /// Decode the whole trace into memory once (16 B per request, 24 with Belady).
     Memory,
@@ -24,8 +24,15 @@ pub enum Mode {
     Stream,
 }
 
-/// Above this estimated in-memory size, `--mode auto` streams.
-pub const MEMORY_LIMIT: u64 = 1 << 30;
+impl From<Mode> for sweep::Mode {
+    fn from(m: Mode) -> sweep::Mode {
+        match m {
+            Mode::Auto => sweep::Mode::Auto,
+            Mode::Memory => sweep::Mode::Memory,
+            Mode::Stream => sweep::Mode::Stream,
+        }
+    }
+}
 
 /// Raised by the first Ctrl-C: sweeps stop after the chunk (streaming) or the simulations
 /// (in memory) in progress and the rows computed so far are written.
@@ -101,57 +108,54 @@ pub fn print_policies() {
     }
 }
 
-/// Decodes a trace into memory with a progress spinner.
+/// The CLI's face of a sweep's [`Observer`]: notices to stderr, phases as progress bars.
+pub struct Bars {
+    quiet: bool,
+    pb: std::sync::Mutex<Option<indicatif::ProgressBar>>,
+}
+
+impl Bars {
+    pub fn new(quiet: bool) -> Bars {
+        Bars { quiet, pb: std::sync::Mutex::new(None) }
+    }
+
+    fn with(&self, f: impl FnOnce(&indicatif::ProgressBar)) {
+        if let Some(pb) = self.pb.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            f(pb)
+        }
+    }
+}
+
+impl Observer for Bars {
+    fn notice(&self, n: &Notice) {
+        eprintln!("{n}");
+    }
+    fn begin(&self, label: &str, total: u64) {
+        *self.pb.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar(total, label, self.quiet));
+    }
+    fn relabel(&self, label: &str) {
+        self.with(|pb| pb.set_message(label.to_string()));
+    }
+    fn position(&self, n: u64) {
+        self.with(|pb| pb.set_position(n));
+    }
+    fn advance(&self, n: u64) {
+        self.with(|pb| pb.inc(n));
+    }
+    fn end(&self) {
+        if let Some(pb) = self.pb.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+/// Decodes a trace into memory with a progress spinner (see [`sweep::load`]).
 pub fn load(src: &TraceSource, quiet: bool) -> Result<LoadedTrace> {
-    let name = src.name();
-    say_format(src)?;
-    let pb = bar(0, &format!("reading {name}"), quiet);
-    // Trace errors already name the file and the place in it.
-    // Room for every request up front when the count is known without reading (no copies as
-    // the columns grow).
-    let expect = match estimated_requests(src)? {
-        (n, true) => usize::try_from(n).unwrap_or(0),
-        _ => 0,
-    };
-    let t = LoadedTrace::load_blocks(name.clone(), src.blocks(false)?, expect, &|n| {
-        pb.set_position(n)
-    })?;
-    pb.finish_and_clear();
-    if t.is_empty() {
-        bail!("{name}: the trace has no requests");
-    }
-    if t.skipped_zero_size > 0 {
-        eprintln!(
-            "note: {name}: {} zero-size requests left out (as libCacheSim does)",
-            t.skipped_zero_size
-        );
-    }
-    Ok(t)
+    Ok(sweep::load(src, &Bars::new(quiet))?)
 }
 
-/// Parses a comma-separated size list.
-pub fn parse_sizes(s: &str) -> Result<Vec<CacheSize>> {
-    let v: Vec<CacheSize> = s
-        .split(',')
-        .filter(|x| !x.trim().is_empty())
-        .map(CacheSize::parse)
-        .collect::<Result<_, _>>()?;
-    if v.is_empty() {
-        bail!("no cache size given");
-    }
-    Ok(v)
-}
-
-/// Builds each policy once on a toy cache, so bad parameters fail before any trace is read.
-pub fn check_specs(specs: &[PolicySpec]) -> Result<()> {
-    for s in specs {
-        s.build(&sifter_sim::policy::PolicyCtx { capacity: 1000, n_objects: 1, seed: 0 })?;
-    }
-    Ok(())
-}
-
-/// Runs a sweep with a progress bar; FIFO is added as the baseline when missing.
-/// Returns the results (baseline rows included, flagged by `baseline_added`).
+/// Runs a sweep over a trace in memory with a progress bar; FIFO is added as the baseline when
+/// missing. Returns the results (baseline rows included, flagged by `baseline_added`).
 pub fn run_sweep(
     trace: &LoadedTrace,
     specs: &[PolicySpec],
@@ -160,201 +164,9 @@ pub fn run_sweep(
     seed: u64,
     quiet: bool,
 ) -> Result<(Vec<SimResult>, bool)> {
-    let (specs, sizes, added) = sweep_plan(&trace.summary(), specs, sizes, bytes)?;
-    let total = trace.len() as u64 * (specs.len() * sizes.len()) as u64;
-    let pb = bar(total, &trace.name, quiet);
-    let res = sweep_until(trace, &specs, &sizes, bytes, seed, &|n| pb.inc(n), &STOP);
-    pb.finish_and_clear();
-    let mut done = Vec::new();
-    let mut unfinished = 0;
-    for r in res {
-        match r {
-            Ok(r) => done.push(r),
-            Err(SimError::Stopped(_)) => unfinished += 1,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    if unfinished > 0 {
-        eprintln!(
-            "warning: {}: stopped (Ctrl-C): {unfinished} of {} simulations unfinished, their rows left out",
-            trace.name,
-            unfinished + done.len()
-        );
-    }
-    Ok((done, added))
-}
-
-/// The simulations of a sweep over the trace `t` describes: the sizes that give a non-empty
-/// cache (the others are skipped with a warning), and the specs with FIFO added as the
-/// baseline when missing (the flag says so).
-fn sweep_plan(
-    t: &TraceSummary,
-    specs: &[PolicySpec],
-    sizes: &[CacheSize],
-    bytes: bool,
-) -> Result<(Vec<PolicySpec>, Vec<CacheSize>, bool)> {
-    let sizes: Vec<CacheSize> = sizes
-        .iter()
-        .copied()
-        .filter(|s| {
-            let keep = s.resolve_summary(t, bytes) > 0;
-            if !keep {
-                eprintln!(
-                    "warning: {}: size {} gives a cache of 0 {}; skipped",
-                    t.name,
-                    s.label(),
-                    if bytes { "bytes" } else { "objects" }
-                );
-            }
-            keep
-        })
-        .collect();
-    if sizes.is_empty() {
-        bail!("{}: every requested size gives an empty cache; use larger sizes", t.name);
-    }
-    let mut specs = specs.to_vec();
-    let added = !specs.iter().any(|s| s.name == "fifo" && s.params.is_empty());
-    if added {
-        specs.push(PolicySpec::parse("fifo")?);
-    }
-    Ok((specs, sizes, added))
-}
-
-/// Checks what both modes check of a trace before simulating it.
-fn check_trace(t: &TraceSummary, bytes: bool) -> Result<()> {
-    if t.requests == 0 {
-        bail!("{}: the trace has no requests", t.name);
-    }
-    if t.skipped_zero_size > 0 {
-        eprintln!(
-            "note: {}: {} zero-size requests left out (as libCacheSim does)",
-            t.name, t.skipped_zero_size
-        );
-    }
-    if bytes && t.sizeless() {
-        bail!("{}: every request has size 1 (the trace carries no object sizes), so --bytes would equal object mode; drop --bytes", t.name);
-    }
-    Ok(())
-}
-
-/// Prints the detected format of a trace file (once per trace).
-fn say_format(src: &TraceSource) -> Result<()> {
-    if let TraceSource::File { format: None, .. } = src {
-        if let Some(f) = src.resolved_format()? {
-            eprintln!(
-                "{}: format {} (detected from the name and content; --format overrides)",
-                src.name(),
-                f.name()
-            );
-        }
-    }
-    Ok(())
-}
-
-/// The requests `src` will give, estimated without reading it: the generator's count, or the
-/// file's size over a record size (×5 for zstd; text formats at 8 bytes per request, which
-/// overestimates: `auto` then streams, which is always correct).
-///
-/// Also says whether the figure is exact: a generator's count, or an uncompressed file of
-/// fixed-size records (before zero-size requests are left out).
-pub fn estimated_requests(src: &TraceSource) -> Result<(u64, bool)> {
-    match src {
-        TraceSource::Synthetic(s) => Ok((s.requests, true)),
-        TraceSource::File { path, .. } => {
-            let len = std::fs::metadata(path)
-                .with_context(|| format!("{}: cannot read its size", path.display()))?
-                .len();
-            let zstd = sifter_trace::reader::is_zstd(path)?;
-            let (per, fixed) = match src.resolved_format()? {
-                Some(Format::OracleGeneral) => (24, true),
-                Some(Format::Binary(b)) => (b.record_size().max(1) as u64, true),
-                Some(Format::Vscsi) => (32, false), // v1 32 bytes, v2 40
-                Some(Format::Lis) => (1, false),    // a line expands to many blocks
-                _ => (8, false),
-            };
-            Ok((len.saturating_mul(if zstd { 5 } else { 1 }) / per, fixed && !zstd))
-        }
-    }
-}
-
-/// Whether to stream `src` (see [`Mode`]).
-fn streams(mode: Mode, src: &TraceSource, specs: &[PolicySpec]) -> Result<bool> {
-    Ok(match mode {
-        Mode::Memory => false,
-        Mode::Stream => true,
-        Mode::Auto => {
-            let belady = specs.iter().any(|s| s.name == "belady");
-            let per_request = if belady { 24 } else { 16 };
-            estimated_requests(src)?.0.saturating_mul(per_request) > MEMORY_LIMIT
-        }
-    })
-}
-
-/// A streaming sweep of `src` (see [`sifter_sim::stream`]) with progress bars; rows of a
-/// sweep stopped by Ctrl-C cover the requests run so far (a warning says how many).
-fn stream_sweep(
-    src: &TraceSource,
-    specs: &[PolicySpec],
-    sizes: &[CacheSize],
-    a: &SimArgs,
-) -> Result<Vec<SimResult>> {
-    let name = src.name();
-    say_format(src)?;
-    let t0 = Instant::now();
-    let with_next = specs.iter().any(|s| s.name == "belady");
-    // A bar with an ETA where the number of requests is known without reading the trace (a
-    // generator, an uncompressed fixed-size binary file); a spinner with the rate otherwise.
-    let known = match estimated_requests(src)? {
-        (n, true) => n,
-        (_, false) => 0,
-    };
-    let pb = bar(known, &format!("{name}: pass 1 of 2 (ids)"), a.quiet);
-    let scan = Scan::run(
-        &name,
-        src.blocks(with_next)?,
-        with_next,
-        &|phase, n| {
-            if phase == Phase::NextAccess && pb.message().contains("ids") {
-                pb.set_message(format!("{name}: pass 1 of 2 (next accesses, backwards)"));
-            }
-            pb.set_position(n);
-        },
-        &STOP,
-    );
-    pb.finish_and_clear();
-    let scan = scan.map_err(|e| match e {
-        SimError::Stopped(_) => {
-            anyhow::anyhow!("{name}: stopped (Ctrl-C) during the first pass: no results")
-        }
-        e => e.into(),
-    })?;
-    let t = scan.summary();
-    check_trace(t, a.bytes)?;
-    eprintln!(
-        "{name}: {} requests, {} objects, scanned in {:.2} s (streaming: pass 2 of 2 runs every simulation)",
-        t.requests,
-        t.n_objects,
-        t0.elapsed().as_secs_f64()
-    );
-    let (specs, sizes, _) = sweep_plan(t, specs, sizes, a.bytes)?;
-    let pb = bar(t.requests, &format!("{name}: pass 2 of 2"), a.quiet);
-    let out = scan.sweep(
-        src.blocks(scan.next_access_from_trace())?,
-        &specs,
-        &sizes,
-        a.bytes,
-        a.seed,
-        &|_, n| pb.set_position(n),
-        &STOP,
-    )?;
-    pb.finish_and_clear();
-    if let Some(n) = out.stopped_after {
-        eprintln!(
-            "warning: {name}: stopped (Ctrl-C) after {n} of {} requests: every row below covers those {n} requests only",
-            t.requests
-        );
-    }
-    Ok(out.results.into_iter().collect::<Result<_, _>>()?)
+    let opt = Options { bytes, seed, mode: sweep::Mode::Memory };
+    let out = sweep::sweep_loaded(trace, specs, sizes, &opt, &Bars::new(quiet), &STOP)?;
+    Ok((out.results, out.baseline_added))
 }
 
 /// Installs the Ctrl-C handler: the first press stops the sweep (rows so far are written),
@@ -470,34 +282,32 @@ pub fn run(a: SimArgs) -> Result<()> {
             break;
         }
         let src = TraceSource::parse(arg, a.format.as_deref())?;
-        if !a.bench && streams(a.mode, &src, &specs)? {
-            all.extend(stream_sweep(&src, &specs, &sizes, &a)?);
+        if !a.bench {
+            let opt = Options { bytes: a.bytes, seed: a.seed, mode: a.mode.into() };
+            let out = sweep_source(&src, &specs, &sizes, &opt, &Bars::new(a.quiet), &STOP)?;
+            all.extend(out.results);
             continue;
         }
         let t0 = Instant::now();
-        let (trace, map_secs) =
-            if a.bench { load_timed(&src)? } else { (load(&src, a.quiet)?, 0.0) };
+        let (trace, map_secs) = load_timed(&src)?;
         if a.bytes && trace.summary().sizeless() {
-            bail!("{}: every request has size 1 (the trace carries no object sizes), so --bytes would equal object mode; drop --bytes", trace.name);
+            return Err(sweep::sizeless_error(&trace.name).into());
         }
         eprintln!(
-            "{}: {} requests, {} objects, decoded in {:.2} s",
-            trace.name,
-            trace.len(),
-            trace.n_objects,
-            t0.elapsed().as_secs_f64()
+            "{}",
+            Notice::Decoded {
+                trace: trace.name.clone(),
+                requests: trace.len() as u64,
+                objects: trace.n_objects,
+                seconds: t0.elapsed().as_secs_f64(),
+            }
         );
-        if a.bench {
-            eprintln!(
-                "id mapping (one hash lookup per request, done once per trace and shared by every run): \
-                 {map_secs:.3} s = {:.1} Mreq/s",
-                trace.len() as f64 / map_secs.max(1e-9) / 1e6
-            );
-            bench_rows.extend(bench(&trace, &specs, &sizes, &a, map_secs)?);
-        } else {
-            let (res, _) = run_sweep(&trace, &specs, &sizes, a.bytes, a.seed, a.quiet)?;
-            all.extend(res);
-        }
+        eprintln!(
+            "id mapping (one hash lookup per request, done once per trace and shared by every run): \
+             {map_secs:.3} s = {:.1} Mreq/s",
+            trace.len() as f64 / map_secs.max(1e-9) / 1e6
+        );
+        bench_rows.extend(bench(&trace, &specs, &sizes, &a, map_secs)?);
     }
     if a.bench {
         let header = [

@@ -16,6 +16,7 @@
 //! assert!(mva(&net, 72).x <= b.x + 1e-9);
 //! ```
 
+pub mod advise;
 pub mod network;
 pub mod policies;
 pub mod sim;

@@ -25,6 +25,7 @@ pub mod policy;
 pub mod registry;
 pub mod runner;
 pub mod stream;
+pub mod sweep;
 pub mod trace;
 
 /// Errors of the simulator.
@@ -42,6 +43,10 @@ pub enum SimError {
     /// A temporary file of a streaming sweep could not be written or read.
     #[error("{0}")]
     Io(String),
+    /// Bad input to a sweep (an empty trace, sizes that give no cache, byte mode on a trace
+    /// without sizes, ...).
+    #[error("{0}")]
+    Input(String),
     /// The sweep was stopped (Ctrl-C) before any result was complete.
     #[error("{0}")]
     Stopped(String),
