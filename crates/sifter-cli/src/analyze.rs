@@ -3,7 +3,7 @@
 
 use crate::output::{csv_line, table, write_to};
 use crate::sim::{check_specs, load, parse_sizes, run_sweep};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use sifter_sim::policies::multistep::MultiStep;
 use sifter_sim::policies::sieve::Sieve;
 use sifter_sim::policy::{Policy, PolicyCtx, Req};
@@ -168,18 +168,7 @@ pub enum AnalyzeCmd {
 type TraceRow = (String, Vec<(String, f64)>, f64);
 
 fn sizes_arg(s: &str) -> Result<Vec<CacheSize>> {
-    let parts: Vec<&str> = s.split(':').collect();
-    if parts.len() == 3 {
-        let from: f64 = parts[0].parse().context("--size from")?;
-        let to: f64 = parts[1].parse().context("--size to")?;
-        let n: usize = parts[2].parse().context("--size points")?;
-        if !(from > 0.0 && to <= 1.0 && from < to && n >= 2) {
-            bail!("--size from:to:points needs 0 < from < to <= 1 and points >= 2");
-        }
-        let r = (to / from).powf(1.0 / (n - 1) as f64);
-        return Ok((0..n).map(|i| CacheSize::Fraction(from * r.powi(i as i32))).collect());
-    }
-    Ok(parse_sizes(s)?)
+    Ok(sifter_sim::sweep::parse_size_grid(s)?)
 }
 
 fn expand(traces: &[String]) -> Vec<String> {

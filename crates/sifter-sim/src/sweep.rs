@@ -197,6 +197,28 @@ pub fn parse_sizes(s: &str) -> Result<Vec<CacheSize>, SimError> {
     Ok(v)
 }
 
+/// Parses sizes as [`parse_sizes`] does, or `from:to:points`: `points` fractions of the
+/// footprint spaced logarithmically from `from` to `to` (a miss-ratio curve's x-axis).
+pub fn parse_size_grid(s: &str) -> Result<Vec<CacheSize>, SimError> {
+    let parts: Vec<&str> = s.split(':').collect();
+    if parts.len() != 3 {
+        return parse_sizes(s);
+    }
+    let bad = || {
+        SimError::Size(format!(
+            "size grid {s:?}: from:to:points needs 0 < from < to <= 1 and points >= 2"
+        ))
+    };
+    let from: f64 = parts[0].trim().parse().map_err(|_| bad())?;
+    let to: f64 = parts[1].trim().parse().map_err(|_| bad())?;
+    let n: usize = parts[2].trim().parse().map_err(|_| bad())?;
+    if !(from > 0.0 && to <= 1.0 && from < to && n >= 2) {
+        return Err(bad());
+    }
+    let r = (to / from).powf(1.0 / (n - 1) as f64);
+    Ok((0..n).map(|i| CacheSize::Fraction(from * r.powi(i as i32))).collect())
+}
+
 /// Builds each policy once on a toy cache, so bad parameters fail before any trace is read.
 pub fn check_specs(specs: &[PolicySpec]) -> Result<(), SimError> {
     for s in specs {
