@@ -1,0 +1,309 @@
+"""The Python package against the CLI it shares its library with.
+
+Run by scripts/python-tests.sh (a venv, `maturin develop --release`, pytest). SIFTER_BIN is
+the CLI binary (default: target/release/sifter); tests that read ../shared skip with a message
+when it is absent (SIFTER_SHARED points elsewhere).
+"""
+
+import csv
+import io
+import os
+import subprocess
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sifter
+from sifter import _native
+
+ROOT = Path(__file__).resolve().parents[3]
+BIN = Path(os.environ.get("SIFTER_BIN", ROOT / "target" / "release" / "sifter"))
+SHARED = Path(os.environ.get("SIFTER_SHARED", ROOT.parent / "shared"))
+ZIPF = "zipf:alpha=1.0,n=20000,requests=300000,seed=7"
+
+
+def cli(*args, check=True):
+    if not BIN.exists():
+        pytest.skip(f"the CLI binary {BIN} is not built (cargo build --release -p sifter-cli)")
+    return subprocess.run([str(BIN), *args], capture_output=True, text=True, check=check)
+
+
+def cli_rows(*args):
+    out = cli("sim", *args, "--csv", "-", "-q").stdout
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+def shared_trace(name):
+    p = SHARED / "traces" / name
+    if not p.exists():
+        pytest.skip(f"SKIPPED: {p} not found (../shared absent; set SIFTER_SHARED)")
+    return p
+
+
+def assert_same_rows(df, rows):
+    assert len(df) == len(rows)
+    for (_, a), b in zip(df.iterrows(), rows):
+        assert a["policy"] == b["policy"] and a["spec"] == b["spec"] and a["size"] == b["size"]
+        assert a["capacity"] == int(b["capacity"])
+        assert a["requests"] == int(b["requests"]) and a["misses"] == int(b["misses"])
+        assert abs(a["miss_ratio"] - float(b["miss_ratio"])) < 1e-6
+        assert abs(a["byte_miss_ratio"] - float(b["byte_miss_ratio"])) < 1e-6
+
+
+def test_columns_are_the_clis():
+    df = sifter.simulate(ZIPF, "lru", "0.1", progress=False)
+    header = cli("sim", ZIPF, "-p", "lru", "-s", "0.1", "--csv", "-", "-q").stdout.splitlines()[0]
+    assert list(df.columns) == header.split(",") == sifter.COLUMNS
+
+
+def test_synthetic_sweep_equals_the_cli():
+    pols, sizes = "fifo,lru,sieve,s3fifo,clock,arc", "0.001,0.01,0.1"
+    df = sifter.simulate(ZIPF, pols, sizes, progress=False)
+    assert_same_rows(df, cli_rows(ZIPF, "-p", pols, "-s", sizes))
+
+
+@pytest.mark.parametrize("name,fmt,bytes_mode", [
+    ("cloudPhysicsIO.oracleGeneral.bin", None, False),
+    ("cloudPhysicsIO.oracleGeneral.bin", None, True),
+    ("cloudPhysicsIO.vscsi", None, False),
+])
+def test_shared_traces_equal_the_cli(name, fmt, bytes_mode):
+    p = shared_trace(name)
+    pols, sizes = "fifo,lru,sieve,s3fifo,lirs,belady", "0.001,0.01,0.1"
+    args = [str(p), "-p", pols, "-s", sizes] + (["--bytes"] if bytes_mode else [])
+    df = sifter.simulate(p, pols.split(","), sizes, bytes=bytes_mode, format=fmt, progress=False)
+    assert_same_rows(df, cli_rows(*args))
+
+
+def test_streaming_and_memory_modes_agree():
+    a = sifter.simulate(ZIPF, "lru,sieve", "0.01,0.1", mode="memory", progress=False)
+    b = sifter.simulate(ZIPF, "lru,sieve", "0.01,0.1", mode="stream", progress=False)
+    assert list(a["misses"]) == list(b["misses"])
+
+
+def test_array_input_equals_file_input():
+    p = shared_trace("cloudPhysicsIO.oracleGeneral.bin")
+    t = sifter.read_trace(p)
+    assert t["keys"].dtype == np.uint64 and t["sizes"].dtype == np.uint32
+    assert len(t["keys"]) == len(t["sizes"]) == len(t["times"]) > 0
+    for bytes_mode in (False, True):
+        f = sifter.simulate(p, "lru,sieve,s3fifo", "0.01,0.1", bytes=bytes_mode, progress=False)
+        a = sifter.simulate((t["keys"], t["sizes"]), "lru,sieve,s3fifo", "0.01,0.1",
+                            bytes=bytes_mode, progress=False)
+        assert list(f["capacity"]) == list(a["capacity"])
+        assert list(f["misses"]) == list(a["misses"])
+        assert list(f["byte_miss_ratio"]) == list(a["byte_miss_ratio"])
+    # Keys alone, of any integer dtype, and a dict with a name.
+    k = np.array([1, 2, 3, 1, 2, 4, 1, 5, 1, 2] * 100, dtype=np.int32)
+    d = sifter.simulate({"keys": k, "name": "mine"}, "lru", "3", progress=False)
+    assert list(d["trace"]) == ["mine"]
+    assert list(d["misses"]) == list(sifter.simulate(k.astype(np.uint64), "lru", "3", progress=False)["misses"])
+
+
+def test_iter_trace_chunks_equal_read_trace():
+    whole = sifter.read_trace(ZIPF)
+    chunks = list(sifter.iter_trace(ZIPF, chunk=70000))
+    assert [len(c["keys"]) for c in chunks] == [70000] * 4 + [20000]
+    assert np.array_equal(np.concatenate([c["keys"] for c in chunks]), whole["keys"])
+
+
+def cli_error(*args):
+    r = cli(*args, check=False)
+    assert r.returncode != 0
+    line = [l for l in r.stderr.splitlines() if l.startswith("error: ")][-1]
+    return line[len("error: "):]
+
+
+@pytest.mark.parametrize("kwargs,cli_args", [
+    (dict(policies="bogus"), ["-p", "bogus"]),
+    (dict(policies="gclock(bits=99)"), ["-p", "gclock(bits=99)"]),
+    (dict(sizes="abc"), ["-s", "abc"]),
+    (dict(sizes="0.1", bytes=True), ["-s", "0.1", "--bytes"]),
+])
+def test_bad_input_raises_value_error_with_the_clis_message(kwargs, cli_args):
+    with pytest.raises(ValueError) as e:
+        sifter.simulate(ZIPF, **{"policies": "lru", "sizes": "0.1", "progress": False, **kwargs})
+    assert str(e.value) == cli_error("sim", ZIPF, *(["-p", "lru"] if "-p" not in cli_args else []), *cli_args)
+
+
+def test_bad_trace_files_raise_value_error_naming_the_file(tmp_path):
+    missing = tmp_path / "nope.oracleGeneral.bin"
+    with pytest.raises(ValueError) as e:
+        sifter.simulate(missing, "lru", "0.1", progress=False)
+    assert "nope.oracleGeneral.bin" in str(e.value)
+    assert str(e.value) == cli_error("sim", str(missing), "-p", "lru", "-s", "0.1")
+    bad = tmp_path / "bad.oracleGeneral.bin"
+    bad.write_bytes(b"\x01" * 30)  # one record and a truncated one
+    with pytest.raises(ValueError) as e:
+        sifter.read_trace(bad)
+    assert "bad.oracleGeneral.bin" in str(e.value)
+
+
+def test_bad_arrays_are_refused():
+    with pytest.raises(ValueError, match="integers"):
+        sifter.simulate(np.array([1.5, 2.5]), "lru", "1", progress=False)
+    with pytest.raises(ValueError, match="one size per key"):
+        sifter.simulate((np.arange(5), np.arange(4)), "lru", "1", progress=False)
+    with pytest.raises(ValueError, match="between 0 and"):
+        sifter.simulate((np.arange(5), -np.ones(5, dtype=int)), "lru", "1", progress=False)
+    with pytest.raises(ValueError, match="arrays are in memory"):
+        sifter.simulate(np.arange(5), "lru", "1", mode="stream", progress=False)
+    with pytest.raises(ValueError, match="no requests"):
+        sifter.simulate(np.zeros(0, dtype=np.uint64), "lru", "1", progress=False)
+
+
+def test_skipped_sizes_are_python_warnings():
+    with pytest.warns(UserWarning, match="gives a cache of 0 objects; skipped"):
+        df = sifter.simulate("zipf:alpha=1.0,n=100,requests=1000,seed=1", "lru", "0.001,0.5", progress=False)
+    assert list(df["size"]) == ["0.5"]
+
+
+def test_a_failing_progress_callback_stops_the_sweep():
+    calls = []
+
+    def cb(label, done, total, new_phase):
+        calls.append(label)
+        raise RuntimeError("stop here")
+
+    big = "zipf:alpha=1.0,n=1000000,requests=400000000,seed=1"
+    with pytest.raises(RuntimeError, match="stop here"):
+        _native.run_sweep(big, None, None, "x", "lru", "0.1", False, None, "stream", 0, None, cb)
+    assert calls
+
+
+def test_mrc_grid():
+    df = sifter.mrc(ZIPF, "lru,sieve", "0.001:0.5:6", progress=False)
+    assert len(df) == 12
+    lru = df[df["spec"] == "lru"]["miss_ratio"].tolist()
+    assert lru == sorted(lru, reverse=True)
+
+
+def test_policies_list_matches_the_registry():
+    names = [p["name"] for p in sifter.policies()]
+    out = cli("policies").stdout
+    for n in names:
+        assert f"\n{n}" in "\n" + out
+    assert "sieve" in names and "belady" in names
+
+
+def test_model_matches_the_cli():
+    a = sifter.model.advise(["lru", "mobius"], cores=16, disk_us=100, mpl=72, hit=0.95)
+    out = cli("model", "advise", "--cores", "16", "--mpl", "72", "--backend-latency", "100us",
+              "-p", "lru,mobius", "--hit", "0.95").stdout
+    table = {l.split()[0]: l.split() for l in out.splitlines()[3:] if l.strip()}
+    for r in a:
+        row = table[r["policy"]]
+        pstar = 1.0 if row[1] == "never" else float(row[1])
+        assert abs(r["pstar"] - pstar) < 1e-3
+        at_hit = float(row[4] if row[1] == "never" else row[3])
+        assert abs(r["at_hit_mops"] - at_hit) < 1e-3
+    p, peak = sifter.model.pstar("lru", disk_us=100, mpl=72, cores=16)
+    assert abs(p - a[0]["pstar"]) < 1e-9
+    assert sifter.model.pstar("mobius", cores=16)[0] == 1.0
+    s = sifter.model.solve("lru", 0.9, solver="bound")
+    assert s["x"] > 0 and isinstance(s["bottleneck"], str)
+    with pytest.raises(ValueError, match="unknown"):
+        sifter.model.solve("bogus", 0.9)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        sifter.model.solve("lru", 1.5)
+
+
+def test_cache_semantics():
+    c = sifter.Cache(1000, policy="sieve")
+    assert c.policy == "sieve" and c.capacity == 1000 and len(c) == 0
+    c["a"] = 1
+    c[7] = "seven"
+    c[(1, "x", b"y")] = [3]
+    assert c["a"] == 1 and c[7.0] == "seven" and c[(1, "x", b"y")] == [3]
+    c[True] = "one"
+    assert c[1] == "one"  # True == 1, as in a dict
+    assert c.get("missing") is None and c.get("missing", 5) == 5
+    with pytest.raises(KeyError):
+        c["missing"]
+    assert "a" in c and "b" not in c
+    assert c.pop("a") == 1 and "a" not in c
+    del c[7]
+    with pytest.raises(KeyError):
+        del c[7]
+    big = 1 << 100
+    c[big] = "big"
+    assert c[big] == "big" and c.get(big + 1) is None
+    with pytest.raises(TypeError, match="keys are"):
+        c[[1, 2]] = 3
+    s = c.stats()
+    assert s["hits"] >= 5 and s["misses"] >= 2
+    c.clear()
+    assert len(c) == 0
+    c.validate()
+    with pytest.raises(ValueError, match="unknown policy"):
+        sifter.Cache(10, policy="bogus")
+    with pytest.raises(ValueError, match="ttl"):
+        sifter.Cache(10, ttl=-1)
+    assert "mobius" in sifter.cache_policies()
+
+
+def test_cache_evicts_to_its_capacity_and_releases_values():
+    import gc
+    import weakref
+
+    class V:
+        pass
+
+    c = sifter.Cache(100, policy="mobius")
+    refs = []
+    for i in range(5000):
+        v = V()
+        refs.append(weakref.ref(v))
+        c[i] = v
+    assert len(c) <= 100
+    c.validate()
+    c.clear()
+    del v
+    # Values left the cache; their references are released once the interpreter is held again
+    # and the cache's reclamation has run (clear with no other thread inside drops them all).
+    gc.collect()
+    alive = sum(r() is not None for r in refs)
+    assert alive == 0, f"{alive} values still referenced after clear"
+
+
+def test_cache_from_8_python_threads():
+    c = sifter.Cache(500, policy="mobius")
+    errors = []
+
+    def work(t):
+        try:
+            rng = np.random.default_rng(t)
+            for k in rng.zipf(1.2, 20000):
+                k = int(k % 5000)
+                v = c.get(k)
+                if v is None:
+                    c[k] = ("v", k)
+                elif v != ("v", k):
+                    errors.append((k, v))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors[:5]
+    assert len(c) <= 500
+    c.validate()
+    s = c.stats()
+    assert s["hits"] + s["misses"] == 8 * 20000
+
+
+def test_ttl_expires_entries():
+    import time
+
+    c = sifter.Cache(100, ttl=0.05)
+    c["k"] = 1
+    assert c["k"] == 1
+    time.sleep(0.2)
+    assert c.get("k") is None
