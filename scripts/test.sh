@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (README, CI): formatting, lints, every test.
 # Needs only Rust stable (rustfmt and clippy components, installed here if missing); the
-# scripts it calls install the rest (nightly Miri, libmemcached-tools, Chromium, Python venvs).
+# scripts it calls install the rest (nightly Miri, libmemcached-tools, Chromium, Python venvs
+# with maturin, numpy, pandas, matplotlib, dask).
 # Tests that read ../shared (real traces, libCacheSim's figures) skip with a message when it is
 # absent; set SIFTER_SHARED=/path/to/shared to point elsewhere.
 set -euo pipefail
@@ -30,6 +31,8 @@ echo "== two sifter serve processes behind a consistent-hashing client, one stop
 scripts/server-failover.sh target/release/sifter
 echo "== pymemcache's own integration suite against sifter serve"
 scripts/pymemcache-suite.sh target/release/sifter
+echo "== the Python package: pip install ./crates/sifter-py, pytest, the notebook, the Dask example"
+scripts/python-tests.sh target/release/sifter
 echo "== the lab report in headless Chromium (console errors, missing images, external requests)"
 scripts/browser-check.sh
 echo "== all checks passed"

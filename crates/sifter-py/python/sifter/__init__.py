@@ -4,7 +4,7 @@ queueing model and a concurrent cache — the same library the ``sifter`` CLI is
 >>> import sifter
 >>> df = sifter.simulate("zipf:alpha=1.0,n=10000,requests=200000,seed=1",
 ...                      policies="lru,sieve", sizes="0.01,0.1", progress=False)
->>> sorted(df["policy"].unique())
+>>> sorted(df["spec"].unique())
 ['lru', 'sieve']
 
 Bad input raises ``ValueError`` with the CLI's message; Ctrl-C (``KeyboardInterrupt``) stops a
