@@ -4,9 +4,7 @@
 use crate::output::{csv_line, table, write_to};
 use crate::sim::{check_specs, load, parse_sizes, run_sweep};
 use anyhow::{bail, Result};
-use sifter_sim::policies::multistep::MultiStep;
-use sifter_sim::policies::sieve::Sieve;
-use sifter_sim::policy::{Policy, PolicyCtx, Req};
+use sifter_sim::analysis;
 use sifter_sim::registry::{parse_policy_list, PolicySpec};
 use sifter_sim::runner::CacheSize;
 use sifter_sim::trace::LoadedTrace;
@@ -164,9 +162,6 @@ pub enum AnalyzeCmd {
     },
 }
 
-/// One trace's results: its name, (policy, miss ratio) pairs, and FIFO's miss ratio.
-type TraceRow = (String, Vec<(String, f64)>, f64);
-
 fn sizes_arg(s: &str) -> Result<Vec<CacheSize>> {
     Ok(sifter_sim::sweep::parse_size_grid(s)?)
 }
@@ -199,15 +194,6 @@ fn expand(traces: &[String]) -> Vec<String> {
         }
     }
     out
-}
-
-fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let pos = q * (sorted.len() - 1) as f64;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
 /// Runs an `analyze` subcommand.
@@ -251,7 +237,7 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             if files.is_empty() {
                 bail!("no traces");
             }
-            let mut per_trace: Vec<TraceRow> = Vec::new();
+            let mut per_trace = Vec::new();
             let mut out = String::from("trace,policy,miss_ratio,fifo_miss_ratio,reduction\n");
             for f in &files {
                 let src = match TraceSource::parse(f, format.as_deref()) {
@@ -270,7 +256,6 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 };
                 let (res, _) = run_sweep(&t, &specs, &sizes, false, 0, true)?;
                 let fifo = res.iter().find(|r| r.spec == "fifo").map_or(f64::NAN, |r| r.miss_ratio);
-                let mut row = Vec::new();
                 for r in res.iter().filter(|r| r.spec != "fifo") {
                     let red = if fifo > 0.0 { (fifo - r.miss_ratio) / fifo } else { 0.0 };
                     out.push_str(&csv_line(&[
@@ -280,49 +265,29 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                         &format!("{fifo:.6}"),
                         &format!("{red:.6}"),
                     ]));
-                    row.push((r.policy.clone(), r.miss_ratio));
                 }
-                per_trace.push((t.name.clone(), row, fifo));
+                per_trace.push(res);
             }
-            let names: Vec<String> = per_trace
-                .first()
-                .map(|p| p.1.iter().map(|x| x.0.clone()).collect())
-                .unwrap_or_default();
             let mut rows = Vec::new();
             let mut series = Vec::new();
-            for (k, name) in names.iter().enumerate() {
-                let mut reds: Vec<f64> = per_trace
-                    .iter()
-                    .filter(|p| p.2 > 0.0)
-                    .map(|p| (p.2 - p.1[k].1) / p.2)
-                    .collect();
-                reds.sort_by(f64::total_cmp);
-                let mean = reds.iter().sum::<f64>() / reds.len().max(1) as f64;
-                let best = per_trace
-                    .iter()
-                    .filter(|p| {
-                        let m = p.1.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
-                        (p.1[k].1 - m).abs() < 1e-12
-                    })
-                    .count();
-                let q = |x: f64| percentile(&reds, x);
+            for c in analysis::compare(&per_trace) {
                 rows.push(vec![
-                    name.clone(),
-                    format!("{:.4}", q(0.1)),
-                    format!("{:.4}", q(0.25)),
-                    format!("{mean:.4}"),
-                    format!("{:.4}", q(0.75)),
-                    format!("{:.4}", q(0.9)),
-                    format!("{:.1}%", 100.0 * best as f64 / per_trace.len().max(1) as f64),
+                    c.policy.clone(),
+                    format!("{:.4}", c.p10),
+                    format!("{:.4}", c.p25),
+                    format!("{:.4}", c.mean),
+                    format!("{:.4}", c.p75),
+                    format!("{:.4}", c.p90),
+                    format!("{:.1}%", 100.0 * c.best_share),
                 ]);
                 series.push((
-                    name.clone(),
+                    c.policy,
                     vec![
-                        (10.0, q(0.1)),
-                        (25.0, q(0.25)),
-                        (50.0, mean),
-                        (75.0, q(0.75)),
-                        (90.0, q(0.9)),
+                        (10.0, c.p10),
+                        (25.0, c.p25),
+                        (50.0, c.mean),
+                        (75.0, c.p75),
+                        (90.0, c.p90),
                     ],
                 ));
             }
@@ -350,28 +315,16 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             let (t, cap) = trace_and_capacity(&trace, format.as_deref(), &size)?;
             let mut out = String::from("policy,window,start,miss_ratio\n");
             let mut series = Vec::new();
-            for spec in &specs {
-                let mut p =
-                    spec.build(&PolicyCtx { capacity: cap, n_objects: t.n_objects, seed: 0 })?;
-                let mut misses = 0u64;
-                let mut pts = Vec::new();
-                let name = p.sim_name();
-                p.run_observed(&t, false, &mut |i, hit| {
-                    misses += (!hit) as u64;
-                    if (i + 1) % window == 0 {
-                        pts.push(((i + 1 - window) as f64, misses as f64 / window as f64));
-                        misses = 0;
-                    }
-                });
-                for (w, (start, mr)) in pts.iter().enumerate() {
+            for s in analysis::intervals(&t, &specs, cap, window)? {
+                for (w, (start, mr)) in s.points.iter().enumerate() {
                     out.push_str(&csv_line(&[
-                        &name,
+                        &s.policy,
                         &w.to_string(),
                         &format!("{start}"),
                         &format!("{mr:.6}"),
                     ]));
                 }
-                series.push((name, pts));
+                series.push((s.policy, s.points));
             }
             let title = format!("Miss ratio per {window} requests: {}", t.name);
             io.emit(&out, &title, "request", "miss ratio", &series)?;
@@ -386,43 +339,24 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             if phases == 0 || phases > 1000 || phases > t.len().max(1) {
                 bail!("--phases must be between 1 and min(1000, requests) (got {phases})");
             }
-            let phase_len = t.len().div_ceil(phases).max(1);
-            let ideal: Vec<Vec<bool>> =
-                t.ids.chunks(phase_len).map(|ids| ideal_set(ids, t.n_objects, cap)).collect();
             let mut out = String::from("policy,request,ideal_object_ratio,miss_ratio_so_far\n");
             let mut series = Vec::new();
-            for spec in &specs {
-                let mut p =
-                    spec.build(&PolicyCtx { capacity: cap, n_objects: t.n_objects, seed: 0 })?;
-                let name = p.sim_name();
-                if p.wants_next_access() || p.resident_ids().is_none() {
-                    bail!(
-                        "{name} does not list its contents; policies that do: {}",
-                        listing_policies().join(", ")
-                    );
+            for (name, pts) in analysis::ideal(&t, &specs, cap, Some(every), phases)? {
+                for p in &pts {
+                    out.push_str(&csv_line(&[
+                        &name,
+                        &p.request.to_string(),
+                        &format!("{:.6}", p.ideal_object_ratio),
+                        &format!("{:.6}", p.miss_ratio_so_far),
+                    ]));
                 }
-                let (mut misses, mut pts) = (0u64, Vec::new());
-                for i in 0..t.len() {
-                    let req = Req { id: t.ids[i], key: t.keys[i], size: 1, next: 0 };
-                    misses += (!p.step(&req)) as u64;
-                    if (i + 1) % every == 0 {
-                        let ids = p.resident_ids().unwrap_or_default();
-                        let ideal = &ideal[i / phase_len];
-                        let hits = ids.iter().filter(|&&id| ideal[id as usize]).count();
-                        let ratio = hits as f64 / cap as f64;
-                        out.push_str(&csv_line(&[
-                            &name,
-                            &(i + 1).to_string(),
-                            &format!("{ratio:.6}"),
-                            &format!("{:.6}", misses as f64 / (i + 1) as f64),
-                        ]));
-                        pts.push(((i + 1) as f64, ratio));
-                    }
-                }
-                series.push((name, pts));
+                series.push((
+                    name,
+                    pts.iter().map(|p| (p.request as f64, p.ideal_object_ratio)).collect(),
+                ));
             }
             let per = if phases > 1 {
-                format!(", ideal set per phase of {phase_len}")
+                format!(", ideal set per phase of {}", t.len().div_ceil(phases).max(1))
             } else {
                 String::new()
             };
@@ -439,32 +373,16 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             let mut out = String::from("size,capacity,vector,hits,share_of_hits,hit_ratio\n");
             let mut series: Vec<(String, Vec<(f64, f64)>)> =
                 (1..=m).map(|v| (format!("vector {v}"), Vec::new())).collect();
-            for sz in &sizes {
-                let cap = sz.resolve(&t, false);
-                if cap == 0 {
-                    bail!("size {} gives an empty cache", sz.label());
-                }
-                let mut ms = MultiStep::new(
-                    &PolicyCtx { capacity: cap, n_objects: t.n_objects, seed: 0 },
-                    p,
-                    m,
-                );
-                for i in 0..t.len() {
-                    ms.access(&Req { id: t.ids[i], key: t.keys[i], size: 1, next: 0 });
-                }
-                let total: u64 = ms.hits_by_vector.iter().sum();
-                for (v, &h) in ms.hits_by_vector.iter().enumerate() {
-                    let share = h as f64 / total.max(1) as f64;
-                    out.push_str(&csv_line(&[
-                        &sz.label(),
-                        &cap.to_string(),
-                        &(v + 1).to_string(),
-                        &h.to_string(),
-                        &format!("{share:.6}"),
-                        &format!("{:.6}", total as f64 / t.len().max(1) as f64),
-                    ]));
-                    series[v].1.push(((cap as f64).log10(), share));
-                }
+            for r in analysis::vectors(&t, &sizes, p, m)? {
+                out.push_str(&csv_line(&[
+                    &r.size.label(),
+                    &r.capacity.to_string(),
+                    &r.vector.to_string(),
+                    &r.hits.to_string(),
+                    &format!("{:.6}", r.share_of_hits),
+                    &format!("{:.6}", r.hit_ratio),
+                ]));
+                series[r.vector - 1].1.push(((r.capacity as f64).log10(), r.share_of_hits));
             }
             let title = format!("Multi-step LRU (P={p}, M={m}): hits by vector: {}", t.name);
             io.emit(&out, &title, "log10(cache size)", "share of hits", &series)?;
@@ -476,40 +394,19 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             if window == 0 {
                 bail!("--window must be at least 1");
             }
-            let Some(n) = u32::try_from(cap).ok().and_then(|c| t.n_objects.checked_add(c)) else {
-                bail!("cache of {cap} objects is too large for the garbage fill");
-            };
-            let max_key = t.keys.iter().copied().max().unwrap_or(0);
             let mut out = String::from("policy,window,start,hit_ratio\n");
             let mut series = Vec::new();
-            for spec in &specs {
-                let mut p = spec.build(&PolicyCtx { capacity: cap, n_objects: n, seed: 0 })?;
-                let name = p.sim_name();
-                if p.wants_next_access() {
-                    bail!("{name} needs each request's next use; warmup does not supply it");
+            for s in analysis::warmup(&t, &specs, cap, Some(window))? {
+                for &(start, hr) in &s.points {
+                    let start = start as usize;
+                    out.push_str(&csv_line(&[
+                        &s.policy,
+                        &(start / window).to_string(),
+                        &start.to_string(),
+                        &format!("{hr:.6}"),
+                    ]));
                 }
-                // Garbage: ids and keys no request of the trace uses.
-                for g in 0..cap as u32 {
-                    let key = max_key.wrapping_add(1 + g as u64);
-                    p.step(&Req { id: t.n_objects + g, key, size: 1, next: 0 });
-                }
-                let (mut hits, mut pts) = (0u64, Vec::new());
-                for i in 0..t.len() {
-                    hits += p.step(&Req { id: t.ids[i], key: t.keys[i], size: 1, next: 0 }) as u64;
-                    if (i + 1) % window == 0 {
-                        let hr = hits as f64 / window as f64;
-                        let start = i + 1 - window;
-                        out.push_str(&csv_line(&[
-                            &name,
-                            &(start / window).to_string(),
-                            &start.to_string(),
-                            &format!("{hr:.6}"),
-                        ]));
-                        pts.push((start as f64, hr));
-                        hits = 0;
-                    }
-                }
-                series.push((name, pts));
+                series.push((s.policy, s.points));
             }
             let title = format!("Hit ratio from a cache full of garbage: {}", t.name);
             io.emit(&out, &title, "request", "hit ratio", &series)?;
@@ -520,23 +417,16 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
             if every == 0 {
                 bail!("--every must be at least 1");
             }
-            let mut sieve =
-                Sieve::new(&PolicyCtx { capacity: cap, n_objects: t.n_objects, seed: 0 });
             let mut out = String::from("request,hand_from_tail,cached,position\n");
             let mut pts = Vec::new();
-            for i in 0..t.len() {
-                sieve.access(&Req { id: t.ids[i], key: t.keys[i], size: 1, next: 0 });
-                if (i + 1) % every == 0 {
-                    let (pos, len) = (sieve.hand_position(), sieve.len());
-                    let share = if len == 0 { 0.0 } else { pos as f64 / len as f64 };
-                    out.push_str(&csv_line(&[
-                        &(i + 1).to_string(),
-                        &pos.to_string(),
-                        &len.to_string(),
-                        &format!("{share:.6}"),
-                    ]));
-                    pts.push(((i + 1) as f64, share));
-                }
+            for h in analysis::hand(&t, cap, Some(every))? {
+                out.push_str(&csv_line(&[
+                    &h.request.to_string(),
+                    &h.hand_from_tail.to_string(),
+                    &h.cached.to_string(),
+                    &format!("{:.6}", h.position),
+                ]));
+                pts.push((h.request as f64, h.position));
             }
             let title = format!("SIEVE hand position (0 = tail, 1 = head): {}", t.name);
             let series = [("SIEVE".to_string(), pts)];
@@ -548,15 +438,9 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
 
 /// Loads a trace for an analysis that takes exactly one cache size, and resolves that size.
 fn trace_and_capacity(trace: &str, format: Option<&str>, size: &str) -> Result<(LoadedTrace, u64)> {
-    let sizes = parse_sizes(size)?;
-    if sizes.len() != 1 {
-        bail!("this analysis takes one cache size, got {} ({size})", sizes.len());
-    }
+    let size = analysis::one_size(size)?;
     let t = load(&TraceSource::parse(trace, format)?, false)?;
-    let cap = sizes[0].resolve(&t, false);
-    if cap == 0 {
-        bail!("size {} gives an empty cache", sizes[0].label());
-    }
+    let cap = analysis::capacity_of(&t, size)?;
     Ok((t, cap))
 }
 
@@ -598,34 +482,4 @@ pub struct Outputs {
     /// SVG plot.
     #[arg(long)]
     svg: Option<PathBuf>,
-}
-
-/// Registry names of the policies whose contents `ideal` can list.
-fn listing_policies() -> Vec<&'static str> {
-    let ctx = PolicyCtx { capacity: 4, n_objects: 4, seed: 0 };
-    sifter_sim::registry::names()
-        .into_iter()
-        .filter(|n| {
-            PolicySpec::parse(n)
-                .ok()
-                .and_then(|s| s.build(&ctx).ok())
-                .is_some_and(|p| !p.wants_next_access() && p.resident_ids().is_some())
-        })
-        .collect()
-}
-
-/// The ideal set of a run of requests: the `cap` most requested ids among them (ties: smaller id
-/// first), as a membership table over `0..n_objects`.
-fn ideal_set(ids: &[u32], n_objects: u32, cap: u64) -> Vec<bool> {
-    let mut counts = vec![0u64; n_objects as usize];
-    for &id in ids {
-        counts[id as usize] += 1;
-    }
-    let mut order: Vec<u32> = (0..n_objects).filter(|&i| counts[i as usize] > 0).collect();
-    order.sort_by_key(|&i| (std::cmp::Reverse(counts[i as usize]), i));
-    let mut ideal = vec![false; n_objects as usize];
-    for &i in order.iter().take(cap as usize) {
-        ideal[i as usize] = true;
-    }
-    ideal
 }

@@ -16,6 +16,7 @@
 //! assert!(sieve.miss_ratio < lru.miss_ratio);
 //! ```
 
+pub mod analysis;
 pub mod ghost;
 pub mod idmap;
 pub mod list;
