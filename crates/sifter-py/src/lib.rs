@@ -114,6 +114,129 @@ fn arrays_trace(name: &str, keys: &[u8], sizes: Option<&[u8]>) -> PyResult<Loade
     Ok(t)
 }
 
+/// A trace for an analysis: a source (file or generator) or arrays, decoded into memory.
+fn analysis_trace(
+    py: Python<'_>,
+    source: Option<String>,
+    keys: Option<Vec<u8>>,
+    sizes: Option<Vec<u8>>,
+    name: &str,
+    format: Option<String>,
+) -> PyResult<LoadedTrace> {
+    match (source, keys) {
+        (Some(s), None) => {
+            let src = TraceSource::parse(&s, format.as_deref()).map_err(value_error)?;
+            py.detach(|| sw::load(&src, &sw::Silent)).map_err(value_error)
+        }
+        (None, Some(k)) => {
+            if format.is_some() {
+                return Err(value_error("format applies to trace files, not to arrays"));
+            }
+            py.detach(|| arrays_trace(name, &k, sizes.as_deref()))
+        }
+        _ => Err(PyTypeError::new_err("give a trace source or an array of keys")),
+    }
+}
+
+/// One analysis of `sifter analyze` on one trace, as columns: `kind` is intervals, ideal,
+/// warmup, hand or vectors; `policies`, `size` (one size; vectors: a list), `n` (window or
+/// sampling interval, None: the CLI's default), `phases` (ideal), `p`, `m` (vectors).
+#[pyfunction]
+#[pyo3(signature = (kind, source, keys, sizes, name, format, policies, size, n=None, phases=1, p=4, m=2))]
+#[allow(clippy::too_many_arguments)]
+fn analyze<'py>(
+    py: Python<'py>,
+    kind: &str,
+    source: Option<String>,
+    keys: Option<Vec<u8>>,
+    sizes: Option<Vec<u8>>,
+    name: String,
+    format: Option<String>,
+    policies: String,
+    size: String,
+    n: Option<usize>,
+    phases: usize,
+    p: usize,
+    m: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    use sifter_sim::analysis as an;
+    let specs = parse_policy_list(&policies).map_err(value_error)?;
+    sw::check_specs(&specs).map_err(value_error)?;
+    let d = PyDict::new(py);
+    if kind == "vectors" {
+        let grid = sw::parse_size_grid(&size).map_err(value_error)?;
+        let t = analysis_trace(py, source, keys, sizes, &name, format)?;
+        let rows = py.detach(|| an::vectors(&t, &grid, p, m)).map_err(value_error)?;
+        d.set_item("size", rows.iter().map(|r| r.size.label()).collect::<Vec<_>>())?;
+        d.set_item("capacity", rows.iter().map(|r| r.capacity).collect::<Vec<_>>())?;
+        d.set_item("vector", rows.iter().map(|r| r.vector).collect::<Vec<_>>())?;
+        d.set_item("hits", rows.iter().map(|r| r.hits).collect::<Vec<_>>())?;
+        d.set_item("share_of_hits", rows.iter().map(|r| r.share_of_hits).collect::<Vec<_>>())?;
+        d.set_item("hit_ratio", rows.iter().map(|r| r.hit_ratio).collect::<Vec<_>>())?;
+        return Ok(d);
+    }
+    let one = an::one_size(&size).map_err(value_error)?;
+    if !matches!(kind, "intervals" | "ideal" | "warmup" | "hand") {
+        return Err(value_error(format!(
+            "unknown analysis {kind:?}: expected intervals, ideal, warmup, hand or vectors"
+        )));
+    }
+    let t = analysis_trace(py, source, keys, sizes, &name, format)?;
+    let cap = an::capacity_of(&t, one).map_err(value_error)?;
+    match kind {
+        "intervals" | "warmup" => {
+            let series = py
+                .detach(|| {
+                    if kind == "intervals" {
+                        an::intervals(&t, &specs, cap, n.unwrap_or(100_000))
+                    } else {
+                        an::warmup(&t, &specs, cap, n)
+                    }
+                })
+                .map_err(value_error)?;
+            let y = if kind == "intervals" { "miss_ratio" } else { "hit_ratio" };
+            let (mut pol, mut win, mut start, mut val) = (vec![], vec![], vec![], vec![]);
+            for s in &series {
+                for (w, &(x, v)) in s.points.iter().enumerate() {
+                    pol.push(s.policy.clone());
+                    win.push(w);
+                    start.push(x as u64);
+                    val.push(v);
+                }
+            }
+            d.set_item("policy", pol)?;
+            d.set_item("window", win)?;
+            d.set_item("start", start)?;
+            d.set_item(y, val)?;
+        }
+        "ideal" => {
+            let series =
+                py.detach(|| an::ideal(&t, &specs, cap, n, phases)).map_err(value_error)?;
+            let (mut pol, mut req, mut ratio, mut mr) = (vec![], vec![], vec![], vec![]);
+            for (name, pts) in &series {
+                for q in pts {
+                    pol.push(name.clone());
+                    req.push(q.request);
+                    ratio.push(q.ideal_object_ratio);
+                    mr.push(q.miss_ratio_so_far);
+                }
+            }
+            d.set_item("policy", pol)?;
+            d.set_item("request", req)?;
+            d.set_item("ideal_object_ratio", ratio)?;
+            d.set_item("miss_ratio_so_far", mr)?;
+        }
+        _ => {
+            let pts = py.detach(|| an::hand(&t, cap, n)).map_err(value_error)?;
+            d.set_item("request", pts.iter().map(|h| h.request).collect::<Vec<_>>())?;
+            d.set_item("hand_from_tail", pts.iter().map(|h| h.hand_from_tail).collect::<Vec<_>>())?;
+            d.set_item("cached", pts.iter().map(|h| h.cached).collect::<Vec<_>>())?;
+            d.set_item("position", pts.iter().map(|h| h.position).collect::<Vec<_>>())?;
+        }
+    }
+    Ok(d)
+}
+
 /// One trace's sweep: `(columns, notices)`. `columns` maps the CLI's CSV columns to lists;
 /// `notices` are `(is_warning, text)` pairs. `progress(label, done, total)` is called from
 /// this thread while the sweep runs on another.
@@ -651,6 +774,7 @@ fn cache_policies() -> Vec<String> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(model_solve, m)?)?;
     m.add_function(wrap_pyfunction!(model_pstar, m)?)?;
     m.add_function(wrap_pyfunction!(model_advise, m)?)?;

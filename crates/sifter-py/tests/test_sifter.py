@@ -307,3 +307,32 @@ def test_ttl_expires_entries():
     assert c["k"] == 1
     time.sleep(0.2)
     assert c.get("k") is None
+
+
+@pytest.mark.parametrize("kind,kwargs,cli_args", [
+    ("intervals", dict(policies="lru,sieve", size="0.1", window=20000), ["-p", "lru,sieve", "-s", "0.1", "--window", "20000"]),
+    ("ideal", dict(policies="lru,sieve", size="0.1", phases=4), ["-p", "lru,sieve", "-s", "0.1", "--phases", "4"]),
+    ("warmup", dict(policies="lru,sieve", size="0.1"), ["-p", "lru,sieve", "-s", "0.1"]),
+    ("hand", dict(size="0.1"), ["-s", "0.1"]),
+    ("vectors", dict(sizes="0.01,0.1", p=4, m=2), ["-s", "0.01,0.1", "--p", "4", "--m", "2"]),
+])
+def test_analyses_equal_the_cli(kind, kwargs, cli_args):
+    df = getattr(sifter.analyze, kind)(ZIPF, **kwargs)
+    rows = list(csv.DictReader(io.StringIO(cli("analyze", kind, ZIPF, *cli_args, "--csv", "-").stdout)))
+    assert list(df.columns) == list(rows[0].keys())
+    assert len(df) == len(rows)
+    for (_, a), b in zip(df.iterrows(), rows):
+        for c, v in b.items():
+            if isinstance(a[c], str):
+                assert a[c] == v, (c, a[c], v)
+            else:
+                assert abs(float(a[c]) - float(v)) < 1e-6, (c, a[c], v)
+
+
+def test_analysis_errors_are_value_errors():
+    with pytest.raises(ValueError, match="one cache size"):
+        sifter.analyze.hand(ZIPF, size="0.1,0.2")
+    with pytest.raises(ValueError, match="does not list its contents"):
+        sifter.analyze.ideal(ZIPF, policies="belady")
+    with pytest.raises(ValueError, match="p and m"):
+        sifter.analyze.vectors(ZIPF, p=0)

@@ -20,7 +20,6 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _native
-from . import model
 from ._native import Cache
 
 __all__ = [
@@ -32,6 +31,7 @@ __all__ = [
     "cache_policies",
     "Cache",
     "model",
+    "analyze",
     "COLUMNS",
 ]
 
@@ -140,11 +140,16 @@ class _Progress:
 
 
 def _frame(cols: Dict[str, list]):
+    """A pandas DataFrame with :data:`COLUMNS`, else a pyarrow Table, else the dict."""
+    return _frame_of({c: cols[c] for c in COLUMNS})
+
+
+def _frame_of(cols: Dict[str, list]):
     """A pandas DataFrame, else a pyarrow Table, else the dict of columns."""
     try:
         import pandas as pd
 
-        return pd.DataFrame(cols, columns=COLUMNS)
+        return pd.DataFrame(cols)
     except ImportError:
         pass
     try:
@@ -271,3 +276,6 @@ def policies() -> List[Dict[str, Any]]:
 def cache_policies() -> List[str]:
     """The policies of :class:`Cache`."""
     return _native.cache_policies()
+
+
+from . import analyze, model  # noqa: E402  (they use the helpers above)
