@@ -237,6 +237,79 @@ fn analyze<'py>(
     Ok(d)
 }
 
+/// `sifter analyze compare`: each source swept at one size (FIFO added), then the miss-ratio
+/// reduction from FIFO summarised per policy. Returns `(summary, per_trace, skipped)`: two
+/// column dicts and the messages of traces that could not be read (skipped, as the CLI does).
+#[pyfunction]
+#[pyo3(signature = (sources, format, policies, size))]
+#[allow(clippy::type_complexity)]
+fn analyze_compare<'py>(
+    py: Python<'py>,
+    sources: Vec<String>,
+    format: Option<String>,
+    policies: String,
+    size: String,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>, Vec<String>)> {
+    let specs = parse_policy_list(&policies).map_err(value_error)?;
+    sw::check_specs(&specs).map_err(value_error)?;
+    let one = sifter_sim::analysis::one_size(&size).map_err(value_error)?;
+    if sources.is_empty() {
+        return Err(value_error("no traces"));
+    }
+    let mut skipped = Vec::new();
+    let mut per_trace = Vec::new();
+    for f in &sources {
+        let src = match TraceSource::parse(f, format.as_deref()) {
+            Ok(s) => s,
+            Err(e) => {
+                skipped.push(format!("skipping {f}: {e}"));
+                continue;
+            }
+        };
+        let t = match py.detach(|| sw::load(&src, &sw::Silent)) {
+            Ok(t) => t,
+            Err(e) => {
+                skipped.push(format!("skipping {f}: {e}"));
+                continue;
+            }
+        };
+        let opt = Options::default();
+        let out = py
+            .detach(|| {
+                sw::sweep_loaded(&t, &specs, &[one], &opt, &sw::Silent, &AtomicBool::new(false))
+            })
+            .map_err(value_error)?;
+        per_trace.push(out.results);
+    }
+    let rows = sifter_sim::analysis::compare(&per_trace);
+    let summary = PyDict::new(py);
+    summary.set_item("policy", rows.iter().map(|r| r.policy.clone()).collect::<Vec<_>>())?;
+    summary.set_item("p10", rows.iter().map(|r| r.p10).collect::<Vec<_>>())?;
+    summary.set_item("p25", rows.iter().map(|r| r.p25).collect::<Vec<_>>())?;
+    summary.set_item("mean", rows.iter().map(|r| r.mean).collect::<Vec<_>>())?;
+    summary.set_item("p75", rows.iter().map(|r| r.p75).collect::<Vec<_>>())?;
+    summary.set_item("p90", rows.iter().map(|r| r.p90).collect::<Vec<_>>())?;
+    summary.set_item("best_share", rows.iter().map(|r| r.best_share).collect::<Vec<_>>())?;
+    let (mut tr, mut pol, mut mr, mut fm, mut red) = (vec![], vec![], vec![], vec![], vec![]);
+    for res in &per_trace {
+        let fifo = res.iter().find(|r| r.spec == "fifo").map_or(f64::NAN, |r| r.miss_ratio);
+        for r in res.iter().filter(|r| r.spec != "fifo") {
+            tr.push(r.trace.clone());
+            pol.push(r.policy.clone());
+            mr.push(r.miss_ratio);
+            fm.push(fifo);
+            red.push(if fifo > 0.0 { (fifo - r.miss_ratio) / fifo } else { 0.0 });
+        }
+    }
+    let rows = PyDict::new(py);
+    rows.set_item("trace", tr)?;
+    rows.set_item("policy", pol)?;
+    rows.set_item("miss_ratio", mr)?;
+    rows.set_item("fifo_miss_ratio", fm)?;
+    rows.set_item("reduction", red)?;
+    Ok((summary, rows, skipped))
+}
+
 /// One trace's sweep: `(columns, notices)`. `columns` maps the CLI's CSV columns to lists;
 /// `notices` are `(is_warning, text)` pairs. `progress(label, done, total)` is called from
 /// this thread while the sweep runs on another.
@@ -775,6 +848,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze_compare, m)?)?;
     m.add_function(wrap_pyfunction!(model_solve, m)?)?;
     m.add_function(wrap_pyfunction!(model_pstar, m)?)?;
     m.add_function(wrap_pyfunction!(model_advise, m)?)?;

@@ -336,3 +336,19 @@ def test_analysis_errors_are_value_errors():
         sifter.analyze.ideal(ZIPF, policies="belady")
     with pytest.raises(ValueError, match="p and m"):
         sifter.analyze.vectors(ZIPF, p=0)
+
+
+def test_compare_equals_the_cli(tmp_path):
+    traces = [ZIPF, "zipf:alpha=0.8,n=20000,requests=300000,seed=7", str(tmp_path / "missing.oracleGeneral.bin")]
+    with pytest.warns(UserWarning, match="skipping .*missing.oracleGeneral.bin"):
+        summary, rows = sifter.analyze.compare(traces, "lru,sieve,s3fifo", "0.1")
+    out = tmp_path / "c.csv"
+    text = cli("analyze", "compare", *traces, "-p", "lru,sieve,s3fifo", "-s", "0.1", "--csv", str(out)).stdout
+    ref = list(csv.DictReader(out.open()))
+    assert len(rows) == len(ref) == 6
+    for (_, a), b in zip(rows.iterrows(), ref):
+        assert a["policy"] == b["policy"] and abs(a["reduction"] - float(b["reduction"])) < 1e-6
+    table = {l.split()[0]: l.split() for l in text.splitlines()[3:] if l.strip()}
+    for _, r in summary.iterrows():
+        t = table[r["policy"]]
+        assert abs(r["mean"] - float(t[3])) < 1e-4 and abs(r["p10"] - float(t[1])) < 1e-4

@@ -10,7 +10,9 @@ one trace (path, generator spec, keys array, ``(keys, sizes)``, dict).
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+import os
+import warnings
+from typing import List, Optional, Sequence, Tuple, Union
 
 from . import _native
 from . import _frame_of, _join, _trace_args
@@ -47,3 +49,16 @@ def hand(trace, size="0.1", every: Optional[int] = None, format: Optional[str] =
 def vectors(trace, sizes="0.001,0.01,0.1", p: int = 4, m: int = 2, format: Optional[str] = None):
     """Multi-step LRU: the share of hits in each vector per cache size (its paper's Fig. 12)."""
     return _run("vectors", trace, "lru", _join(sizes, "sizes"), format, p=p, m=m)
+
+
+def compare(traces: Sequence[Union[str, "os.PathLike[str]"]], policies: Union[str, Sequence[str]] = "lru,arc,s3fifo,sieve", size="0.1", format: Optional[str] = None):
+    """Miss-ratio reduction from FIFO across traces (the SIEVE paper's Figs. 3 and 5):
+    ``(summary, per_trace)`` data frames — per policy P10/P25/mean/P75/P90 of the reduction and
+    the share of traces it is best on; per trace and policy the miss ratios and the reduction.
+    Traces that cannot be read are skipped with a warning, as ``sifter analyze compare`` does."""
+    if isinstance(traces, (str, os.PathLike)):
+        traces = [traces]
+    summary, rows, skipped = _native.analyze_compare([os.fspath(t) for t in traces], format, _join(policies, "policies"), str(size))
+    for msg in skipped:
+        warnings.warn(msg, stacklevel=2)
+    return _frame_of(summary), _frame_of(rows)
