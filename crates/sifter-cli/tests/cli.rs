@@ -795,4 +795,26 @@ fn sim_and_analyze_flags_work_in_every_mode() {
         let svg = std::fs::read_to_string(d.join("m.svg")).unwrap();
         assert!(svg.contains("<svg"), "{args:?}");
     }
+    // Every other analysis writes a rectangular CSV and an SVG when asked.
+    let analyses: [&[&str]; 6] = [
+        &["intervals", "t.oracleGeneral", "-p", "fifo,sieve", "-s", "0.1", "--window", "5000"],
+        &["ideal", "t.oracleGeneral", "-p", "lru,sieve", "-s", "0.1", "--phases", "2"],
+        &["vectors", "t.oracleGeneral", "-s", "0.01,0.1"],
+        &["warmup", "t.oracleGeneral", "-p", "lru,sieve", "-s", "0.1"],
+        &["hand", "t.oracleGeneral", "-s", "0.1"],
+        &["compare", "t.oracleGeneral", "t.oracleGeneral", "-p", "lru,sieve", "-s", "0.1"],
+    ];
+    for a in analyses {
+        let mut args = vec!["analyze"];
+        args.extend(a);
+        args.extend(["--csv", "a.csv", "--svg", "a.svg"]);
+        ok(&sifter(&args, d));
+        let c = std::fs::read_to_string(d.join("a.csv")).unwrap();
+        let widths: Vec<usize> = c.lines().map(|l| l.split(',').count()).collect();
+        assert!(widths.len() > 1 && widths.iter().all(|w| *w == widths[0]), "{args:?}: {c}");
+        let svg = std::fs::read_to_string(d.join("a.svg")).unwrap();
+        assert!(svg.contains("<svg"), "{args:?}");
+        std::fs::remove_file(d.join("a.csv")).unwrap();
+        std::fs::remove_file(d.join("a.svg")).unwrap();
+    }
 }
