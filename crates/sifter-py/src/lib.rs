@@ -139,7 +139,7 @@ fn analysis_trace(
 }
 
 /// One analysis of `sifter analyze` on one trace, as columns: `kind` is intervals, ideal,
-/// warmup, hand or vectors; `policies`, `size` (one size; vectors: a list), `n` (window or
+/// warmup, hand or vectors; `policies` (None for hand and vectors), `size` (one size; vectors: a list), `n` (window or
 /// sampling interval, None: the CLI's default), `phases` (ideal), `p`, `m` (vectors).
 #[pyfunction]
 #[pyo3(signature = (kind, source, keys, sizes, name, format, policies, size, n=None, phases=1, p=4, m=2))]
@@ -152,7 +152,7 @@ fn analyze<'py>(
     sizes: Option<Vec<u8>>,
     name: String,
     format: Option<String>,
-    policies: String,
+    policies: Option<String>,
     size: String,
     n: Option<usize>,
     phases: usize,
@@ -160,7 +160,11 @@ fn analyze<'py>(
     m: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     use sifter_sim::analysis as an;
-    let specs = parse_policy_list(&policies).map_err(value_error)?;
+    // hand and vectors take no policy list (SIEVE and multi-step LRU are theirs).
+    let specs = match &policies {
+        Some(p) => parse_policy_list(p).map_err(value_error)?,
+        None => Vec::new(),
+    };
     sw::check_specs(&specs).map_err(value_error)?;
     let d = PyDict::new(py);
     if kind == "vectors" {

@@ -20,7 +20,8 @@ from . import _frame_of, _join, _trace_args
 
 def _run(kind, trace, policies, size, format, **kw):
     source, keys, sizes, name = _trace_args(trace, 0)
-    cols = _native.analyze(kind, source, keys, sizes, name, format, _join(policies, "policies"), str(size), **kw)
+    pols = None if policies is None else _join(policies, "policies")
+    cols = _native.analyze(kind, source, keys, sizes, name, format, pols, str(size), **kw)
     return _frame_of(cols)
 
 
@@ -43,12 +44,12 @@ def warmup(trace, policies: Union[str, Sequence[str]] = "lru,multistep-lru,sieve
 
 def hand(trace, size="0.1", every: Optional[int] = None, format: Optional[str] = None):
     """SIEVE's hand position over time (the SIEVE paper's Fig. 9c)."""
-    return _run("hand", trace, "sieve", size, format, n=every)
+    return _run("hand", trace, None, size, format, n=every)
 
 
 def vectors(trace, sizes="0.001,0.01,0.1", p: int = 4, m: int = 2, format: Optional[str] = None):
     """Multi-step LRU: the share of hits in each vector per cache size (its paper's Fig. 12)."""
-    return _run("vectors", trace, "lru", _join(sizes, "sizes"), format, p=p, m=m)
+    return _run("vectors", trace, None, _join(sizes, "sizes"), format, p=p, m=m)
 
 
 def compare(traces: Sequence[Union[str, "os.PathLike[str]"]], policies: Union[str, Sequence[str]] = "lru,arc,s3fifo,sieve", size="0.1", format: Optional[str] = None):
