@@ -297,7 +297,7 @@ pub fn run(cmd: AnalyzeCmd) -> Result<()> {
                 write_to(p, &out)?;
             }
             if let Some(p) = &svg {
-                crate::plot::lines(
+                sifter_lab::plot::lines(
                     p,
                     "Miss-ratio reduction from FIFO (P10, P25, mean, P75, P90)",
                     "percentile (50 = mean)",
@@ -466,7 +466,7 @@ impl Outputs {
             None => print!("{out}"),
         }
         if let Some(p) = &self.svg {
-            crate::plot::lines(p, title, x_label, y_label, series)?;
+            sifter_lab::plot::lines(p, title, x_label, y_label, series)?;
             eprintln!("wrote {}", p.display());
         }
         Ok(())

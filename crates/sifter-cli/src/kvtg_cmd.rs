@@ -1,11 +1,11 @@
 //! `sifter kvtg`: the traffic generator ([`sifter_kvtg`]) from the command line — tables,
 //! CSV/JSON and a latency-percentile plot.
 
-use crate::closed_loop::parse_latency_arg;
 use crate::output::{csv_line, table, write_to};
-use crate::plot;
 use anyhow::{anyhow, Context, Result};
 use sifter_kvtg::{Config, KeySpec, Length, Mix, Protocol, Report, ValueSize};
+use sifter_lab::closed_loop::parse_latency;
+use sifter_lab::plot;
 use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -90,7 +90,7 @@ fn count(v: &str, what: &str) -> Result<u64> {
 /// A duration (`2s`, `500ms`) or a request count (`100k`).
 fn length(v: &str, what: &str) -> Result<Length> {
     if v.chars().last().is_some_and(|c| c == 's') {
-        return Ok(Length::Time(parse_latency_arg(v).with_context(|| what.to_string())?));
+        return Ok(Length::Time(parse_latency(v).with_context(|| what.to_string())?));
     }
     Ok(Length::Requests(count(v, what)?))
 }
@@ -105,7 +105,7 @@ pub fn config(a: &KvtgArgs) -> Result<Config> {
         .ok_or_else(|| anyhow!("--server {}: no address", a.server))?;
     let measure = match &a.requests {
         Some(r) => Length::Requests(count(r, "--requests")?),
-        None => Length::Time(parse_latency_arg(&a.duration).context("--duration")?),
+        None => Length::Time(parse_latency(&a.duration).context("--duration")?),
     };
     let c = Config {
         server,
@@ -123,7 +123,7 @@ pub fn config(a: &KvtgArgs) -> Result<Config> {
         measure,
         fill_on_miss: a.fill_on_miss,
         seed: a.seed,
-        timeout: parse_latency_arg(&a.timeout).context("--timeout")?,
+        timeout: parse_latency(&a.timeout).context("--timeout")?,
     };
     c.validate()?;
     Ok(c)

@@ -14,7 +14,6 @@ mod kvtg_cmd;
 mod lab;
 mod model_cmd;
 mod output;
-mod plot;
 mod progress;
 mod sim;
 mod trace_cmd;

@@ -210,7 +210,7 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
                 }
             }
             let disk_us =
-                crate::closed_loop::parse_latency_arg(&backend_latency)?.as_secs_f64() * 1e6;
+                sifter_lab::closed_loop::parse_latency(&backend_latency)?.as_secs_f64() * 1e6;
             let mpl = mpl.unwrap_or(cores).max(1);
             let net = NetArgs {
                 policy,
@@ -283,14 +283,14 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
                 let title = format!(
                     "Predicted throughput vs hit ratio ({cores} cores, {mpl} in flight, {backend_latency} backend)"
                 );
-                let axes = crate::plot::Axes {
+                let axes = sifter_lab::plot::Axes {
                     title: &title,
                     xlabel: "hit ratio",
                     ylabel: "Mops/s",
                     log_y: false,
                     x_names: None,
                 };
-                for f in crate::plot::lines_svg_png(&stem, &axes, &series)? {
+                for f in sifter_lab::plot::lines_svg_png(&stem, &axes, &series)? {
                     eprintln!("wrote {}", f.display());
                 }
             }
@@ -360,7 +360,7 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
             let mut out = serde_json::Map::new();
             for name in policy.split(',').map(str::trim) {
                 let p: sifter::Policy = name.parse().map_err(anyhow::Error::msg)?;
-                let c = crate::closed_loop::calibrate(p, 0.5, capacity, 3);
+                let c = sifter_lab::closed_loop::calibrate(p, 0.5, capacity, 3);
                 rows.push(vec![
                     name.to_string(),
                     format!("{:.4}", c.hit_us),
@@ -474,7 +474,13 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
                 None => {}
             }
             if let Some(p) = &svg {
-                crate::plot::lines(p, "Throughput vs hit ratio", "hit ratio", "Mops/s", &series)?;
+                sifter_lab::plot::lines(
+                    p,
+                    "Throughput vs hit ratio",
+                    "hit ratio",
+                    "Mops/s",
+                    &series,
+                )?;
                 eprintln!("wrote {}", p.display());
             }
         }

@@ -1,6 +1,6 @@
 //! `sifter sim`: policy × size sweeps over traces, and `--bench` for simulation speed.
 
-use crate::output::{table, write_to};
+use crate::output::{csv_field, machine, sim_csv, table, write_to};
 use crate::progress::bar;
 use anyhow::{bail, Context, Result};
 use sifter_sim::registry::{parse_policy_list, PolicySpec, REGISTRY};
@@ -36,7 +36,7 @@ impl From<Mode> for sweep::Mode {
 
 /// Raised by the first Ctrl-C: sweeps stop after the chunk (streaming) or the simulations
 /// (in memory) in progress and the rows computed so far are written.
-static STOP: AtomicBool = AtomicBool::new(false);
+pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
 
 /// Arguments of `sifter sim`.
 #[derive(clap::Args, Debug)]
@@ -215,47 +215,6 @@ pub fn result_rows(res: &[SimResult], skip_baseline: bool) -> Vec<Vec<String>> {
 pub const RESULT_HEADER: [&str; 7] =
     ["trace", "policy", "size", "capacity", "miss ratio", "byte miss ratio", "reduction vs FIFO"];
 
-/// Results as CSV.
-pub fn to_csv(res: &[SimResult]) -> String {
-    let mut s = String::from("trace,policy,spec,size,capacity,bytes,requests,misses,miss_ratio,byte_miss_ratio,seconds\n");
-    for r in res {
-        s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{:.6},{:.6},{:.4}\n",
-            csv_field(&r.trace),
-            csv_field(&r.policy),
-            csv_field(&r.spec),
-            r.size.label(),
-            r.capacity,
-            r.bytes,
-            r.counts.requests,
-            r.counts.misses,
-            r.miss_ratio,
-            r.byte_miss_ratio,
-            r.seconds
-        ));
-    }
-    s
-}
-
-/// Quotes a CSV field when it holds a comma or a quote.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// The machine, for result files.
-pub fn machine() -> serde_json::Value {
-    serde_json::json!({
-        "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        "os": std::env::consts::OS,
-        "arch": std::env::consts::ARCH,
-        "sifter": env!("CARGO_PKG_VERSION"),
-    })
-}
-
 fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
 }
@@ -353,7 +312,7 @@ pub fn run(a: SimArgs) -> Result<()> {
         print!("{}", table(&RESULT_HEADER, &result_rows(&all, !user_has_fifo)));
     }
     if let Some(p) = &a.csv {
-        write_to(p, &to_csv(&shown))?;
+        write_to(p, &sim_csv(&shown))?;
     }
     if let Some(p) = &a.json {
         let v = serde_json::json!({ "command": command_line(), "machine": machine(), "results": shown });

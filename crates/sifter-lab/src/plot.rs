@@ -113,6 +113,7 @@ fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
 }
 
 /// A data point's position on the canvas and what hovering it shows.
+#[derive(Debug)]
 pub struct Tip {
     x: i32,
     y: i32,

@@ -1,0 +1,565 @@
+//! `sifter bench`'s measurement: caches × key sharing × sizes × thread counts, repeated with the
+//! caches round-robined, summarised per configuration; its text table, CSV and plots.
+
+use crate::closed_loop::parse_latency;
+use crate::plot::{bars_svg_png, lines_svg_png, Axes, Series};
+use crate::table::{csv_line, table};
+use anyhow::{bail, Context, Result};
+use sifter_bench::adapter::make;
+use sifter_bench::run::{run, Measure, RunConfig, RunResult};
+use sifter_bench::workload::{Mode, Workload};
+use sifter_bench::{summarize, Summary};
+use sifter_sim::sweep::Observer;
+use std::path::{Path, PathBuf};
+
+/// What `sifter bench` measures, as the CLI's options spell it (lists comma-separated; the
+/// same parsing and error messages).
+#[derive(Debug, Clone)]
+pub struct BenchSpec {
+    /// Caches (see [`sifter_bench::adapter::CACHES`], and `ceiling`).
+    pub caches: String,
+    /// Thread counts, each in 1..=64.
+    pub threads: String,
+    /// The workload spec ([`Workload::parse`]).
+    pub workload: String,
+    /// Key sharing: `shared` and/or `per-thread`.
+    pub mode: String,
+    /// Cache sizes as fractions of one key space, in (0, 16].
+    pub size: String,
+    /// Measured operations per thread (unless `duration`).
+    pub requests: u64,
+    /// Measure for a fixed time instead (`1s`, `500ms`).
+    pub duration: Option<String>,
+    /// Precomputed operations per thread.
+    pub sequence: usize,
+    /// Runs per cache and configuration.
+    pub repeat: usize,
+    /// Time one operation in this many (a power of two; 0: no latency sampling).
+    pub sample_every: u32,
+    /// Warm-up ends when the cache is this full.
+    pub fill: f64,
+    /// Longest warm-up (`30s`).
+    pub warmup_limit: String,
+    /// Hit-only mode: every requested key resident.
+    pub hit_only: bool,
+}
+
+/// One summarised configuration.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    /// Key sharing.
+    pub mode: Mode,
+    /// Size as a fraction of one key space.
+    pub size: f64,
+    /// The summary (cache, threads, capacity, throughput, hit ratio, latencies).
+    #[serde(flatten)]
+    pub summary: Summary,
+}
+
+/// A comma-separated list of `T` (`what` names the option in errors); empty is an error.
+pub fn list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>> {
+    let v: Vec<T> = s
+        .split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(|x| x.parse::<T>().map_err(|_| anyhow::anyhow!("{what}: {x:?} is not valid")))
+        .collect::<Result<_>>()?;
+    if v.is_empty() {
+        bail!("{what}: empty list");
+    }
+    Ok(v)
+}
+
+/// Everything `sifter bench` measured, with what it was asked.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Report {
+    /// The workload spec.
+    pub workload: String,
+    /// Distinct keys in one key space.
+    pub keys: u64,
+    /// The run configuration (thread count varies per row).
+    pub config: RunConfig,
+    /// Rows in run order.
+    pub rows: Vec<Row>,
+}
+
+/// Runs the benchmark (no output files); progress goes to `obs` (one phase, one step per run).
+pub fn measure(a: &BenchSpec, obs: &dyn Observer) -> Result<Report> {
+    let caches: Vec<String> = list(&a.caches, "--caches")?;
+    for c in caches.iter().filter(|c| c.as_str() != "ceiling") {
+        make(c, 1).with_context(|| "--caches")?;
+    }
+    let threads: Vec<usize> = list(&a.threads, "--threads")?;
+    if threads.iter().any(|&t| t == 0 || t > 64) {
+        bail!("--threads: each count must be between 1 and 64");
+    }
+    let modes: Vec<Mode> = list::<String>(&a.mode, "--mode")?
+        .iter()
+        .map(|m| Mode::parse(m))
+        .collect::<Result<_, _>>()?;
+    let sizes: Vec<f64> = if a.hit_only { vec![1.0] } else { list(&a.size, "--size")? };
+    if (a.hit_only || caches.iter().any(|c| c == "ceiling")) && modes.contains(&Mode::PerThread) {
+        bail!("--hit-only and the ceiling cache need --mode shared");
+    }
+    if sizes.iter().any(|&s| !(s > 0.0 && s <= 16.0)) {
+        bail!("--size: fractions must be in (0, 16]");
+    }
+    if a.repeat == 0 || a.sequence == 0 || a.requests == 0 {
+        bail!("--repeat, --sequence and --requests must be at least 1");
+    }
+    if a.sample_every != 0 && !a.sample_every.is_power_of_two() {
+        bail!("--sample-every must be 0 or a power of two (got {})", a.sample_every);
+    }
+    if !(a.fill > 0.0 && a.fill <= 1.0) {
+        bail!("--fill must be in (0, 1]");
+    }
+    let measure = match &a.duration {
+        Some(d) => Measure::Duration(parse_latency(d).context("--duration")?),
+        None => Measure::Requests(a.requests),
+    };
+    let warmup_limit = parse_latency(&a.warmup_limit).context("--warmup-limit")?;
+    let workload = Workload::parse(&a.workload)?;
+    let max_t = *threads.iter().max().unwrap_or(&1);
+    // Precomputed operations live in memory: refuse absurd sizes instead of failing to allocate.
+    let copies = if modes.contains(&Mode::Shared) { max_t as u128 } else { 1 };
+    let bytes = a.sequence as u128 * copies * 8;
+    const LIMIT: u128 = 8 << 30;
+    if bytes > LIMIT {
+        bail!(
+            "--sequence {} × {copies} thread sequence(s) would take {:.1} GiB; the limit is 8 GiB",
+            a.sequence,
+            bytes as f64 / (1u64 << 30) as f64
+        );
+    }
+    let total = (modes.len() * sizes.len() * threads.len() * caches.len() * a.repeat) as u64;
+    obs.begin("bench", total);
+    let mut rows = Vec::new();
+    let mut keys = 0;
+    let mut config = None;
+    for &mode in &modes {
+        obs.relabel(&format!("generating {} ({})", workload.spec(), mode.name()));
+        let (seqs, k) = workload.generate(max_t, a.sequence, mode)?;
+        keys = k;
+        for &size in &sizes {
+            for &t in &threads {
+                // Hit-only: every key of the threads' sequences, inserted before the run.
+                let resident: Vec<u64> = if a.hit_only {
+                    let mut all = std::collections::HashSet::new();
+                    for seq in &seqs[..t] {
+                        all.extend(seq.iter().map(|&w| sifter_bench::workload::unpack(w).1));
+                    }
+                    let mut v: Vec<u64> = all.into_iter().collect();
+                    v.sort_unstable();
+                    v
+                } else {
+                    Vec::new()
+                };
+                let per_space = if a.hit_only {
+                    resident.len() as u64
+                } else {
+                    ((k as f64 * size).round() as u64).max(1)
+                };
+                let capacity = match mode {
+                    Mode::Shared => per_space,
+                    Mode::PerThread => per_space * t as u64,
+                };
+                let cfg = RunConfig {
+                    threads: t,
+                    mode,
+                    measure,
+                    fill: a.fill,
+                    warmup_limit,
+                    sample_every: a.sample_every,
+                };
+                config.get_or_insert(cfg);
+                // Caches round-robined inside each repetition, so that the host's noise hits
+                // every cache alike.
+                let mut runs: Vec<Vec<RunResult>> = caches.iter().map(|_| Vec::new()).collect();
+                for _ in 0..a.repeat {
+                    for (i, c) in caches.iter().enumerate() {
+                        obs.relabel(&format!("{} size {size} {t} thr {c}", mode.name()));
+                        let cache = if c == "ceiling" {
+                            sifter_bench::adapter::ceiling(capacity, &seqs[..t])
+                        } else {
+                            make(c, capacity)?
+                        };
+                        for &key in &resident {
+                            cache.insert(key);
+                        }
+                        runs[i].push(run(&*cache, capacity, &seqs[..t], &cfg)?);
+                        obs.advance(1);
+                    }
+                }
+                for (c, r) in caches.iter().zip(&runs) {
+                    rows.push(Row { mode, size, summary: summarize(c, t, capacity, r) });
+                }
+            }
+        }
+    }
+    obs.end();
+    let config = config.context("nothing to run")?;
+    Ok(Report { workload: a.workload.clone(), keys, config, rows })
+}
+
+fn lat(s: &Summary, class: &str) -> Option<sifter_bench::Latency> {
+    s.latency.iter().find(|(c, _)| c == class).map(|(_, l)| *l)
+}
+
+/// The terminal table.
+pub fn table_text(rows: &[Row]) -> String {
+    let header = [
+        "mode",
+        "size",
+        "thr",
+        "cache",
+        "Mops/s",
+        "min",
+        "max",
+        "hit ratio",
+        "hit p50 ns",
+        "hit p99 ns",
+        "miss+ins p99 ns",
+        "time % hit/miss/ins/evict",
+    ];
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let s = &r.summary;
+            let p = |c: &str, f: fn(&sifter_bench::Latency) -> u64| {
+                lat(s, c).map_or("-".into(), |l| f(&l).to_string())
+            };
+            let miss_ins = match (lat(s, "miss"), lat(s, "insert")) {
+                (Some(m), Some(i)) => (m.p99 + i.p99).to_string(),
+                (None, Some(i)) => i.p99.to_string(),
+                _ => "-".into(),
+            };
+            let share = |class: &str| {
+                s.breakdown
+                    .iter()
+                    .find(|(c, _)| c == class)
+                    .map_or("-".into(), |(_, v)| format!("{:.0}", v * 100.0))
+            };
+            let shares = ["hit", "miss", "insert", "evict"].map(share).join("/");
+            vec![
+                r.mode.name().into(),
+                format!("{}", r.size),
+                s.threads.to_string(),
+                s.cache.clone(),
+                format!("{:.2}", s.mops),
+                format!("{:.2}", s.mops_min),
+                format!("{:.2}", s.mops_max),
+                if s.hit_ratio.is_finite() { format!("{:.4}", s.hit_ratio) } else { "-".into() },
+                p("hit", |l| l.p50),
+                p("hit", |l| l.p99),
+                miss_ins,
+                shares,
+            ]
+        })
+        .collect();
+    table(&header, &body)
+}
+
+/// CSV: one row per cache × configuration, latency columns per class.
+pub fn csv_text(rows: &[Row]) -> String {
+    let classes = ["hit", "miss", "insert", "evict", "erase"];
+    let mut head = vec![
+        "mode".to_string(),
+        "size".into(),
+        "capacity".into(),
+        "threads".into(),
+        "cache".into(),
+        "mops_median".into(),
+        "mops_min".into(),
+        "mops_max".into(),
+        "mops_runs".into(),
+        "hit_ratio".into(),
+        "warmup_secs".into(),
+        "filled".into(),
+    ];
+    for c in classes {
+        for f in ["count", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "time_share"] {
+            head.push(format!("{c}_{f}"));
+        }
+    }
+    let mut out = csv_line(&head.iter().map(String::as_str).collect::<Vec<_>>());
+    for r in rows {
+        let s = &r.summary;
+        let runs: Vec<String> = s.mops_runs.iter().map(|x| format!("{x:.3}")).collect();
+        let mut f = vec![
+            r.mode.name().to_string(),
+            r.size.to_string(),
+            s.capacity.to_string(),
+            s.threads.to_string(),
+            s.cache.clone(),
+            format!("{:.3}", s.mops),
+            format!("{:.3}", s.mops_min),
+            format!("{:.3}", s.mops_max),
+            runs.join(" "),
+            format!("{:.5}", s.hit_ratio),
+            format!("{:.3}", s.warmup_secs),
+            format!("{:.3}", s.filled),
+        ];
+        for c in classes {
+            let share = s.breakdown.iter().find(|(n, _)| n == c).map(|x| x.1);
+            match lat(s, c) {
+                Some(l) => {
+                    for v in [l.count, l.p50, l.p90, l.p99, l.p999] {
+                        f.push(v.to_string());
+                    }
+                    f.push(format!("{:.4}", share.unwrap_or(0.0)));
+                }
+                None => f.extend(std::iter::repeat_n(String::new(), 6)),
+            }
+        }
+        out.push_str(&csv_line(&f.iter().map(String::as_str).collect::<Vec<_>>()));
+    }
+    out
+}
+
+/// Plots for each mode × size: throughput vs threads, latency percentiles and hit ratio at the
+/// largest thread count. Returns the files written.
+pub fn plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut groups: Vec<(Mode, f64)> = Vec::new();
+    for r in &report.rows {
+        if !groups.contains(&(r.mode, r.size)) {
+            groups.push((r.mode, r.size));
+        }
+    }
+    for (mode, size) in groups {
+        // The null cache measures the harness; at tens of times the real caches' rate it would
+        // flatten every other line, so it stays in the tables, not the plots.
+        let rows: Vec<&Row> = report
+            .rows
+            .iter()
+            .filter(|r| r.mode == mode && r.size == size && r.summary.cache != "null")
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let tag = format!("{}-{}", mode.name(), size);
+        let caches = caches_in_order(&rows);
+        let series: Vec<Series> = caches
+            .iter()
+            .map(|c| {
+                let pts = rows
+                    .iter()
+                    .filter(|r| r.summary.cache == *c)
+                    .map(|r| (r.summary.threads as f64, r.summary.mops))
+                    .collect();
+                (c.to_string(), pts)
+            })
+            .collect();
+        let title = format!(
+            "Throughput vs threads: {} ({}, {} keys, cache {} %)",
+            report.workload,
+            mode.name(),
+            report.keys,
+            crate::plot::tick(size * 100.0)
+        );
+        let axes = Axes {
+            title: &title,
+            xlabel: "threads",
+            ylabel: "Mops/s",
+            log_y: false,
+            x_names: None,
+        };
+        files.extend(lines_svg_png(&out.join(format!("throughput-{tag}")), &axes, &series)?);
+        let max_t = rows.iter().map(|r| r.summary.threads).max().unwrap_or(1);
+        let at_max: Vec<&&Row> = rows.iter().filter(|r| r.summary.threads == max_t).collect();
+        let names = ["P50", "P90", "P99", "P99.9"];
+        let mut lat_series: Vec<Series> = Vec::new();
+        for r in &at_max {
+            for class in ["hit", "insert"] {
+                if let Some(l) = lat(&r.summary, class) {
+                    let pts = [l.p50, l.p90, l.p99, l.p999]
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &v)| ((i + 1) as f64, v as f64))
+                        .collect();
+                    lat_series.push((format!("{} {class}", r.summary.cache), pts));
+                }
+            }
+        }
+        if !lat_series.is_empty() {
+            let title = format!(
+                "Latency percentiles at {max_t} threads: {} ({}, cache {} %)",
+                report.workload,
+                mode.name(),
+                crate::plot::tick(size * 100.0)
+            );
+            let axes = Axes {
+                title: &title,
+                xlabel: "percentile",
+                ylabel: "ns (log scale)",
+                log_y: true,
+                x_names: Some(&names),
+            };
+            files.extend(lines_svg_png(&out.join(format!("latency-{tag}")), &axes, &lat_series)?);
+        }
+        let bars: Vec<(String, f64)> = at_max
+            .iter()
+            .filter(|r| r.summary.hit_ratio.is_finite())
+            .map(|r| (r.summary.cache.clone(), r.summary.hit_ratio))
+            .collect();
+        if bars.iter().any(|b| b.1 > 0.0) {
+            let title = format!(
+                "Hit ratio at {max_t} threads: {} ({}, cache {} %)",
+                report.workload,
+                mode.name(),
+                crate::plot::tick(size * 100.0)
+            );
+            files.extend(bars_svg_png(
+                &out.join(format!("hit-ratio-{tag}")),
+                &title,
+                "hit ratio",
+                &bars,
+            )?);
+        }
+    }
+    files.extend(size_plots(out, report)?);
+    Ok(files)
+}
+
+/// The cache names of `rows`, each once, in first-seen order.
+fn caches_in_order<'a>(rows: &[&'a Row]) -> Vec<&'a str> {
+    let mut caches: Vec<&str> = Vec::new();
+    for r in rows {
+        if !caches.contains(&r.summary.cache.as_str()) {
+            caches.push(&r.summary.cache);
+        }
+    }
+    caches
+}
+
+/// With several sizes, the Mobius paper's Fig. 10 views per mode: the best throughput over the
+/// thread counts, the single-thread throughput and the single-thread hit ratio, against size.
+fn size_plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut modes: Vec<Mode> = Vec::new();
+    for r in &report.rows {
+        if !modes.contains(&r.mode) {
+            modes.push(r.mode);
+        }
+    }
+    for mode in modes {
+        let rows: Vec<&Row> =
+            report.rows.iter().filter(|r| r.mode == mode && r.summary.cache != "null").collect();
+        let mut sizes: Vec<f64> = rows.iter().map(|r| r.size).collect();
+        sizes.sort_by(f64::total_cmp);
+        sizes.dedup();
+        if sizes.len() < 2 {
+            continue;
+        }
+        let caches = caches_in_order(&rows);
+        let min_t = rows.iter().map(|r| r.summary.threads).min().unwrap_or(1);
+        let per_cache = |f: &dyn Fn(&[&&Row]) -> Option<f64>| -> Vec<Series> {
+            caches
+                .iter()
+                .map(|c| {
+                    let pts = sizes
+                        .iter()
+                        .filter_map(|&sz| {
+                            let at: Vec<&&Row> = rows
+                                .iter()
+                                .filter(|r| r.summary.cache == *c && r.size == sz)
+                                .collect();
+                            f(&at).map(|y| (sz * 100.0, y))
+                        })
+                        .collect();
+                    (c.to_string(), pts)
+                })
+                .collect()
+        };
+        let best = per_cache(&|at| at.iter().map(|r| r.summary.mops).max_by(f64::total_cmp));
+        let one = |get: fn(&Summary) -> f64| {
+            per_cache(&move |at: &[&&Row]| {
+                at.iter().find(|r| r.summary.threads == min_t).map(|r| get(&r.summary))
+            })
+        };
+        let m = mode.name();
+        let views: [(String, &str, &str, Vec<Series>); 3] = [
+            (
+                format!(
+                    "Best throughput over thread counts vs cache size: {} ({m})",
+                    report.workload
+                ),
+                "Mops/s",
+                "max-throughput-vs-size",
+                best,
+            ),
+            (
+                format!("Throughput at {min_t} thread(s) vs cache size: {} ({m})", report.workload),
+                "Mops/s",
+                "throughput-vs-size",
+                one(|s| s.mops),
+            ),
+            (
+                format!("Hit ratio at {min_t} thread(s) vs cache size: {} ({m})", report.workload),
+                "hit ratio",
+                "hit-ratio-vs-size",
+                one(|s| s.hit_ratio),
+            ),
+        ];
+        for (title, ylabel, stem, series) in views {
+            let axes = Axes {
+                title: &title,
+                xlabel: "cache size (% of the dataset)",
+                ylabel,
+                log_y: false,
+                x_names: None,
+            };
+            files.extend(lines_svg_png(&out.join(format!("{stem}-{m}")), &axes, &series)?);
+        }
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sifter_sim::sweep::Silent;
+
+    #[test]
+    fn csv_has_one_row_per_summary_and_stable_columns() {
+        let a = BenchSpec {
+            caches: "mobius,null".into(),
+            threads: "1,2".into(),
+            workload: "zipf:keys=2000".into(),
+            mode: "shared,per-thread".into(),
+            size: "0.1".into(),
+            requests: 2_000,
+            duration: None,
+            sequence: 10_000,
+            repeat: 2,
+            sample_every: 8,
+            fill: 0.98,
+            warmup_limit: "5s".into(),
+            hit_only: false,
+        };
+        let r = measure(&a, &Silent).unwrap();
+        assert_eq!(r.rows.len(), 2 * 2 * 2);
+        let csv = csv_text(&r.rows);
+        let n = csv.lines().next().unwrap().split(',').count();
+        assert!(csv.lines().all(|l| l.split(',').count() == n), "{csv}");
+        // per-thread capacity grows with threads
+        let cap = |mode: Mode, t: usize| {
+            r.rows
+                .iter()
+                .find(|x| x.mode == mode && x.summary.threads == t)
+                .unwrap()
+                .summary
+                .capacity
+        };
+        assert_eq!(cap(Mode::PerThread, 2), 2 * cap(Mode::PerThread, 1));
+        assert_eq!(cap(Mode::Shared, 2), cap(Mode::Shared, 1));
+        for bad in ["nope", ""] {
+            let mut b = a.clone();
+            b.caches = bad.into();
+            assert!(measure(&b, &Silent).is_err(), "{bad:?} accepted");
+        }
+        let mut b = a.clone();
+        b.threads = "0".into();
+        assert!(measure(&b, &Silent).is_err());
+    }
+}
