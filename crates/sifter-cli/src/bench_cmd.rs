@@ -56,13 +56,17 @@ pub struct BenchArgs {
     pub warmup_limit: String,
     /// Report heap bytes per entry instead of throughput: each cache of `--caches` filled
     /// with 100,000 distinct u64 → u64 entries (capacity 100,000), live heap bytes counted
-    /// by the allocator, divided by the entries it holds.
-    #[arg(long)]
+    /// by the allocator, divided by the entries it holds. Only `--caches`, `--out` and
+    /// `--quiet` apply; the throughput options are refused with it.
+    #[arg(long, conflicts_with_all = [
+        "threads", "workload", "mode", "size", "requests", "duration", "sequence", "repeat",
+        "sample_every", "fill", "warmup_limit", "hit_only", "json", "no_plots",
+    ])]
     pub mem: bool,
     /// Hit-only mode (Caffeine's GetPutBenchmark read mix): every key the threads request is
     /// inserted before the run and the capacity holds them all, so every read hits; `--size`
-    /// is ignored. Shared mode only.
-    #[arg(long)]
+    /// is refused with it. Shared mode only.
+    #[arg(long, conflicts_with = "size")]
     pub hit_only: bool,
     /// Output directory for results.csv, results.json and the plots.
     #[arg(short, long, default_value = "bench-results")]
@@ -73,8 +77,8 @@ pub struct BenchArgs {
     /// Skip the plots.
     #[arg(long)]
     pub no_plots: bool,
-    /// List the caches and exit.
-    #[arg(long)]
+    /// List the caches and exit (alone: no other option applies).
+    #[arg(long, exclusive = true)]
     pub list: bool,
     /// No progress bar.
     #[arg(short, long)]

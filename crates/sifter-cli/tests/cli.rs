@@ -818,3 +818,265 @@ fn sim_and_analyze_flags_work_in_every_mode() {
         std::fs::remove_file(d.join("a.svg")).unwrap();
     }
 }
+
+/// The SVG files in `dir`.
+fn svgs(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|r| {
+            r.filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "svg")))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// A CSV whose lines all have as many fields as its header (no quoted commas in these files).
+fn rectangular(csv: &str, rows: usize, what: &str) {
+    let widths: Vec<usize> = csv.lines().map(|l| l.split(',').count()).collect();
+    assert_eq!(widths.len(), rows + 1, "{what}: header + {rows} rows: {csv}");
+    assert!(widths.iter().all(|w| *w == widths[0]), "{what}: {csv}");
+}
+
+#[test]
+fn bench_model_trace_and_closed_loop_flags_work_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let json = |s: &str| -> serde_json::Value { serde_json::from_str(s).expect("JSON") };
+    // bench: --json, --no-plots, -q and --hit-only in every combination.
+    let base = [
+        "bench",
+        "-c",
+        "mobius,lru",
+        "-t",
+        "1,2",
+        "-w",
+        "zipf:alpha=1.0,keys=2000",
+        "--sequence",
+        "5000",
+        "--requests",
+        "2000",
+        "-r",
+        "1",
+        "--sample-every",
+        "8",
+        "--warmup-limit",
+        "1s",
+    ];
+    let mut n = 0;
+    for as_json in [false, true] {
+        for no_plots in [false, true] {
+            for quiet in [false, true] {
+                for hit_only in [false, true] {
+                    n += 1;
+                    let out = format!("b{n}");
+                    let mut args: Vec<&str> = base.to_vec();
+                    args.extend(["-o", &out]);
+                    for (on, flag) in [
+                        (as_json, "--json"),
+                        (no_plots, "--no-plots"),
+                        (quiet, "-q"),
+                        (hit_only, "--hit-only"),
+                    ] {
+                        if on {
+                            args.push(flag);
+                        }
+                    }
+                    let stdout = ok(&sifter(&args, d));
+                    if as_json {
+                        let j = json(&stdout);
+                        assert_eq!(j["report"]["rows"].as_array().unwrap().len(), 4, "{args:?}");
+                    } else {
+                        assert!(stdout.contains("Mops/s") && stdout.contains("mobius"), "{args:?}");
+                    }
+                    let o = d.join(&out);
+                    let csv = std::fs::read_to_string(o.join("results.csv")).unwrap();
+                    rectangular(&csv, 4, &format!("{args:?}"));
+                    let j = json(&std::fs::read_to_string(o.join("results.json")).unwrap());
+                    let rows = j["report"]["rows"].as_array().unwrap();
+                    if hit_only {
+                        for r in rows {
+                            let h = r["hit_ratio"].as_f64().unwrap();
+                            assert!(h > 0.99, "{args:?}: hit-only hit ratio {h}");
+                        }
+                    }
+                    assert_eq!(svgs(&o) == 0, no_plots, "{args:?}: plots iff not --no-plots");
+                }
+            }
+        }
+    }
+    // --duration, per-thread key spaces and two sizes.
+    let mut args = base.to_vec();
+    args.extend(["--duration", "50ms", "-m", "shared,per-thread", "-s", "0.1,0.5"]);
+    args.extend(["-o", "bd", "--no-plots", "-q"]);
+    ok(&sifter(&args, d));
+    let csv = std::fs::read_to_string(d.join("bd/results.csv")).unwrap();
+    rectangular(&csv, 2 * 2 * 2 * 2, "--duration -m -s");
+    // --mem writes its table and memory.csv; throughput options are refused with it.
+    let out = ok(&sifter(&["bench", "--mem", "-c", "mobius,quick_cache,null", "-o", "m", "-q"], d));
+    assert!(out.contains("bytes/entry"), "{out}");
+    rectangular(&std::fs::read_to_string(d.join("m/memory.csv")).unwrap(), 2, "--mem");
+    for extra in [&["-t", "2"][..], &["--json"], &["--hit-only"], &["-r", "2"], &["--no-plots"]] {
+        let mut args = vec!["bench", "--mem", "-c", "mobius"];
+        args.extend(extra);
+        fails_with(&sifter(&args, d), "cannot be used with");
+    }
+    fails_with(&sifter(&["bench", "--hit-only", "-s", "0.5"], d), "cannot be used with");
+    fails_with(&sifter(&["bench", "--list", "-q"], d), "cannot be used with");
+    let mut args = base.to_vec();
+    args.extend(["--hit-only", "-m", "per-thread", "-q"]);
+    fails_with(&sifter(&args, d), "--mode shared");
+
+    // closed loop: --csv to a file and to stdout, --spin, --cores; sizes and targets exclusive.
+    let cl = [
+        "bench",
+        "closed-loop",
+        "-p",
+        "fifo,lru",
+        "--mpl",
+        "1,2",
+        "--keys",
+        "2000",
+        "--secs",
+        "0.05",
+        "--backend-latency",
+        "2us",
+    ];
+    for spin in [false, true] {
+        for to_stdout in [false, true] {
+            let mut args = cl.to_vec();
+            args.extend(["--sizes", "0.1,0.5", "--cores", "2"]);
+            if spin {
+                args.push("--spin");
+            }
+            args.extend(["--csv", if to_stdout { "-" } else { "cl.csv" }]);
+            let stdout = ok(&sifter(&args, d));
+            let csv = if to_stdout {
+                stdout
+                    .lines()
+                    .skip_while(|l| !l.starts_with("policy,mpl"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            } else {
+                std::fs::read_to_string(d.join("cl.csv")).unwrap()
+            };
+            rectangular(&csv, 2 * 2 * 2, &format!("{args:?}"));
+        }
+    }
+    let mut args = cl.to_vec();
+    args.extend(["--sizes", "0.1", "--hit-ratios", "0.5"]);
+    fails_with(&sifter(&args, d), "cannot be used with");
+
+    // model: every subcommand's output flags.
+    let out = ok(&sifter(
+        &[
+            "model",
+            "solve",
+            "-p",
+            "lru,fifo",
+            "--mpl",
+            "4,8",
+            "--disk-us",
+            "5,100",
+            "--hit",
+            "0.9",
+            "--sim-requests",
+            "0",
+        ],
+        d,
+    ));
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("lru") || l.starts_with("fifo")).count(),
+        8,
+        "{out}"
+    );
+    for solver in ["bound", "mva"] {
+        let out =
+            ok(&sifter(&["model", "pstar", "-p", "lru", "--mpl", "8,72", "--solver", solver], d));
+        assert_eq!(out.lines().filter(|l| l.starts_with("lru")).count(), 2, "{solver}: {out}");
+    }
+    ok(&sifter(
+        &[
+            "model",
+            "sweep",
+            "-p",
+            "lru,fifo",
+            "--hit",
+            "0.5:0.9:0.2",
+            "--solver",
+            "bound,mva,sim",
+            "--csv",
+            "s.csv",
+            "--svg",
+            "s.svg",
+        ],
+        d,
+    ));
+    rectangular(&std::fs::read_to_string(d.join("s.csv")).unwrap(), 2 * 3 * 3, "model sweep");
+    assert!(std::fs::read_to_string(d.join("s.svg")).unwrap().contains("<svg"));
+    let out =
+        ok(&sifter(&["model", "sweep", "-p", "lru", "--hit", "0.5:0.9:0.2", "--csv", "-"], d));
+    rectangular(&out, 3 * 2, "model sweep --csv -");
+    ok(&sifter(
+        &["model", "calibrate", "-p", "fifo,lru", "--capacity", "1000", "--json", "cal.json"],
+        d,
+    ));
+    let j = json(&std::fs::read_to_string(d.join("cal.json")).unwrap());
+    assert!(
+        j["fifo"]["hit_us"].as_f64().is_some() && j["lru"]["miss_us"].as_f64().is_some(),
+        "{j}"
+    );
+    let out =
+        ok(&sifter(&["model", "calibrate", "-p", "fifo", "--capacity", "1000", "--json", "-"], d));
+    let j = json(
+        out.lines().skip_while(|l| !l.starts_with('{')).collect::<Vec<_>>().join("\n").as_str(),
+    );
+    assert!(j["fifo"]["hit_us"].as_f64().is_some(), "{j}");
+    let out = ok(&sifter(
+        &[
+            "model",
+            "advise",
+            "--cores",
+            "4",
+            "--backend-latency",
+            "100us",
+            "--hit",
+            "0.9",
+            "--mpl",
+            "8",
+            "--plot",
+            "adv",
+        ],
+        d,
+    ));
+    assert!(out.contains("advice"), "{out}");
+    assert!(d.join("adv.svg").exists() && d.join("adv.png").exists());
+
+    // trace: stats as a table and as JSON, explicit formats, compressed outputs.
+    ok(&sifter(
+        &["trace", "gen", "zipf:alpha=0.9,n=500,requests=5000,seed=3", "-o", "g.oracleGeneral.zst"],
+        d,
+    ));
+    ok(&sifter(
+        &[
+            "trace",
+            "convert",
+            "-f",
+            "oracleGeneral",
+            "g.oracleGeneral.zst",
+            "-o",
+            "c.oracleGeneral",
+        ],
+        d,
+    ));
+    for (file, format) in
+        [("g.oracleGeneral.zst", None), ("c.oracleGeneral", Some("oracleGeneral"))]
+    {
+        let mut args = vec!["trace", "stats", file];
+        if let Some(f) = format {
+            args.extend(["-f", f]);
+        }
+        assert!(ok(&sifter(&args, d)).contains("5000"), "{args:?}");
+        args.push("--json");
+        let j = json(&ok(&sifter(&args, d)));
+        assert_eq!(j["requests"].as_str(), Some("5000"), "{args:?}: {j}");
+    }
+}
