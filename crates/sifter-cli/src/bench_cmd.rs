@@ -1,7 +1,7 @@
 //! `sifter bench`: throughput, hit ratio and latency of concurrent caches side by side, over a
 //! list of thread counts, with repeats; a terminal table, CSV, JSON and plots.
 
-use crate::sim::Bars;
+use crate::sim::{Bars, STOP};
 use anyhow::{Context, Result};
 use sifter_bench::adapter::{make, CACHES};
 pub use sifter_lab::report::list;
@@ -117,7 +117,7 @@ pub fn run_cmd(a: BenchArgs) -> Result<()> {
     if a.mem {
         return mem_report(&a);
     }
-    let report = measure(&a.spec(), &Bars::new(a.quiet))?;
+    let report = measure(&a.spec(), &Bars::new(a.quiet), &STOP)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     std::fs::write(a.out.join("results.csv"), csv_text(&report.rows))?;
     let json = serde_json::json!({

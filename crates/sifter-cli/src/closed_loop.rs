@@ -3,6 +3,7 @@
 
 use crate::bench_cmd::list;
 use crate::output::{table, write_to};
+use crate::sim::STOP;
 use anyhow::Result;
 use sifter_lab::closed_loop::{parse_latency, rows_csv, Event, Experiment, Sizing};
 
@@ -67,23 +68,26 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
         spin: a.spin,
         cores,
     };
-    let rows = experiment.run(&mut |e| match e {
-        Event::Sized { policy, target, entries, simulated } => {
-            eprintln!(
+    let rows = experiment.run(
+        &mut |e| match e {
+            Event::Sized { policy, target, entries, simulated } => {
+                eprintln!(
                 "{policy}: hit ratio {target} needs {entries} entries (simulated {simulated:.4})"
             )
-        }
-        Event::OutOfReach { policy, target, keys } => {
-            eprintln!(
+            }
+            Event::OutOfReach { policy, target, keys } => {
+                eprintln!(
                 "warning: {policy}: hit ratio {target} is out of reach with {keys} keys; skipped"
             )
-        }
-        Event::Measuring => eprintln!(
+            }
+            Event::Measuring { .. } => eprintln!(
             "each point: prefilled to steady state, calibrated (single-threaded hit and miss costs \
              at its capacity), then measured"
         ),
-        Event::Measured(_) => {}
-    })?;
+            Event::Measured(_) => {}
+        },
+        &STOP,
+    )?;
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {

@@ -457,8 +457,9 @@ pub enum Event<'a> {
     Sized { policy: &'a str, target: f64, entries: u64, simulated: f64 },
     /// A target hit ratio is out of reach with every key cached: the point is skipped.
     OutOfReach { policy: &'a str, target: f64, keys: u64 },
-    /// Planning is done; the measurements begin.
-    Measuring,
+    /// Planning is done; about this many points are measured next (Prob-LRU with
+    /// q = 1 − 1/MPL may find a target out of reach at some MPL and skip it).
+    Measuring { points: usize },
     /// One point was measured.
     Measured(&'a Row),
 }
@@ -519,8 +520,9 @@ impl Experiment {
     /// Runs the sweep: plans every policy's points (the size search runs on 8 workers'
     /// streams, the same distribution at every MPL; Prob-LRU with q = 1 − 1/MPL is sized again
     /// for each MPL), then measures them, MPL outer, policies inner. Returns the rows in
-    /// that order; `on` sees the plan and each row as it comes.
-    pub fn run(&self, on: &mut dyn FnMut(Event<'_>)) -> Result<Vec<Row>> {
+    /// that order; `on` sees the plan and each row as it comes. `stop` (checked before each
+    /// point) ends the sweep with an error.
+    pub fn run(&self, on: &mut dyn FnMut(Event<'_>), stop: &AtomicBool) -> Result<Vec<Row>> {
         self.check()?;
         let seqs = sequences(self.keys, 8);
         let mut plan: Vec<(&str, Vec<Planned>)> = Vec::new();
@@ -555,12 +557,18 @@ impl Experiment {
             };
             plan.push((name, pts));
         }
-        on(Event::Measuring);
+        on(Event::Measuring {
+            points: self.mpls.len() * plan.iter().map(|(_, p)| p.len()).sum::<usize>(),
+        });
         let mut rows = Vec::new();
         for &mpl in &self.mpls {
             let seqs = sequences(self.keys, mpl);
             for (name, pts) in &plan {
                 for &(target, size) in pts {
+                    // Relaxed: a request to stop, acted on at the next point.
+                    if stop.load(Ordering::Relaxed) {
+                        bail!("stopped before the sweep was complete");
+                    }
                     let size = match (*name, target, &plan_trace) {
                         ("problru-mpl", Some(t), Some(trace)) => {
                             match size_for_hit_ratio(name, t, trace, mpl)? {

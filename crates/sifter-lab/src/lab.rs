@@ -77,7 +77,7 @@ fn workloads(quick: bool) -> Vec<(String, &'static str)> {
 /// Runs the lab: miss ratios of every simulator policy on the built-in workloads (and
 /// `opts.traces`), the concurrent caches' throughput, the queueing model and the
 /// measured-vs-model closed loop; writes the report into `opts.out`. `stop` ends the
-/// simulations early (the rows done are kept).
+/// simulations early (the rows done are kept) and the measurements with an error.
 pub fn run(opts: &LabOptions, obs: &dyn LabObserver, stop: &AtomicBool) -> Result<LabOutcome> {
     let t0 = Instant::now();
     let out = &opts.out;
@@ -114,10 +114,10 @@ pub fn run(opts: &LabOptions, obs: &dyn LabObserver, stop: &AtomicBool) -> Resul
     }
     std::fs::write(out.join("sim.csv"), sim_csv(&all))?;
     obs.step("throughput: concurrent caches over 1-8 threads");
-    let bench = throughput_section(out, opts.quick, obs)?;
+    let bench = throughput_section(out, opts.quick, obs, stop)?;
     obs.table(&format!("\n{}", bench.text));
     obs.step("queueing model: p* and extrapolation to 16/72/144 cores");
-    let model = model_section(out, opts.quick)?;
+    let model = model_section(out, opts.quick, stop)?;
     obs.table(&format!("\n{}", model.text));
     let json = serde_json::json!({
         "command": opts.command,
@@ -212,7 +212,12 @@ const LAB_CACHES_QUICK: &str = "mobius,sieve,lru,quick_cache,moka,null";
 
 /// Throughput vs threads, hit ratio and latency percentiles (`sifter bench` with the lab's
 /// settings), the headline table and the null-cache check.
-fn throughput_section(out: &std::path::Path, quick: bool, obs: &dyn Observer) -> Result<Section> {
+fn throughput_section(
+    out: &std::path::Path,
+    quick: bool,
+    obs: &dyn Observer,
+    stop: &AtomicBool,
+) -> Result<Section> {
     let dir = out.join("bench");
     std::fs::create_dir_all(&dir)?;
     let args = BenchSpec {
@@ -230,7 +235,7 @@ fn throughput_section(out: &std::path::Path, quick: bool, obs: &dyn Observer) ->
         warmup_limit: "5s".into(),
         hit_only: false,
     };
-    let report = measure(&args, obs)?;
+    let report = measure(&args, obs, stop)?;
     std::fs::write(dir.join("results.csv"), csv_text(&report.rows))?;
     let files = plots(&dir, &report)?;
     let svg = |prefix: &str| -> Result<String> {
@@ -411,7 +416,7 @@ const MODEL_POLICIES: [&str; 7] = ["lru", "problru", "fifo", "clock", "s3fifo", 
 
 /// p* per policy and core count, the predicted throughput at 16/72/144 cores with a 5 µs SSD,
 /// and a plot of throughput against hit ratio (bound and MVA).
-fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
+fn model_section(out: &std::path::Path, quick: bool, stop: &AtomicBool) -> Result<Section> {
     use sifter_model::policies::{build, Params};
     use sifter_model::solve::{bound, mva, pstar};
     let net = |pol: &str, hit: f64| {
@@ -518,6 +523,10 @@ fn model_section(out: &std::path::Path, quick: bool) -> Result<Section> {
                 continue;
             };
             let size = cap as f64 / keys as f64;
+            // Relaxed: a request to stop, acted on at the next point.
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                anyhow::bail!("stopped before the lab was complete");
+            }
             let p = crate::closed_loop::point(pol, keys, size, &seqs, backend, false, secs, cores)?;
             let err = (p.model - p.measured.x) / p.measured.x;
             closed_rows.push(vec![

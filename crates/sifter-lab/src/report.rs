@@ -11,6 +11,7 @@ use sifter_bench::workload::{Mode, Workload};
 use sifter_bench::{summarize, Summary};
 use sifter_sim::sweep::Observer;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What `sifter bench` measures, as the CLI's options spell it (lists comma-separated; the
 /// same parsing and error messages).
@@ -84,7 +85,8 @@ pub struct Report {
 }
 
 /// Runs the benchmark (no output files); progress goes to `obs` (one phase, one step per run).
-pub fn measure(a: &BenchSpec, obs: &dyn Observer) -> Result<Report> {
+/// `stop` (checked before each run) ends it with an error.
+pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<Report> {
     let caches: Vec<String> = list(&a.caches, "--caches")?;
     for c in caches.iter().filter(|c| c.as_str() != "ceiling") {
         make(c, 1).with_context(|| "--caches")?;
@@ -177,6 +179,11 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer) -> Result<Report> {
                 let mut runs: Vec<Vec<RunResult>> = caches.iter().map(|_| Vec::new()).collect();
                 for _ in 0..a.repeat {
                     for (i, c) in caches.iter().enumerate() {
+                        // Relaxed: a request to stop, acted on at the next run.
+                        if stop.load(Ordering::Relaxed) {
+                            obs.end();
+                            bail!("stopped before the measurement was complete");
+                        }
                         obs.relabel(&format!("{} size {size} {t} thr {c}", mode.name()));
                         let cache = if c == "ceiling" {
                             sifter_bench::adapter::ceiling(capacity, &seqs[..t])
@@ -537,7 +544,7 @@ mod tests {
             warmup_limit: "5s".into(),
             hit_only: false,
         };
-        let r = measure(&a, &Silent).unwrap();
+        let r = measure(&a, &Silent, &AtomicBool::new(false)).unwrap();
         assert_eq!(r.rows.len(), 2 * 2 * 2);
         let csv = csv_text(&r.rows);
         let n = csv.lines().next().unwrap().split(',').count();
@@ -556,10 +563,10 @@ mod tests {
         for bad in ["nope", ""] {
             let mut b = a.clone();
             b.caches = bad.into();
-            assert!(measure(&b, &Silent).is_err(), "{bad:?} accepted");
+            assert!(measure(&b, &Silent, &AtomicBool::new(false)).is_err(), "{bad:?} accepted");
         }
         let mut b = a.clone();
         b.threads = "0".into();
-        assert!(measure(&b, &Silent).is_err());
+        assert!(measure(&b, &Silent, &AtomicBool::new(false)).is_err());
     }
 }

@@ -1,6 +1,7 @@
 //! The native half of the `sifter` Python package (`sifter._native`): thin wrappers over the
 //! library crates — a sweep ([`sifter_sim::sweep`]), the trace reader ([`sifter_trace`]),
-//! the queueing model ([`sifter_model`]) and the concurrent cache ([`sifter::Cache`]). The
+//! the queueing model ([`sifter_model`]), the concurrent cache ([`sifter::Cache`]) and the
+//! experiments of [`sifter_lab`] (the benchmark, the closed loop, the lab report). The
 //! Python half (`python/sifter/`) turns columns into data frames and numpy arrays, shows
 //! progress and raises warnings; everything it knows of sifter comes through here.
 //!
@@ -11,6 +12,7 @@
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use sifter_lab::report::BenchSpec;
 use sifter_sim::registry::{parse_policy_list, REGISTRY};
 use sifter_sim::runner::SimResult;
 use sifter_sim::sweep::{self as sw, Notice, Observer, Options};
@@ -57,6 +59,68 @@ impl Observer for Watch {
     fn advance(&self, n: u64) {
         self.done.fetch_add(n, Ordering::Relaxed);
     }
+}
+
+/// Runs `work` on a thread of its own while the calling thread, with the interpreter released
+/// between 100 ms polls, reports `watch`'s progress to `progress` (label, done, total, new
+/// phase) and watches for signals: Ctrl-C (or a raising callback) sets `stop` (the work stops
+/// as the CLI's first Ctrl-C stops it), waits for the thread and raises.
+fn off_interpreter<T: Send + 'static>(
+    py: Python<'_>,
+    watch: &Arc<Watch>,
+    stop: &Arc<AtomicBool>,
+    progress: Option<&Bound<'_, PyAny>>,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> PyResult<T> {
+    let (tx, rx) = mpsc::channel();
+    let rx = Mutex::new(rx);
+    let worker = std::thread::Builder::new()
+        .name("sifter-work".into())
+        .spawn(move || {
+            let _ = tx.send(work());
+        })
+        .map_err(value_error)?;
+    let mut seen_phase = u64::MAX;
+    let outcome = loop {
+        let got = py.detach(|| {
+            rx.lock().unwrap_or_else(|e| e.into_inner()).recv_timeout(Duration::from_millis(100))
+        });
+        if let Some(cb) = progress {
+            // Relaxed: progress figures.
+            let phase = watch.phase.load(Ordering::Relaxed);
+            let label = watch.label.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let done = watch.done.load(Ordering::Relaxed);
+            let total = watch.total.load(Ordering::Relaxed);
+            if phase != 0 {
+                let r = cb.call1((label, done, total, phase != seen_phase));
+                seen_phase = phase;
+                if let Err(e) = r {
+                    // Relaxed: the worker polls the flag; the join below waits for it.
+                    stop.store(true, Ordering::Relaxed);
+                    let _ = py.detach(|| worker.join());
+                    return Err(e);
+                }
+            }
+        }
+        match got {
+            Ok(r) => break r,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(e) = py.check_signals() {
+                    // Relaxed: as above.
+                    stop.store(true, Ordering::Relaxed);
+                    let _ = py.detach(|| worker.join());
+                    return Err(e);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(PyValueError::new_err(
+                    "the work's thread ended without a result (a panic)",
+                ));
+            }
+        }
+    };
+    let _ = py.detach(|| worker.join());
+    Ok(outcome)
 }
 
 /// Where a sweep's requests come from.
@@ -369,68 +433,20 @@ fn run_sweep<'py>(
     };
     let watch = Arc::new(Watch::default());
     let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel();
-    let rx = Mutex::new(rx);
     let opt = Options { bytes, seed, mode };
-    let worker = {
-        let (watch, stop) = (watch.clone(), stop.clone());
-        std::thread::Builder::new()
-            .name("sifter-sweep".into())
-            .spawn(move || {
-                let run = || match &input {
-                    Input::Source(src) => {
-                        sw::sweep_source(src, &specs, &grid, &opt, &*watch, &stop)
-                    }
-                    Input::Arrays(t) => sw::sweep_loaded(t, &specs, &grid, &opt, &*watch, &stop),
-                };
-                let r = match &pool {
-                    Some(p) => p.install(run),
-                    None => run(),
-                };
-                let _ = tx.send(r);
-            })
-            .map_err(value_error)?
+    let outcome = {
+        let (w, st) = (watch.clone(), stop.clone());
+        off_interpreter(py, &watch, &stop, progress.as_ref(), move || {
+            let run = || match &input {
+                Input::Source(src) => sw::sweep_source(src, &specs, &grid, &opt, &*w, &st),
+                Input::Arrays(t) => sw::sweep_loaded(t, &specs, &grid, &opt, &*w, &st),
+            };
+            match &pool {
+                Some(p) => p.install(run),
+                None => run(),
+            }
+        })?
     };
-    let mut seen_phase = u64::MAX;
-    let outcome = loop {
-        let got = py.detach(|| {
-            rx.lock().unwrap_or_else(|e| e.into_inner()).recv_timeout(Duration::from_millis(100))
-        });
-        if let Some(cb) = &progress {
-            // Relaxed: progress figures.
-            let phase = watch.phase.load(Ordering::Relaxed);
-            let label = watch.label.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            let done = watch.done.load(Ordering::Relaxed);
-            let total = watch.total.load(Ordering::Relaxed);
-            if phase != 0 {
-                let r = cb.call1((label, done, total, phase != seen_phase));
-                seen_phase = phase;
-                if let Err(e) = r {
-                    stop.store(true, Ordering::Relaxed);
-                    let _ = py.detach(|| worker.join());
-                    return Err(e);
-                }
-            }
-        }
-        match got {
-            Ok(r) => break r,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if let Err(e) = py.check_signals() {
-                    // Ctrl-C (or another signal handler's exception): stop the sweep as the
-                    // CLI's first Ctrl-C does, wait for its worker, and raise.
-                    stop.store(true, Ordering::Relaxed);
-                    let _ = py.detach(|| worker.join());
-                    return Err(e);
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(PyValueError::new_err(
-                    "the sweep's thread ended without a result (a panic)",
-                ));
-            }
-        }
-    };
-    let _ = py.detach(|| worker.join());
     let notices: Vec<(bool, String)> = watch
         .notices
         .lock()
@@ -841,6 +857,178 @@ impl Cache {
     }
 }
 
+/// `sifter bench`'s measurement ([`sifter_lab::report::measure`]) off the interpreter; the
+/// rows as `sifter bench`'s `results.csv` text.
+#[pyfunction]
+#[pyo3(name = "bench", signature = (caches, threads, workload, mode, size, requests, duration, sequence, repeat, sample_every, fill, warmup_limit, hit_only, progress))]
+#[allow(clippy::too_many_arguments)]
+fn run_bench<'py>(
+    py: Python<'py>,
+    caches: String,
+    threads: String,
+    workload: String,
+    mode: String,
+    size: String,
+    requests: u64,
+    duration: Option<String>,
+    sequence: usize,
+    repeat: usize,
+    sample_every: u32,
+    fill: f64,
+    warmup_limit: String,
+    hit_only: bool,
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<String> {
+    let spec = BenchSpec {
+        caches,
+        threads,
+        workload,
+        mode,
+        size,
+        requests,
+        duration,
+        sequence,
+        repeat,
+        sample_every,
+        fill,
+        warmup_limit,
+        hit_only,
+    };
+    let watch = Arc::new(Watch::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let (w, st) = (watch.clone(), stop.clone());
+    let report = off_interpreter(py, &watch, &stop, progress.as_ref(), move || {
+        sifter_lab::report::measure(&spec, &*w, &st)
+    })?
+    .map_err(|e| value_error(format!("{e:#}")))?;
+    Ok(sifter_lab::report::csv_text(&report.rows))
+}
+
+/// The closed-loop experiment ([`sifter_lab::closed_loop::Experiment`]) off the interpreter;
+/// the rows as `sifter bench closed-loop --csv` text and the notices (warning?, text).
+#[pyfunction]
+#[pyo3(signature = (policies, mpls, backend_latency, sizes, hit_ratios, keys, secs, spin, cores, progress))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn closed_loop<'py>(
+    py: Python<'py>,
+    policies: Vec<String>,
+    mpls: Vec<usize>,
+    backend_latency: String,
+    sizes: Option<Vec<f64>>,
+    hit_ratios: Option<Vec<f64>>,
+    keys: u64,
+    secs: f64,
+    spin: bool,
+    cores: Option<u32>,
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<(String, Vec<(bool, String)>)> {
+    use sifter_lab::closed_loop::{parse_latency, Event, Experiment, Sizing};
+    let sizing = match (sizes, hit_ratios) {
+        (Some(_), Some(_)) => return Err(value_error("give sizes or hit_ratios, not both")),
+        (_, Some(t)) => Sizing::HitRatios(t),
+        (Some(z), None) => Sizing::Fractions(z),
+        (None, None) => Sizing::Fractions(vec![0.001, 0.01, 0.05, 0.2, 0.5]),
+    };
+    let cores = match cores {
+        Some(0) => return Err(value_error("cores must be at least 1")),
+        Some(c) => c,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+    };
+    let experiment = Experiment {
+        policies: policies.iter().map(|p| p.trim().to_lowercase()).collect(),
+        mpls,
+        backend: parse_latency(&backend_latency).map_err(|e| value_error(format!("{e:#}")))?,
+        sizing,
+        keys,
+        secs,
+        spin,
+        cores,
+    };
+    experiment.check().map_err(|e| value_error(format!("{e:#}")))?;
+    let watch = Arc::new(Watch::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let (w, st) = (watch.clone(), stop.clone());
+    let (rows, notices) = off_interpreter(py, &watch, &stop, progress.as_ref(), move || {
+        let mut notices = Vec::new();
+        let rows = experiment.run(
+            &mut |e| match e {
+                Event::Sized { policy, target, entries, simulated } => notices.push((
+                    false,
+                    format!("{policy}: hit ratio {target} needs {entries} entries (simulated {simulated:.4})"),
+                )),
+                Event::OutOfReach { policy, target, keys } => notices.push((
+                    true,
+                    format!("{policy}: hit ratio {target} is out of reach with {keys} keys; skipped"),
+                )),
+                Event::Measuring { points } => w.begin("closed loop", points as u64),
+                Event::Measured(r) => {
+                    w.relabel(&format!("closed loop: {} MPL {}", r.policy, r.mpl));
+                    w.advance(1);
+                }
+            },
+            &st,
+        );
+        (rows, notices)
+    })?;
+    let rows = rows.map_err(|e| value_error(format!("{e:#}")))?;
+    Ok((sifter_lab::closed_loop::rows_csv(&rows), notices))
+}
+
+/// Where a lab run reports from Python: progress through the [`Watch`], steps and tables kept.
+struct LabWatch {
+    watch: Arc<Watch>,
+}
+
+impl Observer for LabWatch {
+    fn notice(&self, n: &Notice) {
+        self.watch.notice(n)
+    }
+    fn begin(&self, label: &str, total: u64) {
+        self.watch.begin(label, total)
+    }
+    fn relabel(&self, label: &str) {
+        self.watch.relabel(label)
+    }
+    fn position(&self, done: u64) {
+        self.watch.position(done)
+    }
+    fn advance(&self, n: u64) {
+        self.watch.advance(n)
+    }
+}
+
+impl sifter_lab::lab::LabObserver for LabWatch {
+    fn step(&self, what: &str) {
+        self.watch.relabel(what)
+    }
+}
+
+/// `sifter lab` ([`sifter_lab::lab::run`]) off the interpreter: (files written, findings).
+#[pyfunction]
+#[pyo3(signature = (out, quick, traces, progress))]
+fn lab<'py>(
+    py: Python<'py>,
+    out: std::path::PathBuf,
+    quick: bool,
+    traces: Vec<String>,
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<(Vec<String>, String)> {
+    let opts = sifter_lab::lab::LabOptions {
+        out,
+        quick,
+        traces,
+        command: format!("sifter.lab (Python, sifter {})", env!("CARGO_PKG_VERSION")),
+    };
+    let watch = Arc::new(Watch::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let (w, st) = (watch.clone(), stop.clone());
+    let outcome = off_interpreter(py, &watch, &stop, progress.as_ref(), move || {
+        sifter_lab::lab::run(&opts, &LabWatch { watch: w }, &st)
+    })?
+    .map_err(|e| value_error(format!("{e:#}")))?;
+    Ok((outcome.files.iter().map(|f| f.display().to_string()).collect(), outcome.findings))
+}
+
 /// The concurrent cache's policies.
 #[pyfunction]
 fn cache_policies() -> Vec<String> {
@@ -857,6 +1045,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(model_pstar, m)?)?;
     m.add_function(wrap_pyfunction!(model_advise, m)?)?;
     m.add_function(wrap_pyfunction!(cache_policies, m)?)?;
+    m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(closed_loop, m)?)?;
+    m.add_function(wrap_pyfunction!(lab, m)?)?;
     m.add_class::<TraceChunks>()?;
     m.add_class::<Cache>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -352,3 +352,68 @@ def test_compare_equals_the_cli(tmp_path):
     for _, r in summary.iterrows():
         t = table[r["policy"]]
         assert abs(r["mean"] - float(t[3])) < 1e-4 and abs(r["p10"] - float(t[1])) < 1e-4
+
+
+# The experiments: the same library as `sifter bench`, `sifter bench closed-loop` and `sifter lab`.
+
+BENCH = dict(workload="zipf:alpha=1.0,keys=2000", sequence=5000, requests=2000, repeat=1, sample_every=8, progress=False)
+
+
+def test_bench_has_the_clis_columns_and_rows(tmp_path):
+    df = sifter.bench("mobius,lru,null", threads=[1, 2], mode="shared,per-thread", **BENCH)
+    cli("bench", "-c", "mobius,lru,null", "-t", "1,2", "-m", "shared,per-thread", "-w", BENCH["workload"],
+        "--sequence", "5000", "--requests", "2000", "-r", "1", "--sample-every", "8", "-q", "--no-plots",
+        "-o", str(tmp_path))
+    rows = list(csv.DictReader(open(tmp_path / "results.csv")))
+    assert list(df.columns) == list(rows[0].keys())
+    key = lambda r: (r["mode"], r["cache"], int(r["threads"]), int(r["capacity"]))  # noqa: E731
+    assert sorted(key(r) for _, r in df.iterrows()) == sorted(key(r) for r in rows)
+    # The harness's null cache is much faster than a real one; hit ratios are ratios.
+    assert (df["hit_ratio"].between(0, 1) | (df["cache"] == "null")).all()
+    assert df[df["cache"] == "null"]["mops_median"].min() > df[df["cache"] == "lru"]["mops_median"].max()
+
+
+def test_bench_hit_only_hits_and_bad_options_are_the_clis_errors():
+    df = sifter.bench("mobius", threads=1, hit_only=True, **BENCH)
+    assert df["hit_ratio"].iloc[0] > 0.99
+    for kwargs, cli_args, needle in [
+        (dict(caches="nope"), ["-c", "nope"], "--caches"),
+        (dict(caches="mobius", threads=0), ["-c", "mobius", "-t", "0"], "--threads"),
+        (dict(caches="mobius", sample_every=3), ["-c", "mobius", "--sample-every", "3"], "--sample-every"),
+    ]:
+        with pytest.raises(ValueError) as e:
+            sifter.bench(**{**BENCH, **kwargs})
+        err = cli("bench", *cli_args, "-q", "--no-plots", check=False).stderr
+        assert needle in str(e.value) and str(e.value).splitlines()[0] in err, (str(e.value), err)
+
+
+def test_closed_loop_rows_and_warnings():
+    cols = cli("bench", "closed-loop", "-p", "fifo", "--mpl", "1", "--keys", "2000", "--secs", "0.05",
+               "--sizes", "0.5", "--backend-latency", "1us", "--csv", "-").stdout
+    header = [l for l in cols.splitlines() if l.startswith("policy,mpl")][0].split(",")
+    df = sifter.closed_loop("fifo,mobius", mpl=[1, 2], backend_latency="1us", sizes=[0.1, 0.5], keys=2000, secs=0.05, progress=False)
+    assert list(df.columns) == header
+    assert len(df) == 2 * 2 * 2
+    assert df["hit_ratio"].between(0, 1).all() and (df["measured_mops"] > 0).all() and (df["model_mops"] > 0).all()
+    # A target beyond what every key gives is skipped with a warning, as the CLI does.
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        df = sifter.closed_loop("lru", mpl=1, backend_latency="1us", hit_ratios=[0.5, 0.99999], keys=2000, secs=0.05, progress=False)
+    assert len(df) == 1 and df["target_hit"].iloc[0] == 0.5
+    assert any("out of reach" in str(x.message) for x in w)
+    with pytest.raises(ValueError, match="not both"):
+        sifter.closed_loop("lru", sizes=[0.1], hit_ratios=[0.5], progress=False)
+    with pytest.raises(ValueError, match="--mpl between 1 and 1024"):
+        sifter.closed_loop("lru", mpl=0, progress=False)
+    with pytest.raises(ValueError, match="unknown"):
+        sifter.closed_loop("nope", progress=False)
+
+
+def test_lab_quick_writes_the_report(tmp_path):
+    r = sifter.lab(tmp_path / "lab", quick=True, progress=False)
+    assert "Findings of this run" in r["findings"]
+    for f in r["files"]:
+        assert Path(f).exists(), f
+    page = (tmp_path / "lab" / "index.html").read_text()
+    assert page.index("Findings of this run") < page.index("Throughput of the concurrent caches")
+    assert (tmp_path / "lab" / "bench" / "results.csv").exists()

@@ -1,5 +1,6 @@
 """sifter from Python: trace-driven cache simulation, trace reading, the hit-ratio/throughput
-queueing model and a concurrent cache — the same library the ``sifter`` CLI is built on.
+queueing model, a concurrent cache and the throughput experiments (``bench``, ``closed_loop``,
+``lab``) — the same library the ``sifter`` CLI is built on.
 
 >>> import sifter
 >>> df = sifter.simulate("zipf:alpha=1.0,n=10000,requests=200000,seed=1",
@@ -32,6 +33,9 @@ __all__ = [
     "Cache",
     "model",
     "analyze",
+    "bench",
+    "closed_loop",
+    "lab",
     "COLUMNS",
 ]
 
@@ -276,6 +280,130 @@ def policies() -> List[Dict[str, Any]]:
 def cache_policies() -> List[str]:
     """The policies of :class:`Cache`."""
     return _native.cache_policies()
+
+
+def _number(x: str) -> Any:
+    """A CSV cell as an int or a float where it is one, else the text (None when empty)."""
+    if x == "":
+        return None
+    for t in (int, float):
+        try:
+            return t(x)
+        except ValueError:
+            pass
+    return x
+
+
+def _csv_frame(text: str):
+    """CSV text as a pandas DataFrame (else a pyarrow Table, else a dict of columns)."""
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        return _frame_of({})
+    header, body = rows[0], rows[1:]
+    return _frame_of({h: [_number(r[i]) if i < len(r) else None for r in body] for i, h in enumerate(header)})
+
+
+def _list(x: Union[str, int, float, Sequence[Any]], what: str) -> str:
+    """A comma-separated list from a string, a number or a sequence."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return str(x)
+    return _join(x, what)
+
+
+def bench(
+    caches: Union[str, Sequence[str]] = "mobius,sieve,lru,quick_cache,moka",
+    threads: Union[str, int, Sequence[int]] = "1,2,4",
+    workload: str = "zipf:alpha=1.0,keys=1000000",
+    mode: Union[str, Sequence[str]] = "shared",
+    size: Union[str, float, Sequence[float]] = "0.1",
+    requests: int = 1_000_000,
+    duration: Optional[str] = None,
+    sequence: int = 2_000_000,
+    repeat: int = 3,
+    sample_every: int = 256,
+    fill: float = 0.98,
+    warmup_limit: str = "30s",
+    hit_only: bool = False,
+    progress: bool = True,
+):
+    """Throughput, hit ratio and latency of concurrent caches side by side, as ``sifter bench``
+    measures them (same options, same defaults): one row per cache × mode × size × thread
+    count with the columns of ``sifter bench``'s ``results.csv`` (medians of ``repeat`` runs).
+
+    The measurement runs off the interpreter; Ctrl-C stops it (``KeyboardInterrupt``) before
+    its next run. Bad options raise ``ValueError`` with the CLI's message.
+
+    >>> import sifter
+    >>> df = sifter.bench("mobius,lru", threads=1, workload="zipf:alpha=1.0,keys=2000",
+    ...                   sequence=5000, requests=2000, repeat=1, progress=False)
+    >>> sorted(df["cache"])
+    ['lru', 'mobius']
+    """
+    bar = _Progress(progress)
+    try:
+        text = _native.bench(
+            _join(caches, "caches"), _list(threads, "threads"), workload, _join(mode, "mode"),
+            _list(size, "size"), int(requests), duration, int(sequence), int(repeat),
+            int(sample_every), float(fill), warmup_limit, bool(hit_only), bar if progress else None,
+        )
+    finally:
+        bar.close()
+    return _csv_frame(text)
+
+
+def closed_loop(
+    policies: Union[str, Sequence[str]] = "lru,fifo,clock,s3fifo,sieve,mobius",
+    mpl: Union[int, Sequence[int]] = 8,
+    backend_latency: str = "100us",
+    sizes: Optional[Sequence[float]] = None,
+    hit_ratios: Optional[Sequence[float]] = None,
+    keys: int = 100_000,
+    secs: float = 1.0,
+    spin: bool = False,
+    cores: Optional[int] = None,
+    progress: bool = True,
+):
+    """The closed-loop experiment of ``sifter bench closed-loop``: ``mpl`` workers against a
+    cache whose misses wait ``backend_latency`` (sleeping, or busy-waiting with ``spin``), each
+    point prefilled to steady state and put beside the calibrated queueing model. Points are
+    cache ``sizes`` (fractions of ``keys``; default 0.001, 0.01, 0.05, 0.2, 0.5) or target
+    ``hit_ratios`` (each policy's size found by the simulator; out-of-reach targets are
+    skipped with a warning). Returns the CLI's ``--csv`` columns, one row per point."""
+    if isinstance(policies, str):
+        pols = [p for p in policies.split(",") if p.strip()]
+    else:
+        pols = [str(p) for p in policies]
+    mpls = [int(mpl)] if isinstance(mpl, int) else [int(m) for m in mpl]
+    bar = _Progress(progress)
+    try:
+        text, notices = _native.closed_loop(
+            pols, mpls, backend_latency,
+            None if sizes is None else [float(z) for z in sizes],
+            None if hit_ratios is None else [float(h) for h in hit_ratios],
+            int(keys), float(secs), bool(spin), cores, bar if progress else None,
+        )
+    finally:
+        bar.close()
+    for is_warning, text_ in notices:
+        if is_warning:
+            warnings.warn(text_, stacklevel=2)
+    return _csv_frame(text)
+
+
+def lab(out: Union[str, "os.PathLike[str]"] = "lab-report", quick: bool = False, traces: Sequence[str] = (), progress: bool = True) -> Dict[str, Any]:
+    """``sifter lab``: the default experiment suite (miss ratios of every simulator policy,
+    the concurrent caches' throughput, the queueing model and the measured closed loop),
+    written as one self-contained HTML report with CSV and JSON into ``out``. Returns
+    ``{"files": [...], "findings": text}``. ``quick`` runs a smaller suite (seconds)."""
+    bar = _Progress(progress)
+    try:
+        files, findings = _native.lab(os.fspath(out), bool(quick), [os.fspath(t) for t in traces], bar if progress else None)
+    finally:
+        bar.close()
+    return {"files": files, "findings": findings}
 
 
 from . import analyze, model  # noqa: E402  (they use the helpers above)
