@@ -1079,4 +1079,10 @@ fn bench_model_trace_and_closed_loop_flags_work_in_every_mode() {
         let j = json(&ok(&sifter(&args, d)));
         assert_eq!(j["requests"].as_str(), Some("5000"), "{args:?}: {j}");
     }
+
+    // lab: a real trace beside the built-in workloads, quietly.
+    let out = ok(&sifter(&["lab", "--quick", "-q", "-o", "lab", "--trace", "c.oracleGeneral"], d));
+    assert!(out.contains("c.oracleGeneral — real trace"), "{out}");
+    let sim = std::fs::read_to_string(d.join("lab/sim.csv")).unwrap();
+    assert!(sim.lines().any(|l| l.starts_with("c.oracleGeneral,")), "{sim}");
 }
