@@ -173,3 +173,89 @@ impl Ebr {
         Epochs::reusable(retired, now)
     }
 }
+
+/// The tagged index over model slots whose keys live in loom cells: a lookup that reads a key
+/// its inserter has not published (a missing Release/Acquire pair) is reported by loom, and
+/// a key overwritten while a pinned reader may still compare it is reported as a race.
+#[derive(Debug)]
+pub struct Idx {
+    index: crate::raw::index::Index,
+    keys: Vec<loom::cell::UnsafeCell<u64>>,
+}
+
+impl Idx {
+    /// An index sized for `slots` slots (and that many model slots).
+    pub fn new(slots: usize) -> Self {
+        Idx {
+            index: crate::raw::index::Index::new(slots),
+            keys: (0..slots).map(|_| loom::cell::UnsafeCell::new(0)).collect(),
+        }
+    }
+
+    /// A hash whose home is `bucket` and whose tag is `tag` (keys with equal tags are told
+    /// apart by their keys, as in the cache).
+    pub fn hash_in(&self, bucket: usize, tag: u32) -> u64 {
+        let n = self.index.buckets() as u64;
+        let low = ((bucket as u64) << 32).div_ceil(n);
+        let h = (u64::from(tag) << 32) | low;
+        assert_eq!(self.index.home(h), bucket, "hash {h:#x} is not homed at {bucket}");
+        h
+    }
+
+    /// Writes `key` into slot `s` (the caller's: unpublished, or reusable by the epochs).
+    pub fn write_key(&self, s: u32, key: u64) {
+        // SAFETY: the caller owns `s` (see above); loom checks it.
+        self.keys[s as usize].with_mut(|p| unsafe { *p = key });
+    }
+
+    /// Reads slot `s`'s key (the caller found `s` in the index, pinned).
+    pub fn key(&self, s: u32) -> u64 {
+        // SAFETY: a published slot, not reused while the caller is pinned; loom checks it.
+        self.keys[s as usize].with(|p| unsafe { *p })
+    }
+
+    /// Publishes slot `s` holding `key` under the home lock of `hash`, as `Cache::insert` does:
+    /// returns the slot it replaced.
+    pub fn insert(&self, hash: u64, s: u32, key: u64) -> Option<u32> {
+        self.write_key(s, key);
+        let lock = self.index.lock(hash);
+        self.index.insert(&lock, hash, s, |o| self.key(o) == key)
+    }
+
+    /// The slot of `key`, as `Cache::get` finds it.
+    pub fn find(&self, hash: u64, key: u64) -> Option<u32> {
+        self.index.find(hash, |s| self.key(s) == key)
+    }
+
+    /// Removes `key` under its home lock, as `Cache::remove` does: its slot.
+    pub fn remove(&self, hash: u64, key: u64) -> Option<u32> {
+        let lock = self.index.lock(hash);
+        self.index.remove(&lock, hash, |s| self.key(s) == key)
+    }
+
+    /// Removes slot `s`'s word without a lock, as an eviction does: true if this call did.
+    pub fn remove_slot(&self, hash: u64, s: u32) -> bool {
+        self.index.remove_slot(hash, s)
+    }
+
+    /// The slots linked now (quiescent).
+    pub fn slots(&self) -> Vec<u32> {
+        let mut v = self.index.slots();
+        v.sort_unstable();
+        v
+    }
+
+    /// The pass-through counts against the entries (quiescent); `hash_of` gives each linked
+    /// slot's hash.
+    pub fn validate(&self, hash_of: impl Fn(u32) -> u64) -> Result<(), String> {
+        self.index.validate(hash_of)
+    }
+}
+
+/// Sets slot `s`'s incarnation (the version of its `next` word) to `v`, slot NIL: the model
+/// starts a slot just below the 32-bit wrap, so the next enqueue's reset wraps it.
+impl Slots {
+    pub fn set_incarnation(&self, s: u32, v: u32) {
+        self.next[s as usize].store((u64::from(v) << 32) | u64::from(u32::MAX), Ordering::Relaxed);
+    }
+}

@@ -99,7 +99,7 @@ impl Index {
     }
 
     #[inline]
-    fn home(&self, hash: u64) -> usize {
+    pub(crate) fn home(&self, hash: u64) -> usize {
         (((hash as u32) as u64 * self.buckets.len() as u64) >> 32) as usize
     }
 
@@ -151,10 +151,15 @@ impl Index {
             if lock.swap(1, Ordering::Acquire) == 0 {
                 return HomeLock { index: self, home };
             }
-            // Relaxed: wait until it looks free before trying the RMW again.
+            // Relaxed: wait until it looks free before trying the RMW again. (Under loom the
+            // wait is the RMW itself: loom lets a plain load read a stale value any number of
+            // times, so a load loop would never have to end there.)
+            #[cfg(not(loom))]
             while lock.load(Ordering::Relaxed) != 0 {
                 backoff.snooze();
             }
+            #[cfg(loom)]
+            backoff.snooze();
         }
     }
 

@@ -2,7 +2,6 @@
 //! when a slot may be reused. Safe APIs are built on top in `policy/` and `cache.rs`.
 
 pub(crate) mod epoch;
-#[cfg(not(loom))]
 pub(crate) mod index;
 pub(crate) mod queue;
 #[cfg(not(loom))]
