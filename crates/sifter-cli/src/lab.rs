@@ -3,8 +3,7 @@
 
 use crate::sim::{Bars, STOP};
 use anyhow::Result;
-use sifter_lab::lab::{LabObserver, LabOptions};
-use sifter_sim::sweep::{Notice, Observer};
+use sifter_lab::lab::LabOptions;
 use std::path::PathBuf;
 
 /// Arguments of `sifter lab`.
@@ -24,39 +23,6 @@ pub struct LabArgs {
     pub quiet: bool,
 }
 
-/// Progress bars from [`Bars`]; steps to stderr, tables to stdout.
-struct Terminal(Bars);
-
-impl Observer for Terminal {
-    fn notice(&self, n: &Notice) {
-        self.0.notice(n)
-    }
-    fn begin(&self, label: &str, total: u64) {
-        self.0.begin(label, total)
-    }
-    fn relabel(&self, label: &str) {
-        self.0.relabel(label)
-    }
-    fn position(&self, done: u64) {
-        self.0.position(done)
-    }
-    fn advance(&self, n: u64) {
-        self.0.advance(n)
-    }
-    fn end(&self) {
-        self.0.end()
-    }
-}
-
-impl LabObserver for Terminal {
-    fn step(&self, what: &str) {
-        eprintln!("{what}");
-    }
-    fn table(&self, text: &str) {
-        println!("{text}");
-    }
-}
-
 /// `sifter lab`.
 pub fn run(a: LabArgs) -> Result<()> {
     let opts = LabOptions {
@@ -65,7 +31,7 @@ pub fn run(a: LabArgs) -> Result<()> {
         traces: a.trace.clone(),
         command: std::env::args().collect::<Vec<_>>().join(" "),
     };
-    let outcome = sifter_lab::lab::run(&opts, &Terminal(Bars::new(a.quiet)), &STOP)?;
+    let outcome = sifter_lab::lab::run(&opts, &Bars::new(a.quiet), &STOP)?;
     eprintln!(
         "\nwrote {0}/index.html, {0}/results.json and {0}/sim.csv in {1:.1} s",
         a.out.display(),

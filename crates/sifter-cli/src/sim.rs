@@ -149,6 +149,16 @@ impl Observer for Bars {
     }
 }
 
+/// The lab's steps to stderr and its tables to stdout, beside the bars.
+impl sifter_lab::lab::LabObserver for Bars {
+    fn step(&self, what: &str) {
+        eprintln!("{what}");
+    }
+    fn table(&self, text: &str) {
+        println!("{text}");
+    }
+}
+
 /// Decodes a trace into memory with a progress spinner (see [`sweep::load`]).
 pub fn load(src: &TraceSource, quiet: bool) -> Result<LoadedTrace> {
     Ok(sweep::load(src, &Bars::new(quiet))?)

@@ -562,7 +562,14 @@ impl Experiment {
         });
         let mut rows = Vec::new();
         for &mpl in &self.mpls {
-            let seqs = sequences(self.keys, mpl);
+            // The planning streams are the 8-worker ones: reused at MPL 8 (the default).
+            let other;
+            let seqs = if mpl == seqs.len() {
+                &seqs
+            } else {
+                other = sequences(self.keys, mpl);
+                &other
+            };
             for (name, pts) in &plan {
                 for &(target, size) in pts {
                     // Relaxed: a request to stop, acted on at the next point.
@@ -582,7 +589,7 @@ impl Experiment {
                         name,
                         self.keys,
                         size,
-                        &seqs,
+                        seqs,
                         self.backend,
                         self.spin,
                         self.secs,

@@ -507,38 +507,35 @@ fn model_section(out: &std::path::Path, quick: bool, stop: &AtomicBool) -> Resul
     } else {
         (100_000, 0.4, vec![0.5, 0.8, 0.9, 0.95, 0.98])
     };
-    let seqs = crate::closed_loop::sequences(keys, 8);
     // Each point's cache size is found for a target hit ratio on the workers' own stream.
-    let stream = crate::closed_loop::stream_trace(&seqs)?;
-    let backend = crate::closed_loop::parse_latency("100us")?;
+    let experiment = crate::closed_loop::Experiment {
+        policies: ["lru", "sieve", "mobius"].map(String::from).to_vec(),
+        mpls: vec![8],
+        backend: crate::closed_loop::parse_latency("100us")?,
+        sizing: crate::closed_loop::Sizing::HitRatios(targets),
+        keys,
+        secs,
+        spin: false,
+        cores,
+    };
+    let measured = experiment.run(&mut |_| {}, stop)?;
     let mut closed_rows = Vec::new();
     let mut closed_json = Vec::new();
     let mut closed_series = Vec::new();
-    for pol in ["lru", "sieve", "mobius"] {
+    for pol in &experiment.policies {
         let (mut meas, mut pred) = (Vec::new(), Vec::new());
-        for &target in &targets {
-            let Some((cap, _)) =
-                crate::closed_loop::size_for_hit_ratio(pol, target, &stream, seqs.len())?
-            else {
-                continue;
-            };
-            let size = cap as f64 / keys as f64;
-            // Relaxed: a request to stop, acted on at the next point.
-            if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                anyhow::bail!("stopped before the lab was complete");
-            }
-            let p = crate::closed_loop::point(pol, keys, size, &seqs, backend, false, secs, cores)?;
-            let err = (p.model - p.measured.x) / p.measured.x;
+        for r in measured.iter().filter(|r| &r.policy == pol) {
+            let p = &r.point;
             closed_rows.push(vec![
-                pol.to_string(),
-                format!("{target}"),
-                format!("{size:.4}"),
+                pol.clone(),
+                r.target.map_or("-".into(), |t| format!("{t}")),
+                format!("{:.4}", r.size),
                 format!("{:.4}", p.measured.hit),
                 format!("{:.3}", p.measured.x),
                 format!("{:.3}", p.model),
-                format!("{:+.1}%", err * 100.0),
+                format!("{:+.1}%", r.error() * 100.0),
             ]);
-            closed_json.push(serde_json::json!({"policy": pol, "target_hit": target, "size": size, "prefill_hit": p.measured.prefill_hit, "hit": p.measured.hit, "measured_mops": p.measured.x, "model_mops": p.model, "wait_us": p.wait_us}));
+            closed_json.push(serde_json::json!({"policy": pol, "target_hit": r.target, "size": r.size, "prefill_hit": p.measured.prefill_hit, "hit": p.measured.hit, "measured_mops": p.measured.x, "model_mops": p.model, "wait_us": p.wait_us}));
             meas.push((p.measured.hit, p.measured.x));
             pred.push((p.measured.hit, p.model));
         }

@@ -944,7 +944,6 @@ fn closed_loop<'py>(
         spin,
         cores,
     };
-    experiment.check().map_err(|e| value_error(format!("{e:#}")))?;
     let watch = Arc::new(Watch::default());
     let stop = Arc::new(AtomicBool::new(false));
     let (w, st) = (watch.clone(), stop.clone());
@@ -974,32 +973,10 @@ fn closed_loop<'py>(
     Ok((sifter_lab::closed_loop::rows_csv(&rows), notices))
 }
 
-/// Where a lab run reports from Python: progress through the [`Watch`], steps and tables kept.
-struct LabWatch {
-    watch: Arc<Watch>,
-}
-
-impl Observer for LabWatch {
-    fn notice(&self, n: &Notice) {
-        self.watch.notice(n)
-    }
-    fn begin(&self, label: &str, total: u64) {
-        self.watch.begin(label, total)
-    }
-    fn relabel(&self, label: &str) {
-        self.watch.relabel(label)
-    }
-    fn position(&self, done: u64) {
-        self.watch.position(done)
-    }
-    fn advance(&self, n: u64) {
-        self.watch.advance(n)
-    }
-}
-
-impl sifter_lab::lab::LabObserver for LabWatch {
+/// A lab run's steps relabel the bar (its tables are in the report it writes).
+impl sifter_lab::lab::LabObserver for Watch {
     fn step(&self, what: &str) {
-        self.watch.relabel(what)
+        self.relabel(what)
     }
 }
 
@@ -1023,7 +1000,7 @@ fn lab<'py>(
     let stop = Arc::new(AtomicBool::new(false));
     let (w, st) = (watch.clone(), stop.clone());
     let outcome = off_interpreter(py, &watch, &stop, progress.as_ref(), move || {
-        sifter_lab::lab::run(&opts, &LabWatch { watch: w }, &st)
+        sifter_lab::lab::run(&opts, &*w, &st)
     })?
     .map_err(|e| value_error(format!("{e:#}")))?;
     Ok((outcome.files.iter().map(|f| f.display().to_string()).collect(), outcome.findings))
