@@ -238,6 +238,8 @@ enum Unlink {
     Done(u64),
     /// Another thread unlinked it first.
     Gone,
+    /// Not published yet (NEW, or still being allocated): its insert is in flight.
+    NotYet,
     /// Left in place: its key's `Hash` panicked (resumed when the operation ends).
     Kept,
 }
@@ -287,6 +289,10 @@ impl<K, V> Nodes for Sweep<'_, K, V> {
     }
     fn count(&self) -> usize {
         self.arena.count()
+    }
+    #[inline]
+    fn prefetch(&self, s: u32) {
+        self.arena.prefetch(s, false);
     }
 }
 
@@ -553,14 +559,14 @@ where
     /// there, reported with `cause`; true if this call removed it.
     pub(crate) fn remove_slot(&self, s: u32, tid: usize, cause: RemovalCause, now: u64) -> bool {
         let st = self.stripe(tid);
-        match self.unlink_slot(s, tid, cause, now) {
+        match self.unlink_slot(s, tid, cause, now, false) {
             Unlink::Done(w) => {
                 self.credit(st, w);
                 self.spill(st);
                 self.release_removed(s, tid);
                 true
             }
-            Unlink::Gone | Unlink::Kept => false,
+            Unlink::Gone | Unlink::NotYet | Unlink::Kept => false,
         }
     }
 
@@ -745,20 +751,27 @@ where
         let st = self.stripe(tid);
         let mut victims = Victims::default();
         if !self.acquire(st, tid, now, weight, &mut victims) {
-            let _ = self.retire_and_pop(st, &mut victims, false);
+            let _ = self.retire_and_pop(st, &mut victims, false, false);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
         }
-        let Some(s) = self.alloc(st, tid, now, &mut victims) else {
+        // Queue policies gathering new entries into chains take the slot into the stripe's
+        // pending chain with the allocation (one stripe lock for both): it is NEW until
+        // published, and an eviction that meets it before puts it back.
+        let early = self.batch > 1 && matches!(self.structure, Structure::Queues(_));
+        let Some(s) = self.alloc(st, tid, now, &mut victims, early) else {
             self.credit(st, weight);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
         };
-        // SAFETY: `alloc` handed us EMPTY slot `s` exclusively.
+        #[cfg(all(feature = "test-hooks", not(loom)))]
+        crate::raw::queue::hooks::unpublished();
+        // SAFETY: `alloc` handed us EMPTY slot `s` exclusively (a queue may hold it, but
+        // touches only its atomics until it is LIVE).
         unsafe { self.arena.fill(s, key, value, weight as u32) };
         // Until the entry is published, a panic (a key's `Eq`) or a failed expectation gives
-        // back its tokens and retires its slot.
-        let mut undo = Unpublished { cache: self, tid, slot: s, weight, armed: true };
+        // back its tokens and retires its slot (or leaves it DEAD to the queue holding it).
+        let mut undo = Unpublished { cache: self, tid, slot: s, weight, armed: true, queued: early };
         if let Some((_, (at, limit))) = times {
             let d = self.arena.deadline(s);
             // Published with the slot by the index word's Release store.
@@ -789,6 +802,10 @@ where
                 other == key
             });
             undo.armed = false;
+            // Release: after the index word, so whoever reads LIVE (Acquire) finds the word;
+            // under the home lock, so no removal by key runs in between (and evictions and
+            // expiry leave a NEW slot alone).
+            self.slot(s).state.store(LIVE, Ordering::Release);
             old.map(|o| {
                 mark_dead(self.slot(o));
                 // SAFETY: published, pinned.
@@ -840,10 +857,8 @@ where
                 // The replaced slot stays queued (DEAD) until the scan takes it. Unpinned for
                 // the enqueue: a thread preempted there holds back no reclamation.
                 drop(guard);
-                if self.batch == 1 {
+                if !early {
                     q.insert(&self.arena, s);
-                } else {
-                    self.gather(st, s);
                 }
             }
             Structure::Locked(l) => {
@@ -945,13 +960,27 @@ where
     /// not reused under it.
     /// Reports the departure with `cause` (an expired entry evicted or cleared as
     /// [`RemovalCause::Expired`]).
-    fn unlink_slot(&self, v: u32, tid: usize, cause: RemovalCause, now: u64) -> Unlink {
+    /// `owner`: the caller took `v` from the policy (an eviction), so no other thread will
+    /// retire it and DEAD is a plain store.
+    fn unlink_slot(
+        &self,
+        v: u32,
+        tid: usize,
+        cause: RemovalCause,
+        now: u64,
+        owner: bool,
+    ) -> Unlink {
         let st = self.stripe(tid);
         let slot = self.slot(v);
         // Acquire: pairs with the Release DEAD store of whoever unlinked it, which orders that
-        // unlinking before our retirement of the slot.
-        if slot.state.load(Ordering::Acquire) != LIVE {
-            return Unlink::Gone;
+        // unlinking before our retirement of the slot; and with the Release LIVE store of its
+        // insert, after its index word (so a LIVE slot's word is there to be found).
+        match slot.state.load(Ordering::Acquire) {
+            LIVE => {}
+            DEAD => return Unlink::Gone,
+            // An insert in flight (a queue may hold its slot from the allocation on), or a
+            // slot found in the index while pinned that was retired since.
+            _ => return Unlink::NotYet,
         }
         // The hash is recomputed (slots do not store it: 8 bytes per entry saved, one hash of
         // the key per eviction spent). A key whose `Hash` panics cannot be found: it stays
@@ -964,7 +993,12 @@ where
         if !self.index.remove_slot(hash, v) {
             return Unlink::Gone;
         }
-        mark_dead(slot);
+        if owner {
+            // Release: as in `mark_dead`; no CAS needed, nobody else retires our slot.
+            slot.state.store(DEAD, Ordering::Release);
+        } else {
+            mark_dead(slot);
+        }
         self.count_live(st, -1);
         let cause = match (&self.expiration, cause) {
             // Relaxed: see `lookup`.
@@ -989,11 +1023,12 @@ where
                 None => self.take_victim(&self.arena, tid),
                 Some(_) => self.take_victim(&Sweep { arena: &self.arena, now }, tid),
             }?;
-            match self.unlink_slot(v, tid, RemovalCause::Evicted, now) {
+            match self.unlink_slot(v, tid, RemovalCause::Evicted, now, true) {
                 Unlink::Done(w) => return Some((v, w)),
                 Unlink::Gone => return Some((v, 0)),
-                // Its key could not be hashed: it stays, back in the policy.
-                Unlink::Kept => match &self.structure {
+                // Its key could not be hashed, or its insert is still in flight (only a queue
+                // policy's gathered slot): it stays, back in the policy.
+                Unlink::Kept | Unlink::NotYet => match &self.structure {
                     Structure::Queues(q) => q.insert(&self.arena, v),
                     Structure::Locked(l) => l.insert(v),
                     Structure::S3(q) => {
@@ -1041,24 +1076,28 @@ where
 
     /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.
     fn gather(&self, st: &Stripe, s: u32) {
-        reset(&self.arena, s);
-        let full = {
-            let mut l = st.lists.lock();
-            if l.pend_len == 0 {
-                l.pend_first = s;
-            } else {
-                link_private(&self.arena, l.pend_last, s);
-            }
-            l.pend_last = s;
-            l.pend_len += 1;
-            (l.pend_len >= self.batch).then(|| {
-                l.pend_len = 0;
-                (l.pend_first, l.pend_last)
-            })
-        };
+        let full = self.pend(&mut st.lists.lock(), s);
         if let Some((first, last)) = full {
             self.enqueue_new(first, last);
         }
+    }
+
+    /// Under a stripe's lock: adds slot `s` (the caller's, in no queue) to the pending chain;
+    /// returns the chain to enqueue if that filled it.
+    #[inline]
+    fn pend(&self, l: &mut Lists, s: u32) -> Option<(u32, u32)> {
+        reset(&self.arena, s);
+        if l.pend_len == 0 {
+            l.pend_first = s;
+        } else {
+            link_private(&self.arena, l.pend_last, s);
+        }
+        l.pend_last = s;
+        l.pend_len += 1;
+        (l.pend_len >= self.batch).then(|| {
+            l.pend_len = 0;
+            (l.pend_first, l.pend_last)
+        })
     }
 
     /// Enqueues a gathered chain of new slots where new entries go.
@@ -1108,11 +1147,19 @@ where
     fn retire(&self, st: &Stripe, s: u32) {
         let mut v = Victims::default();
         v.push(s);
-        let _ = self.retire_and_pop(st, &mut v, false);
+        let _ = self.retire_and_pop(st, &mut v, false, false);
     }
 
-    /// Retires `victims` into `st`'s limbo and, if `pop`, takes a free slot — under one lock.
-    fn retire_and_pop(&self, st: &Stripe, victims: &mut Victims, pop: bool) -> Option<u32> {
+    /// Retires `victims` into `st`'s limbo and, if `pop`, takes a free slot — under one lock;
+    /// with `gather` too, the slot joins the stripe's pending chain (see [`Cache::gather`])
+    /// there, and a chain it fills is enqueued.
+    fn retire_and_pop(
+        &self,
+        st: &Stripe,
+        victims: &mut Victims,
+        pop: bool,
+        gather: bool,
+    ) -> Option<u32> {
         if victims.len == 0 && !pop {
             return None;
         }
@@ -1127,13 +1174,28 @@ where
             for &s in victims.as_slice() {
                 advance |= l.retire(s, e);
             }
-            (advance, if pop { l.free.pop() } else { None })
+            let got = if pop { l.free.pop() } else { None };
+            let mut full = None;
+            if let Some(s) = got {
+                if let Some(&after) = l.free.last() {
+                    // The stripe's next insert writes this one: fetch its (cold) line
+                    // meanwhile.
+                    self.arena.prefetch(after, true);
+                }
+                if gather {
+                    full = self.pend(&mut l, s);
+                }
+            }
+            (advance, (got, full))
         };
         victims.len = 0;
+        if let (_, Some((first, last))) = got {
+            self.enqueue_new(first, last);
+        }
         if advance {
             self.epochs.try_advance();
         }
-        got
+        got.0
     }
 
     #[inline]
@@ -1214,7 +1276,7 @@ where
             }
             if let Some((v, freed)) = self.evict_one(tid, now) {
                 if victims.len == victims.slots.len() {
-                    let _ = self.retire_and_pop(st, victims, false);
+                    let _ = self.retire_and_pop(st, victims, false, false);
                 }
                 victims.push(v);
                 // The common case at steady state: the victim frees exactly what we need, and
@@ -1253,15 +1315,41 @@ where
     }
 
     /// A slot for a new entry, EMPTY and ours; `None` if none could be had within the
-    /// attempt bound and then [`SLOT_WAIT`].
-    fn alloc(&self, st: &Stripe, tid: usize, now: u64, victims: &mut Victims) -> Option<u32> {
+    /// attempt bound and then [`SLOT_WAIT`]. With `gather`, the slot is in `st`'s pending
+    /// chain (see [`Cache::gather`]).
+    fn alloc(
+        &self,
+        st: &Stripe,
+        tid: usize,
+        now: u64,
+        victims: &mut Victims,
+        gather: bool,
+    ) -> Option<u32> {
+        let got = self.retire_and_pop(st, victims, true, gather);
+        if let Some(s) = got {
+            return Some(self.prepare(s));
+        }
+        let s = self.alloc_slow(st, tid, now)?;
+        if gather {
+            self.gather(st, s);
+        }
+        Some(s)
+    }
+
+    /// [`Cache::alloc`] when the stripe's free list is empty.
+    #[cold]
+    fn alloc_slow(&self, st: &Stripe, tid: usize, now: u64) -> Option<u32> {
+        let mut victims = Victims::default();
+        let victims = &mut victims;
         let mut backoff = Backoff::default();
         let mut deadline = None;
         let mut attempt = 0;
         loop {
-            let got = self.retire_and_pop(st, victims, true);
-            if let Some(s) = got {
-                return Some(self.prepare(s));
+            if attempt > 0 {
+                let got = self.retire_and_pop(st, victims, true, false);
+                if let Some(s) = got {
+                    return Some(self.prepare(s));
+                }
             }
             // Relaxed: uniqueness comes from the RMW; the slot was never published.
             // Never-used slots of the base array (grown chunks go to free lists directly).
@@ -1361,7 +1449,9 @@ where
             let st = self.stripe(tid);
             let now = self.now();
             for s in self.index.slots() {
-                if let Unlink::Done(w) = self.unlink_slot(s, tid, RemovalCause::Cleared, now) {
+                if let Unlink::Done(w) =
+                    self.unlink_slot(s, tid, RemovalCause::Cleared, now, false)
+                {
                     self.credit(st, w);
                     self.release_removed(s, tid);
                 }
@@ -1637,6 +1727,8 @@ where
     slot: u32,
     weight: u64,
     armed: bool,
+    /// A queue holds the slot already (gathered with its allocation).
+    queued: bool,
 }
 
 impl<K, V, S> Drop for Unpublished<'_, K, V, S>
@@ -1649,8 +1741,14 @@ where
         if self.armed {
             let st = self.cache.stripe(self.tid);
             self.cache.credit(st, self.weight);
-            // Never published: retire it (its contents are dropped at reuse).
-            self.cache.retire(st, self.slot);
+            if self.queued {
+                // Never published, but a queue holds it: DEAD, the eviction that takes it
+                // retires it. Release: pairs with the evictor's Acquire, as for any DEAD.
+                self.cache.slot(self.slot).state.store(DEAD, Ordering::Release);
+            } else {
+                // Never published: retire it (its contents are dropped at reuse).
+                self.cache.retire(st, self.slot);
+            }
         }
     }
 }

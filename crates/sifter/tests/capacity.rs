@@ -236,3 +236,49 @@ fn set_capacity_races_with_inserting_threads() {
         c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
     }
 }
+
+thread_local! {
+    static UNPUBLISHED_CACHE: std::cell::RefCell<Option<Arc<Cache<u64, u64>>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Inside the window of an insert (its slot allocated and gathered, not published), the same
+/// thread — so the same stripe and pending chain — inserts enough to enqueue that chain and
+/// rotate the whole queue past the unpublished slot.
+fn insert_around_the_unpublished_slot() {
+    let c = UNPUBLISHED_CACHE.with(|c| c.borrow().clone()).expect("cache set");
+    let cap = c.capacity();
+    for i in 0..cap * 4 {
+        c.insert(50_000_000 + i, i);
+        assert!(c.len() as u64 <= cap);
+    }
+}
+
+/// A queue policy gathers a new slot into its pending chain when it allocates it, before the
+/// entry is in the index (one stripe lock for both). An eviction that takes such a slot must
+/// put it back, not retire it: the insert in flight still owns it.
+#[test]
+fn evictions_put_back_a_slot_whose_insert_is_in_flight() {
+    // Caches of at least 1,024 entries gather; smaller ones enqueue after publication.
+    let cap = if cfg!(miri) { 1024 } else { 2048 };
+    for (p, cd) in configs() {
+        if matches!(p, Policy::Sieve | Policy::Lru | Policy::ProbLru | Policy::S3Fifo) {
+            continue; // only the queue policies gather before publication
+        }
+        let c: Arc<Cache<u64, u64>> =
+            Arc::new(Cache::builder().capacity(cap).policy(p).consecutive_detection(cd).build());
+        for k in 0..cap {
+            c.insert(k, k);
+        }
+        UNPUBLISHED_CACHE.with(|u| *u.borrow_mut() = Some(c.clone()));
+        hooks::on_unpublished(Some(insert_around_the_unpublished_slot));
+        c.insert(7_777_777, 7);
+        hooks::on_unpublished(None);
+        UNPUBLISHED_CACHE.with(|u| *u.borrow_mut() = None);
+        let tag = format!("{p:?} cd={cd}");
+        c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
+        assert_eq!(c.get(&7_777_777), Some(7), "{tag}: the entry inserted around is gone");
+        assert!(c.len() as u64 <= cap, "{tag}: len {}", c.len());
+        assert_eq!(c.rejected(), 0, "{tag}");
+    }
+}

@@ -52,6 +52,9 @@ pub(crate) trait Nodes: Links {
     fn is_live(&self, slot: u32) -> bool;
     /// The number of slots (bounds a scan).
     fn count(&self) -> usize;
+    /// A hint that `slot` will be scanned soon (the next head after an eviction).
+    #[inline]
+    fn prefetch(&self, _slot: u32) {}
 }
 
 /// Which queue discipline.
@@ -202,6 +205,8 @@ impl Queues {
                 if !a.tail_settled(n) || !a.detach(hw, next) {
                     return Step::Retry;
                 }
+                // The next eviction starts its scan at `next`: fetch its line meanwhile.
+                n.prefetch(next);
                 if run_end != NIL {
                     self.requeue(n, start, run_end, d);
                 }

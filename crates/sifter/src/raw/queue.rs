@@ -103,6 +103,21 @@ pub mod hooks {
             f();
         }
     }
+    thread_local! {
+        static UNPUBLISHED: Cell<Option<fn()>> = const { Cell::new(None) };
+    }
+    /// Runs `f` in this thread's inserts between the slot's allocation (a queue policy has
+    /// it in a pending chain from then on) and its publication in the index. `f` may use
+    /// the cache (no lock is held there); it is taken out before it runs, so the inserts it
+    /// makes do not run it again.
+    pub fn on_unpublished(f: Option<fn()>) {
+        UNPUBLISHED.with(|g| g.set(f));
+    }
+    pub(crate) fn unpublished() {
+        if let Some(f) = UNPUBLISHED.with(|g| g.take()) {
+            f();
+        }
+    }
 }
 
 /// The queue.

@@ -6,9 +6,11 @@
 //!
 //! ```text
 //!            alloc (free list or never used; drops the contents of a RETIRED slot)
-//!   EMPTY/RETIRED ─────────────► (private) ── fill, state LIVE ──► LIVE: in the index
-//!                                                                    │ and in the policy
-//!        ┌───────────── index unlink (remove, replace, eviction) ────┘
+//!   EMPTY/RETIRED ─────────────► (private*) ── fill ──► NEW ── index word stored, then
+//!                                                             LIVE (under the home lock)
+//!                                                              │ LIVE: in the index
+//!                                                              │ and in the policy
+//!        ┌───────────── index unlink (remove, replace, eviction) ┘
 //!        ▼
 //!      DEAD: out of the index, still held by the policy (a queue slot waits for the scan)
 //!        │ the policy lets go (eviction, or a locked list's eager unlink)
@@ -17,12 +19,19 @@
 //!               threads pinned before ── two epoch advances ──► free list (reusable)
 //! ```
 //!
+//! (*) Queue policies that gather new entries into chains take the slot into the stripe's
+//! pending chain with its allocation, so a queue may hold it from then on. An eviction that
+//! takes a slot that is not LIVE or DEAD (its insert is in flight) puts it back in the queue;
+//! an insert that fails before publication (a key's `Eq` panicked, a conditional insert lost)
+//! leaves such a slot DEAD for the eviction to retire, and retires any other slot itself.
+//!
 //! `state` changes from LIVE to DEAD only by the thread whose CAS cleared or replaced the
 //! slot's index word (Release; readers that act on DEAD load it with Acquire), so
 //! exactly one thread unlinks an entry (and releases its capacity); exactly one thread takes a
 //! slot from the policy (and retires it). The key, value and weight are written by the
-//! slot's owner while it is private and published by the Release CAS that links it into the
-//! index (read with Acquire by lookups) and the Release enqueue into the policy.
+//! slot's owner while it is NEW and published by the Release store of its index word (read
+//! with Acquire by lookups) and the Release LIVE store after it (read with Acquire by
+//! evictions, which therefore find the word).
 
 use crate::policy::queues::Nodes;
 use crate::raw::queue::Links;
@@ -43,6 +52,10 @@ pub(crate) const LIVE: u8 = 1;
 pub(crate) const DEAD: u8 = 2;
 /// Out of both, awaiting reuse; contents not dropped yet.
 pub(crate) const RETIRED: u8 = 3;
+/// Filled, not published yet: the insert that owns it turns it LIVE right after its index
+/// word is stored (under the home lock). A queue policy may already hold it (the insert
+/// gathered it with its allocation); an eviction that takes it puts it back.
+pub(crate) const NEW: u8 = 4;
 
 /// One entry's storage.
 #[derive(Debug)]
@@ -52,7 +65,7 @@ pub(crate) struct Slot<K, V> {
     pub next: AtomicU64,
     /// The SIEVE/CLOCK reference bit. Hits store 1 only when it reads 0.
     pub visited: AtomicU8,
-    /// EMPTY, LIVE, DEAD or RETIRED (see the module docs).
+    /// EMPTY, NEW, LIVE, DEAD or RETIRED (see the module docs).
     pub state: AtomicU8,
     key: UnsafeCell<MaybeUninit<K>>,
     value: UnsafeCell<MaybeUninit<V>>,
@@ -215,6 +228,29 @@ impl<K, V> Arena<K, V> {
     }
 
     /// Bytes of slot records per slot (the slot, and its deadline in caches with expiry).
+    /// Asks the CPU to bring slot `s`'s record into the cache ahead of use (`write`: for
+    /// writing). A hint: nothing is read or written, and slot numbers past the base block
+    /// (grown chunks, rare) or out of range are ignored.
+    #[inline]
+    pub fn prefetch(&self, s: u32, write: bool) {
+        #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+        if (s as usize) < self.base.len {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0, _MM_HINT_T0};
+            // SAFETY: the address is inside the base block (checked above); a prefetch
+            // instruction has no architectural effect (it cannot fault or change memory).
+            unsafe {
+                let p = self.base.ptr.as_ptr().add(s as usize * self.stride) as *const i8;
+                if write {
+                    _mm_prefetch::<_MM_HINT_ET0>(p);
+                } else {
+                    _mm_prefetch::<_MM_HINT_T0>(p);
+                }
+            }
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
+        let _ = (s, write);
+    }
+
     pub fn stride(&self) -> usize {
         self.stride
     }
@@ -332,7 +368,7 @@ impl<K, V> Arena<K, V> {
         }
     }
 
-    /// Writes an entry into EMPTY slot `s` and marks it LIVE (not yet published).
+    /// Writes an entry into EMPTY slot `s` and marks it NEW (filled, not published).
     ///
     /// # Safety
     /// The caller owns slot `s` exclusively and it is EMPTY.
@@ -346,7 +382,9 @@ impl<K, V> Arena<K, V> {
         }
         // Relaxed (all three): published with the slot by the index's Release CAS.
         slot.visited.store(0, Ordering::Relaxed);
-        slot.state.store(LIVE, Ordering::Relaxed);
+        // Release: an evictor that takes the slot from a queue before it is published reads
+        // NEW with Acquire and puts it back; the contents are ordered before LIVE anyway.
+        slot.state.store(NEW, Ordering::Release);
     }
 }
 
@@ -447,5 +485,9 @@ impl<K, V> Nodes for Arena<K, V> {
     }
     fn count(&self) -> usize {
         self.len()
+    }
+    #[inline]
+    fn prefetch(&self, s: u32) {
+        Arena::prefetch(self, s, false);
     }
 }
