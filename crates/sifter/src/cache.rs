@@ -771,7 +771,8 @@ where
         unsafe { self.arena.fill(s, key, value, weight as u32) };
         // Until the entry is published, a panic (a key's `Eq`) or a failed expectation gives
         // back its tokens and retires its slot (or leaves it DEAD to the queue holding it).
-        let mut undo = Unpublished { cache: self, tid, slot: s, weight, armed: true, queued: early };
+        let mut undo =
+            Unpublished { cache: self, tid, slot: s, weight, armed: true, queued: early };
         if let Some((_, (at, limit))) = times {
             let d = self.arena.deadline(s);
             // Published with the slot by the index word's Release store.
@@ -1449,8 +1450,7 @@ where
             let st = self.stripe(tid);
             let now = self.now();
             for s in self.index.slots() {
-                if let Unlink::Done(w) =
-                    self.unlink_slot(s, tid, RemovalCause::Cleared, now, false)
+                if let Unlink::Done(w) = self.unlink_slot(s, tid, RemovalCause::Cleared, now, false)
                 {
                     self.credit(st, w);
                     self.release_removed(s, tid);
