@@ -61,23 +61,25 @@ impl Observer for Watch {
     }
 }
 
-/// Runs `work` on a thread of its own while the calling thread, with the interpreter released
-/// between 100 ms polls, reports `watch`'s progress to `progress` (label, done, total, new
-/// phase) and watches for signals: Ctrl-C (or a raising callback) sets `stop` (the work stops
-/// as the CLI's first Ctrl-C stops it), waits for the thread and raises.
+/// Runs `work` on a thread of its own, with a fresh progress [`Watch`] and stop flag, while
+/// the calling thread, with the interpreter released between 100 ms polls, reports the watch's
+/// progress to `progress` (label, done, total, new phase) and watches for signals: Ctrl-C (or a
+/// raising callback) sets the stop flag (the work stops as the CLI's first Ctrl-C stops it),
+/// waits for the thread and raises. Returns the work's result and the watch (its notices).
 fn off_interpreter<T: Send + 'static>(
     py: Python<'_>,
-    watch: &Arc<Watch>,
-    stop: &Arc<AtomicBool>,
     progress: Option<&Bound<'_, PyAny>>,
-    work: impl FnOnce() -> T + Send + 'static,
-) -> PyResult<T> {
+    work: impl FnOnce(&Watch, &AtomicBool) -> T + Send + 'static,
+) -> PyResult<(T, Arc<Watch>)> {
+    let watch = Arc::new(Watch::default());
+    let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
     let rx = Mutex::new(rx);
+    let (w, st) = (watch.clone(), stop.clone());
     let worker = std::thread::Builder::new()
         .name("sifter-work".into())
         .spawn(move || {
-            let _ = tx.send(work());
+            let _ = tx.send(work(&w, &st));
         })
         .map_err(value_error)?;
     let mut seen_phase = u64::MAX;
@@ -120,7 +122,7 @@ fn off_interpreter<T: Send + 'static>(
         }
     };
     let _ = py.detach(|| worker.join());
-    Ok(outcome)
+    Ok((outcome, watch))
 }
 
 /// Where a sweep's requests come from.
@@ -431,22 +433,17 @@ fn run_sweep<'py>(
         }
         None => None,
     };
-    let watch = Arc::new(Watch::default());
-    let stop = Arc::new(AtomicBool::new(false));
     let opt = Options { bytes, seed, mode };
-    let outcome = {
-        let (w, st) = (watch.clone(), stop.clone());
-        off_interpreter(py, &watch, &stop, progress.as_ref(), move || {
-            let run = || match &input {
-                Input::Source(src) => sw::sweep_source(src, &specs, &grid, &opt, &*w, &st),
-                Input::Arrays(t) => sw::sweep_loaded(t, &specs, &grid, &opt, &*w, &st),
-            };
-            match &pool {
-                Some(p) => p.install(run),
-                None => run(),
-            }
-        })?
-    };
+    let (outcome, watch) = off_interpreter(py, progress.as_ref(), move |w, st| {
+        let run = || match &input {
+            Input::Source(src) => sw::sweep_source(src, &specs, &grid, &opt, w, st),
+            Input::Arrays(t) => sw::sweep_loaded(t, &specs, &grid, &opt, w, st),
+        };
+        match &pool {
+            Some(p) => p.install(run),
+            None => run(),
+        }
+    })?;
     let notices: Vec<(bool, String)> = watch
         .notices
         .lock()
@@ -894,12 +891,10 @@ fn run_bench<'py>(
         warmup_limit,
         hit_only,
     };
-    let watch = Arc::new(Watch::default());
-    let stop = Arc::new(AtomicBool::new(false));
-    let (w, st) = (watch.clone(), stop.clone());
-    let report = off_interpreter(py, &watch, &stop, progress.as_ref(), move || {
-        sifter_lab::report::measure(&spec, &*w, &st)
+    let report = off_interpreter(py, progress.as_ref(), move |w, st| {
+        sifter_lab::report::measure(&spec, w, st)
     })?
+    .0
     .map_err(|e| value_error(format!("{e:#}")))?;
     Ok(sifter_lab::report::csv_text(&report.rows))
 }
@@ -944,10 +939,7 @@ fn closed_loop<'py>(
         spin,
         cores,
     };
-    let watch = Arc::new(Watch::default());
-    let stop = Arc::new(AtomicBool::new(false));
-    let (w, st) = (watch.clone(), stop.clone());
-    let (rows, notices) = off_interpreter(py, &watch, &stop, progress.as_ref(), move || {
+    let ((rows, notices), _) = off_interpreter(py, progress.as_ref(), move |w, st| {
         let mut notices = Vec::new();
         let rows = experiment.run(
             &mut |e| match e {
@@ -965,7 +957,7 @@ fn closed_loop<'py>(
                     w.advance(1);
                 }
             },
-            &st,
+            st,
         );
         (rows, notices)
     })?;
@@ -996,13 +988,10 @@ fn lab<'py>(
         traces,
         command: format!("sifter.lab (Python, sifter {})", env!("CARGO_PKG_VERSION")),
     };
-    let watch = Arc::new(Watch::default());
-    let stop = Arc::new(AtomicBool::new(false));
-    let (w, st) = (watch.clone(), stop.clone());
-    let outcome = off_interpreter(py, &watch, &stop, progress.as_ref(), move || {
-        sifter_lab::lab::run(&opts, &*w, &st)
-    })?
-    .map_err(|e| value_error(format!("{e:#}")))?;
+    let outcome =
+        off_interpreter(py, progress.as_ref(), move |w, st| sifter_lab::lab::run(&opts, w, st))?
+            .0
+            .map_err(|e| value_error(format!("{e:#}")))?;
     Ok((outcome.files.iter().map(|f| f.display().to_string()).collect(), outcome.findings))
 }
 
