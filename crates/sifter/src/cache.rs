@@ -1169,7 +1169,7 @@ where
             self.slot(s).state.store(RETIRED, Ordering::Relaxed);
         }
         let e = if victims.len > 0 { self.epochs.retire_epoch() } else { 0 };
-        let (advance, got) = {
+        let (advance, got, full) = {
             let mut l = st.lists.lock();
             let mut advance = false;
             for &s in victims.as_slice() {
@@ -1187,16 +1187,16 @@ where
                     full = self.pend(&mut l, s);
                 }
             }
-            (advance, (got, full))
+            (advance, got, full)
         };
         victims.len = 0;
-        if let (_, Some((first, last))) = got {
+        if let Some((first, last)) = full {
             self.enqueue_new(first, last);
         }
         if advance {
             self.epochs.try_advance();
         }
-        got.0
+        got
     }
 
     #[inline]
@@ -1340,14 +1340,12 @@ where
     /// [`Cache::alloc`] when the stripe's free list is empty.
     #[cold]
     fn alloc_slow(&self, st: &Stripe, tid: usize, now: u64) -> Option<u32> {
-        let mut victims = Victims::default();
-        let victims = &mut victims;
         let mut backoff = Backoff::default();
         let mut deadline = None;
         let mut attempt = 0;
         loop {
             if attempt > 0 {
-                let got = self.retire_and_pop(st, victims, true, false);
+                let got = self.retire_and_pop(st, &mut Victims::default(), true, false);
                 if let Some(s) = got {
                     return Some(self.prepare(s));
                 }
