@@ -142,6 +142,10 @@ pub enum ModelCmd {
         /// Cache capacity used for the measurement.
         #[arg(long, default_value_t = 10_000)]
         capacity: u64,
+        /// Threads running the operations at once (the cost then includes what they cost each
+        /// other).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
         /// Write JSON here (`-` for stdout).
         #[arg(long)]
         json: Option<PathBuf>,
@@ -352,15 +356,18 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
                 )
             );
         }
-        ModelCmd::Calibrate { policy, capacity, json } => {
+        ModelCmd::Calibrate { policy, capacity, threads, json } => {
             if capacity < 10 {
                 bail!("--capacity must be at least 10");
+            }
+            if !(1..=1024).contains(&threads) {
+                bail!("--threads must be between 1 and 1024");
             }
             let mut rows = Vec::new();
             let mut out = serde_json::Map::new();
             for name in policy.split(',').map(str::trim) {
                 let p: sifter::Policy = name.parse().map_err(anyhow::Error::msg)?;
-                let c = sifter_lab::closed_loop::calibrate(p, 0.5, capacity, 3);
+                let c = sifter_lab::closed_loop::calibrate(p, 0.5, capacity, threads, 3);
                 rows.push(vec![
                     name.to_string(),
                     format!("{:.4}", c.hit_us),
@@ -369,7 +376,8 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
                 out.insert(name.to_string(), serde_json::to_value(c)?);
             }
             println!(
-                "single-threaded mean cost per operation on this machine (min of 3 rounds), µs"
+                "mean CPU time per operation on this machine with {threads} thread(s) at once \
+                 (median of 3 rounds), µs"
             );
             print!("{}", table(&["policy", "hit (get)", "miss (get + insert + eviction)"], &rows));
             if let Some(p) = &json {

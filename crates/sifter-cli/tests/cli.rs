@@ -248,6 +248,15 @@ fn calibrate_and_closed_loop() {
         ok(&sifter(&["model", "calibrate", "--policy", "mobius,lru", "--capacity", "1000"], p));
     assert!(out.contains("mobius") && out.contains("lru"), "{out}");
     let out = ok(&sifter(
+        &["model", "calibrate", "--policy", "lru", "--capacity", "1000", "--threads", "2"],
+        p,
+    ));
+    assert!(out.contains("2 thread(s) at once") && out.contains("lru"), "{out}");
+    fails_with(
+        &sifter(&["model", "calibrate", "--policy", "lru", "--threads", "0"], p),
+        "--threads",
+    );
+    let out = ok(&sifter(
         &[
             "bench",
             "closed-loop",
@@ -269,7 +278,20 @@ fn calibrate_and_closed_loop() {
         p,
     ));
     assert!(out.contains("model"), "{out}");
-    assert_eq!(std::fs::read_to_string(p.join("c.csv")).expect("csv").lines().count(), 2);
+    let csv = std::fs::read_to_string(p.join("c.csv")).expect("csv");
+    assert_eq!(csv.lines().count(), 2);
+    // The point's calibration is reported: with 4 workers on this machine's cores, at most
+    // that many threads at once, and positive costs.
+    let (head, row) = (csv.lines().next().expect("header"), csv.lines().nth(1).expect("row"));
+    let col = |name: &str| {
+        let i = head.split(',').position(|h| h == name).unwrap_or_else(|| panic!("{name}"));
+        row.split(',').nth(i).expect("field").to_string()
+    };
+    let threads: usize = col("calib_threads").parse().expect("threads");
+    assert!((1..=4).contains(&threads), "{row}");
+    for c in ["hit_us", "miss_us", "busy_hit_us", "busy_miss_us"] {
+        assert!(col(c).parse::<f64>().expect("cost") > 0.0, "{c}: {row}");
+    }
     fails_with(&sifter(&["bench", "closed-loop", "--backend-latency", "fast"], p), "latency");
     fails_with(
         &sifter(&["bench", "closed-loop", "--policy", "nope", "--secs", "0.1"], p),

@@ -25,13 +25,28 @@ use sifter_model::solve::mva;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Mean CPU cost of one hit and one miss (get + insert with its eviction) of a policy, µs.
+/// Mean CPU cost of one hit and one miss (get + insert with its eviction) of a policy, µs: the
+/// CPU time one operation takes (its demand on the model's CPU station), measured with some
+/// number of threads running at once.
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct Costs {
     /// A hit.
     pub hit_us: f64,
     /// A miss, excluding any backend wait.
     pub miss_us: f64,
+}
+
+/// A policy's costs alone and under the concurrency of a closed-loop point.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Calibration {
+    /// One thread.
+    pub one: Costs,
+    /// Threads at once in `busy` (the point's MPL, capped at the cores: more workers than
+    /// cores never run more than that many at once).
+    pub threads: usize,
+    /// `threads` threads on one cache at once: each operation's CPU time, including what the
+    /// threads cost each other (cache-line transfers, lock hand-offs, a shared core).
+    pub busy: Costs,
 }
 
 /// The concurrent policy of a closed-loop name (`problru-mpl` is Prob-LRU with q = 1 − 1/MPL).
@@ -58,83 +73,217 @@ fn zipf_seq(keys: u64, n: usize, seed: u64) -> Vec<u64> {
     (0..n).map(|_| z.sample(&mut rng) as u64).collect()
 }
 
-/// Measures hit and miss costs of `policy` single-threaded: a warm cache of `cap` entries,
-/// hits on resident keys, misses on keys never seen (each evicts one entry).
-/// `q`: Prob-LRU's skip probability (see [`skip_q`]).
-pub fn calibrate(policy: Policy, q: f64, cap: u64, rounds: usize) -> Costs {
-    let c: Cache<u64, u64> =
-        Cache::builder().capacity(cap).policy(policy).promotion_skip(q).build();
-    for k in 0..cap {
-        c.insert(k, k);
-    }
-    let seq = zipf_seq(cap, 1 << 20, 9);
-    let mut hit = f64::MAX;
-    let mut miss = f64::MAX;
-    let mut fresh = cap;
-    for _ in 0..rounds.max(1) {
-        let t = Instant::now();
-        let mut found = 0u64;
-        for &k in &seq {
-            found += c.get(&(k - 1)).is_some() as u64;
-        }
-        std::hint::black_box(found);
-        hit = hit.min(t.elapsed().as_secs_f64() * 1e6 / seq.len() as f64);
-        let n = 200_000u64;
-        let t = Instant::now();
-        for k in fresh..fresh + n {
-            if c.get(&k).is_none() {
-                c.insert(k, k);
-            }
-        }
-        fresh += n;
-        miss = miss.min(t.elapsed().as_secs_f64() * 1e6 / n as f64);
-        // put the popular keys back so the next hit round hits
-        for k in 0..cap {
-            c.insert(k, k);
-        }
-    }
-    Costs { hit_us: hit, miss_us: miss }
+/// A warm cache of one policy and size kept for calibrating it, round after round: hits on
+/// resident keys (Zipf over them, each thread its own sequence), misses on keys never seen
+/// (each evicts one entry; the threads' keys are disjoint).
+pub struct Calibrator {
+    cache: Cache<u64, u64>,
+    cap: u64,
+    /// Hit sequences, one per thread of the busiest round.
+    seqs: Vec<Vec<u64>>,
+    /// Misses per round.
+    misses: u64,
+    /// Keys from here on were never inserted.
+    fresh: u64,
 }
 
-/// The calibrated model: CPU work as a `cores`-server station, the backend as a delay, and for
-/// LRU the per-hit list update as a single-server lock station (its cost is the hit cost above
-/// the lock-free policies'); SIEVE's lock holds its misses' list work likewise.
-/// With `spin`, the backend wait busy-waits on a core, so it is CPU work rather than a delay.
+impl std::fmt::Debug for Calibrator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Calibrator")
+            .field("cache", &self.cache)
+            .field("threads", &self.seqs.len())
+            .field("misses", &self.misses)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Calibrator {
+    /// A filled cache of `cap` entries of `policy` (`q`: Prob-LRU's skip probability, see
+    /// [`skip_q`]); rounds of up to `threads` threads make `hits` hits and `misses` misses.
+    pub fn new(policy: Policy, q: f64, cap: u64, threads: usize, hits: usize, misses: u64) -> Self {
+        let cache: Cache<u64, u64> =
+            Cache::builder().capacity(cap).policy(policy).promotion_skip(q).build();
+        for k in 0..cap {
+            cache.insert(k, k);
+        }
+        let threads = threads.max(1);
+        let seqs = (0..threads).map(|t| zipf_seq(cap, hits / threads, 9 + t as u64)).collect();
+        Calibrator { cache, cap, seqs, misses, fresh: cap }
+    }
+
+    /// One round with `threads` threads (at most the `threads` it was made for) started
+    /// together: each thread's time per operation is its own elapsed time over its operations,
+    /// and the cost is their mean — the CPU time one operation takes while `threads` run
+    /// together. (Threads beyond the cores are not meant here: the closed loop calibrates at
+    /// most one per core.)
+    pub fn round(&mut self, threads: usize) -> Costs {
+        let threads = threads.clamp(1, self.seqs.len());
+        let (c, seqs) = (&self.cache, &self.seqs);
+        // One thread replays every sequence; `threads` threads one each.
+        let mine = |t: usize| seqs.iter().skip(t).step_by(threads);
+        let hit_us = mean_cost(threads, |t| {
+            let (mut found, mut n) = (0u64, 0usize);
+            for seq in mine(t) {
+                for &k in seq {
+                    found += c.get(&(k - 1)).is_some() as u64;
+                }
+                n += seq.len();
+            }
+            std::hint::black_box(found);
+            n
+        });
+        let each = self.misses / threads as u64;
+        let fresh = self.fresh;
+        let miss_us = mean_cost(threads, |t| {
+            let from = fresh + t as u64 * each;
+            for k in from..from + each {
+                if c.get(&k).is_none() {
+                    c.insert(k, k);
+                }
+            }
+            each as usize
+        });
+        self.fresh += threads as u64 * each;
+        // Put the popular keys back so the next round hits.
+        for k in 0..self.cap {
+            c.insert(k, k);
+        }
+        Costs { hit_us, miss_us }
+    }
+
+    /// A round alone and a round with `threads` threads.
+    pub fn calibration(&mut self, threads: usize) -> Calibration {
+        let one = self.round(1);
+        let threads = threads.clamp(1, self.seqs.len());
+        let busy = if threads == 1 { one } else { self.round(threads) };
+        Calibration { one, threads, busy }
+    }
+}
+
+/// The hit and miss costs of `policy` at capacity `cap` with `threads` threads at once: the
+/// median of `rounds` rounds of 2^20 hits and 200,000 misses (see [`Calibrator::round`]).
+pub fn calibrate(policy: Policy, q: f64, cap: u64, threads: usize, rounds: usize) -> Costs {
+    let mut c = Calibrator::new(policy, q, cap, threads, 1 << 20, 200_000);
+    let (mut hit, mut miss): (Vec<f64>, Vec<f64>) =
+        (0..rounds.max(1)).map(|_| c.round(threads)).map(|c| (c.hit_us, c.miss_us)).unzip();
+    Costs { hit_us: median(&mut hit), miss_us: median(&mut miss) }
+}
+
+/// Runs `work(t)` on `threads` threads started together (`work` returns its operations) and
+/// returns the mean over threads of each one's µs per operation.
+fn mean_cost(threads: usize, work: impl Fn(usize) -> usize + Sync) -> f64 {
+    let start = std::sync::Barrier::new(threads);
+    let per_op: Vec<f64> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                let (start, work) = (&start, &work);
+                s.spawn(move || {
+                    start.wait();
+                    let t0 = Instant::now();
+                    let ops = work(t).max(1);
+                    t0.elapsed().as_secs_f64() * 1e6 / ops as f64
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("calibration thread")).collect()
+    });
+    per_op.iter().sum::<f64>() / threads as f64
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// The backend a miss waits for, as the model sees it.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Backend {
+    /// Mean wait per miss, µs (the measured mean: sleeps overshoot).
+    pub wait_us: f64,
+    /// The wait busy-waits on a core (else it sleeps, using no CPU).
+    pub spin: bool,
+}
+
+/// The calibrated model of policy `name` at hit ratio `hit` with `mpl` workers.
+///
+/// * **CPU**: a `cores`-server station. Its service is the single-threaded cost of a hit or a
+///   miss (`cal.one`); it is load-dependent: with `j` requests at it, each runs slower by
+///   the factor measured with `cal.threads` threads at once (`cal.busy` against `cal.one`,
+///   blended at the hit ratio; interpolated for `j` between 1 and `cal.threads`) — what
+///   cores cost each other on this machine (shared lines, a shared physical core, the
+///   hypervisor).
+/// * **Lock** (LRU and Prob-LRU hits, SIEVE misses): a single-server station holding the
+///   policy's cost above the lock-free Mobius (`base`), at its single-threaded hold time when
+///   uncontended and, with two or more requests there, at the hold time measured with
+///   `cal.threads` threads (the lock's cache line handed between cores on every acquisition:
+///   the load-dependent hold time). Under contention the threads' extra time is mostly
+///   waiting, which the station's queue models itself, so the contended hold time is at most
+///   the time between two operations of the calibration (one lock-bound acquisition each).
+/// * **Backend**: a delay (sleeping), or CPU work when it spins and there are more workers than
+///   cores; spinning with at most one worker per core, it is a delay too (nobody waits for the
+///   core it occupies).
 pub fn calibrated_network(
     name: &str,
-    costs: &Costs,
-    base: &Costs,
+    cal: &Calibration,
+    base: &Calibration,
     hit: f64,
-    backend_us: f64,
-    spin: bool,
+    backend: Backend,
     cores: u32,
+    mpl: usize,
 ) -> Network {
-    let mut stations =
-        vec![Station { name: "cpu".into(), service: 0.0, servers: cores, dist: Dist::Exp }];
-    let mut lock = |us: f64| -> Option<usize> {
-        (us > 0.0).then(|| {
-            stations.push(Station {
-                name: "lock".into(),
-                service: us,
-                servers: 1,
-                dist: Dist::Exp,
-            });
-            stations.len() - 1
-        })
-    };
-    let (hit_lock, miss_lock) = match name {
-        // Prob-LRU: the calibrated mean hit cost already holds the lock on half the hits; the
-        // station carries that mean demand.
-        "lru" | "problru" | "problru-mpl" => {
-            ((costs.hit_us - base.hit_us).max(0.0), (costs.miss_us - base.miss_us).max(0.0))
+    // The lock-held part of a hit and of a miss.
+    let lock_of = |c: &Costs, b: &Costs| -> (f64, f64) {
+        let (h, m) = ((c.hit_us - b.hit_us).max(0.0), (c.miss_us - b.miss_us).max(0.0));
+        match name {
+            // Prob-LRU: the calibrated mean hit cost already holds the lock on the hits that
+            // promote; the station carries that mean demand.
+            "lru" | "problru" | "problru-mpl" => (h, m),
+            "sieve" => (0.0, m),
+            _ => (0.0, 0.0),
         }
-        "sieve" => (0.0, (costs.miss_us - base.miss_us).max(0.0)),
-        _ => (0.0, 0.0),
     };
-    let lk = lock(hit_lock.max(miss_lock));
-    let mut hit_steps = vec![Step::Work(0, costs.hit_us - hit_lock)];
-    let backend = if spin { Step::Work(0, backend_us) } else { Step::Think(backend_us) };
-    let mut miss_steps = vec![Step::Work(0, costs.miss_us - miss_lock), backend];
+    let (hit_lock, miss_lock) = lock_of(&cal.one, &base.one);
+    let (busy_hit_lock, busy_miss_lock) = lock_of(&cal.busy, &base.busy);
+    let t = cal.threads.max(1);
+    // CPU work outside the lock: single-threaded (the service) and with `t` threads.
+    let (cpu_hit, cpu_miss) = (cal.one.hit_us - hit_lock, cal.one.miss_us - miss_lock);
+    let blend = |h_us: f64, m_us: f64| hit * h_us + (1.0 - hit) * m_us;
+    let one = blend(cpu_hit, cpu_miss);
+    let busy = blend(cal.busy.hit_us - busy_hit_lock, cal.busy.miss_us - busy_miss_lock);
+    let cpu_slowdown = if t > 1 && one > 0.0 && busy > 0.0 {
+        let r = busy / one;
+        (1..=t).map(|j| 1.0 + (r - 1.0) * (j - 1) as f64 / (t - 1) as f64).collect()
+    } else {
+        Vec::new()
+    };
+    let mut stations =
+        vec![Station { slowdown: cpu_slowdown, ..Station::new("cpu", 0.0, cores, Dist::Exp) }];
+    let held = hit_lock.max(miss_lock);
+    let lk = (held > 0.0).then(|| {
+        // Contended hold time: the busy lock part, at most one calibration inter-operation
+        // time (see above); of the hit for LRU, of the miss for SIEVE.
+        let contended = if hit_lock >= miss_lock {
+            busy_hit_lock.min(cal.busy.hit_us / t as f64)
+        } else {
+            busy_miss_lock.min(cal.busy.miss_us / t as f64)
+        };
+        let slowdown =
+            if t > 1 { vec![1.0, (contended / held).clamp(0.25, 100.0)] } else { vec![] };
+        stations.push(Station { slowdown, ..Station::new("lock", held, 1, Dist::Exp) });
+        stations.len() - 1
+    });
+    let mut hit_steps = vec![Step::Work(0, cpu_hit)];
+    let wait = if backend.spin && mpl > cores as usize {
+        Step::Work(0, backend.wait_us)
+    } else {
+        Step::Think(backend.wait_us)
+    };
+    let mut miss_steps = vec![Step::Work(0, cpu_miss), wait];
     if let Some(l) = lk {
         if hit_lock > 0.0 {
             hit_steps.push(Step::Work(l, hit_lock));
@@ -266,29 +415,63 @@ pub fn size_for_hit_ratio(
     Ok(Some(best))
 }
 
-/// Runs `mpl` workers for `secs` against `cache`; each miss waits `backend` (sleep or spin).
-pub fn run(
+/// Counts of one measured window of the workers.
+#[derive(Debug, Clone, Copy, Default)]
+struct Window {
+    reqs: u64,
+    hits: u64,
+    /// Backend wait summed over the misses, µs.
+    waited_us: f64,
+    secs: f64,
+}
+
+impl Window {
+    fn add(&mut self, o: &Window) {
+        self.reqs += o.reqs;
+        self.hits += o.hits;
+        self.waited_us += o.waited_us;
+        self.secs += o.secs;
+    }
+
+    fn measured(&self, prefill: (f64, usize)) -> Measured {
+        let misses = self.reqs.saturating_sub(self.hits).max(1);
+        Measured {
+            x: self.reqs as f64 / self.secs.max(1e-9) / 1e6,
+            hit: self.hits as f64 / self.reqs.max(1) as f64,
+            wait_us: self.waited_us / misses as f64,
+            prefill_hit: prefill.0,
+            prefill_requests: prefill.1,
+        }
+    }
+}
+
+/// Runs one worker per sequence against `cache` (each miss waits `backend`, sleeping or
+/// spinning): `warm` seconds unmeasured, then `secs` measured. `pos`: where each worker is in
+/// its sequence, carried from window to window.
+fn window(
     cache: &Cache<u64, u64>,
     seqs: &[Vec<u64>],
+    pos: &mut [usize],
     backend: Duration,
     spin: bool,
+    warm: f64,
     secs: f64,
-) -> Measured {
-    let (prefill_hit, prefill_requests) = prefill(cache, seqs);
+) -> Window {
     let stop = AtomicBool::new(false);
-    let warm = AtomicBool::new(true);
-    let res: Vec<(u64, u64, f64)> = std::thread::scope(|s| {
+    let warming = AtomicBool::new(true);
+    let (res, el): (Vec<(u64, u64, f64, usize)>, f64) = std::thread::scope(|s| {
         let hs: Vec<_> = seqs
             .iter()
-            .map(|seq| {
-                let (stop, warm) = (&stop, &warm);
+            .zip(pos.iter())
+            .map(|(seq, &start)| {
+                let (stop, warming) = (&stop, &warming);
                 s.spawn(move || {
                     let (mut reqs, mut hits, mut waited) = (0u64, 0u64, 0.0f64);
                     let mut counting = false;
-                    let mut i = 0;
+                    let mut i = start % seq.len().max(1);
                     // Relaxed: the flags only end phases.
                     while !stop.load(Ordering::Relaxed) {
-                        if !counting && !warm.load(Ordering::Relaxed) {
+                        if !counting && !warming.load(Ordering::Relaxed) {
                             counting = true;
                             (reqs, hits, waited) = (0, 0, 0.0);
                         }
@@ -305,36 +488,44 @@ pub fn run(
                             } else {
                                 std::thread::sleep(backend);
                             }
-                            waited += t.elapsed().as_secs_f64();
+                            waited += t.elapsed().as_secs_f64() * 1e6;
                             cache.insert(k, k);
                         }
                         reqs += 1;
                     }
-                    (reqs, hits, waited)
+                    (reqs, hits, waited, i)
                 })
             })
             .collect();
-        std::thread::sleep(Duration::from_secs_f64(secs * 0.3));
-        warm.store(false, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_secs_f64(warm));
+        warming.store(false, Ordering::Relaxed);
         let t0 = Instant::now();
         std::thread::sleep(Duration::from_secs_f64(secs));
         stop.store(true, Ordering::Relaxed);
         let el = t0.elapsed().as_secs_f64();
-        let r: Vec<(u64, u64, f64)> = hs.into_iter().map(|h| h.join().expect("worker")).collect();
-        r.into_iter().map(|(reqs, hits, w)| (reqs, hits, w / el)).collect()
+        (hs.into_iter().map(|h| h.join().expect("worker")).collect(), el)
     });
     // Each worker's counts cover the measured window (it stops within one request of `stop`).
-    let reqs: u64 = res.iter().map(|r| r.0).sum();
-    let hits: u64 = res.iter().map(|r| r.1).sum();
-    let misses = reqs.saturating_sub(hits).max(1);
-    let waited_per_sec: f64 = res.iter().map(|r| r.2).sum();
-    Measured {
-        x: reqs as f64 / secs / 1e6,
-        hit: hits as f64 / reqs.max(1) as f64,
-        wait_us: waited_per_sec * secs * 1e6 / misses as f64,
-        prefill_hit,
-        prefill_requests,
+    let mut w = Window { secs: el, ..Window::default() };
+    for (p, (reqs, hits, waited, i)) in pos.iter_mut().zip(res) {
+        (w.reqs, w.hits, w.waited_us) = (w.reqs + reqs, w.hits + hits, w.waited_us + waited);
+        *p = i;
     }
+    w
+}
+
+/// Prefills `cache` to steady state ([`prefill`]), then runs one worker per sequence against
+/// it for `secs` (after `0.3 · secs` unmeasured); each miss waits `backend` (sleep or spin).
+pub fn run(
+    cache: &Cache<u64, u64>,
+    seqs: &[Vec<u64>],
+    backend: Duration,
+    spin: bool,
+    secs: f64,
+) -> Measured {
+    let pre = prefill(cache, seqs);
+    let mut pos = vec![0; seqs.len()];
+    window(cache, seqs, &mut pos, backend, spin, 0.3 * secs, secs).measured(pre)
 }
 
 /// One point of the sweep: the measurement and the calibrated model's prediction (Mops/s).
@@ -342,13 +533,26 @@ pub fn run(
 pub struct Point {
     /// What was measured.
     pub measured: Measured,
-    /// Mean backend wait given to the model, µs.
+    /// Mean backend wait given to the model, µs (the measured mean).
     pub wait_us: f64,
-    /// The model's throughput, requests per µs.
+    /// The policy's calibration at this point (size and concurrency; the mean over slices).
+    pub calibration: Calibration,
+    /// The model's throughput, requests per µs (the mean over slices).
     pub model: f64,
 }
 
+/// Slices a point's measurement is cut into, each right after its own calibration.
+pub const SLICES: usize = 4;
+
 /// Measures one policy at one cache size and predicts it with the calibrated model.
+///
+/// This machine's speed drifts (other tenants: runs seconds apart differ by up to 1.7×), so a
+/// calibration made once and a measurement made later disagree by that much whatever the
+/// model. The point therefore alternates: after the prefill, [`SLICES`] times, calibrate the
+/// policy and the lock-free base (Mobius) at this size, alone and with as many threads as can
+/// run together here (the MPL, at most the cores), then measure a slice of `secs / SLICES`
+/// seconds; each slice is modelled with its own calibration, hit ratio and backend wait, and
+/// the point reports the whole measurement against the mean of the slices' models.
 #[allow(clippy::too_many_arguments)]
 pub fn point(
     name: &str,
@@ -363,17 +567,47 @@ pub fn point(
     let policy = policy_of(name)?;
     let q = skip_q(name, seqs.len());
     let cap = ((keys as f64 * size).round() as u64).max(10);
-    // Costs depend on the cache size (memory footprint), so calibrate at this size; the
-    // lock-free Mobius is the base that lock costs are measured against.
-    let base = calibrate(Policy::Mobius, q, cap, 3);
-    let costs = if policy == Policy::Mobius { base } else { calibrate(policy, q, cap, 3) };
+    let threads = seqs.len().min(cores.max(1) as usize);
+    let (hits, misses) = (1 << 18, 50_000);
+    let mut base = Calibrator::new(Policy::Mobius, q, cap, threads, hits, misses);
+    let mut own =
+        (policy != Policy::Mobius).then(|| Calibrator::new(policy, q, cap, threads, hits, misses));
     let cache: Cache<u64, u64> =
         Cache::builder().capacity(cap).policy(policy).promotion_skip(q).build();
-    let measured = run(&cache, seqs, backend, spin, secs);
-    let wait_us = if spin { backend.as_secs_f64() * 1e6 } else { measured.wait_us };
-    let net = calibrated_network(name, &costs, &base, measured.hit, wait_us, spin, cores);
-    let model = mva(&net, seqs.len() as u32).x;
-    Ok(Point { measured, wait_us, model })
+    let pre = prefill(&cache, seqs);
+    let mut pos = vec![0; seqs.len()];
+    let slice = secs / SLICES as f64;
+    let mut total = Window::default();
+    let (mut model, mut sum) = (0.0, [0.0; 4]);
+    for _ in 0..SLICES {
+        let b = base.calibration(threads);
+        let cal = own.as_mut().map_or(b, |c| c.calibration(threads));
+        let w = window(&cache, seqs, &mut pos, backend, spin, (0.2 * slice).max(0.02), slice);
+        total.add(&w);
+        let m = w.measured(pre);
+        let net = calibrated_network(
+            name,
+            &cal,
+            &b,
+            m.hit,
+            Backend { wait_us: m.wait_us, spin },
+            cores,
+            seqs.len(),
+        );
+        model += mva(&net, seqs.len() as u32).x / SLICES as f64;
+        for (s, v) in
+            sum.iter_mut().zip([cal.one.hit_us, cal.one.miss_us, cal.busy.hit_us, cal.busy.miss_us])
+        {
+            *s += v / SLICES as f64;
+        }
+    }
+    let measured = total.measured(pre);
+    let calibration = Calibration {
+        one: Costs { hit_us: sum[0], miss_us: sum[1] },
+        threads,
+        busy: Costs { hit_us: sum[2], miss_us: sum[3] },
+    };
+    Ok(Point { measured, wait_us: measured.wait_us, calibration, model })
 }
 
 /// The workers' sequences one after the other, as a trace for the simulator (the size search).
@@ -615,13 +849,13 @@ impl Experiment {
 /// The rows as CSV (`sifter bench closed-loop --csv`'s columns).
 pub fn rows_csv(rows: &[Row]) -> String {
     let mut csv = String::from(
-        "policy,mpl,backend_us,target_hit,size,prefill_requests,prefill_hit,hit_ratio,measured_mops,model_mops,error,wait_us\n",
+        "policy,mpl,backend_us,target_hit,size,prefill_requests,prefill_hit,hit_ratio,measured_mops,model_mops,error,wait_us,calib_threads,hit_us,miss_us,busy_hit_us,busy_miss_us\n",
     );
     for r in rows {
-        let m = &r.point.measured;
+        let (m, c) = (&r.point.measured, &r.point.calibration);
         let target = r.target.map_or("-".to_string(), |t| format!("{t}"));
         csv.push_str(&format!(
-            "{},{},{},{target},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.2}\n",
+            "{},{},{},{target},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.2},{},{:.4},{:.4},{:.4},{:.4}\n",
             r.policy,
             r.mpl,
             r.backend_us,
@@ -632,7 +866,12 @@ pub fn rows_csv(rows: &[Row]) -> String {
             m.x,
             r.point.model,
             r.error(),
-            r.point.wait_us
+            r.point.wait_us,
+            c.threads,
+            c.one.hit_us,
+            c.one.miss_us,
+            c.busy.hit_us,
+            c.busy.miss_us
         ));
     }
     csv

@@ -35,6 +35,27 @@ pub struct Station {
     pub servers: u32,
     /// Service distribution (for the simulation).
     pub dist: Dist,
+    /// Load dependence: `slowdown[j - 1]` multiplies every service time at the station while
+    /// `j` requests are there (the last entry for more; empty: 1, a load-independent
+    /// station). A CPU whose cores slow each other down (shared caches, hyperthreads, a
+    /// hypervisor), or a lock whose hand-off between cores lengthens its hold time, is such
+    /// a station.
+    pub slowdown: Vec<f64>,
+}
+
+impl Station {
+    /// A load-independent station.
+    pub fn new(name: &str, service: f64, servers: u32, dist: Dist) -> Self {
+        Station { name: name.into(), service, servers, dist, slowdown: Vec::new() }
+    }
+
+    /// The service-time multiplier with `j` requests at the station (1 when there is none).
+    pub fn slowdown_at(&self, j: usize) -> f64 {
+        match self.slowdown.len() {
+            0 => 1.0,
+            n => self.slowdown[j.clamp(1, n) - 1],
+        }
+    }
 }
 
 /// One step of a path.
@@ -142,6 +163,12 @@ impl Network {
             if !(s.service >= 0.0 && s.service.is_finite()) || s.servers == 0 {
                 return Err(format!(
                     "{}: station {} needs a finite service time and >= 1 server",
+                    self.name, s.name
+                ));
+            }
+            if let Some(m) = s.slowdown.iter().find(|m| !(**m > 0.0 && m.is_finite())) {
+                return Err(format!(
+                    "{}: station {} has a slowdown of {m}; it must be positive and finite",
                     self.name, s.name
                 ));
             }

@@ -84,7 +84,7 @@ impl Builder<'_> {
     fn station(&mut self, name: &str, default: f64) -> usize {
         let service =
             self.p.overrides.iter().rev().find(|(k, _)| k == name).map_or(default, |(_, v)| *v);
-        self.stations.push(Station { name: name.into(), service, servers: 1, dist: self.p.dist });
+        self.stations.push(Station::new(name, service, 1, self.p.dist));
         self.stations.len() - 1
     }
 
@@ -110,7 +110,7 @@ pub fn build(policy: &str, p: &Params) -> Result<Network, String> {
         if c == 0 {
             return Err("cpu servers must be at least 1".into());
         }
-        b.stations.push(Station { name: "cpu".into(), service: 0.0, servers: c, dist: p.dist });
+        b.stations.push(Station::new("cpu", 0.0, c, p.dist));
         b.cpu = Some(0);
     }
     let h = p.hit;

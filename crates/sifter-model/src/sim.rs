@@ -108,8 +108,12 @@ impl Sim<'_> {
         self.heap.push(Ev { t, seq: self.seq, job, station });
     }
 
+    /// Starts `job`'s service at station `s` (a server is free); a load-dependent station's
+    /// service time is stretched by its slowdown with the requests there now.
     fn start_service(&mut self, job: usize, s: usize, mean: f64) {
-        let d = self.sample(mean, self.net.stations[s].dist);
+        let st = &self.net.stations[s];
+        let present = self.busy[s] as usize + self.waiting[s].len();
+        let d = self.sample(mean * st.slowdown_at(present), st.dist);
         self.schedule(self.now + d, job, Some(s));
     }
 

@@ -28,7 +28,9 @@ pub fn bound(net: &Network, n: u32) -> Bound {
     let total: f64 = d.iter().sum();
     let (mut dmax, mut name) = (0.0f64, String::from("none"));
     for (k, s) in net.stations.iter().enumerate() {
-        let per_server = d[k] / s.servers as f64;
+        // A load-dependent station at its busiest: every server occupied, the slowdown of a
+        // full station (the most requests it can hold).
+        let per_server = d[k] * s.slowdown_at(usize::MAX) / s.servers as f64;
         if per_server > dmax {
             dmax = per_server;
             name = s.name.clone();
@@ -60,31 +62,36 @@ pub struct Mva {
 }
 
 /// Exact MVA for a single-class closed product-form network with `n` requests: single-server
-/// FCFS stations with exponential service, multi-server stations as load-dependent stations
-/// (rate min(j, c)/S with j present), and think time as a delay station. (Reiser & Lavenberg
-/// 1980; the load-dependent recursion tracks each station's marginal queue-length distribution.)
+/// FCFS stations with exponential service, multi-server and load-dependent stations (rate
+/// min(j, c) / (S · slowdown(j)) with j present, see [`Station::slowdown`]), and think time as
+/// a delay station. (Reiser & Lavenberg 1980; the load-dependent recursion tracks each such
+/// station's marginal queue-length distribution.)
+///
+/// [`Station::slowdown`]: crate::network::Station::slowdown
 pub fn mva(net: &Network, n: u32) -> Mva {
     let d = net.demands();
     let z = net.think();
     let k = d.len();
     let c: Vec<u32> = net.stations.iter().map(|s| s.servers).collect();
+    let plain: Vec<bool> =
+        net.stations.iter().map(|s| s.servers == 1 && s.slowdown.is_empty()).collect();
+    // Mean time per visit-demand with j requests present: D · slowdown(j) / min(j, c).
+    let per =
+        |i: usize, j: usize| d[i] * net.stations[i].slowdown_at(j) / (j.min(c[i] as usize) as f64);
     let mut q = vec![0.0; k];
-    // Marginal probabilities p_k(j) for multi-server stations.
+    // Marginal probabilities p_k(j) for load-dependent stations.
     let mut marg: Vec<Vec<f64>> = (0..k).map(|_| vec![1.0]).collect();
     let mut x = 0.0;
     let mut r_tot = 0.0;
     for pop in 1..=n as usize {
         let mut r = vec![0.0; k];
         for i in 0..k {
-            if c[i] == 1 {
+            if plain[i] {
                 r[i] = d[i] * (1.0 + q[i]);
             } else {
-                // R = Σ_{j=1..pop} j · D / min(j, c) · p(j−1 | pop−1)
+                // R = Σ_{j=1..pop} j · per(j) · p(j−1 | pop−1)
                 r[i] = (1..=pop)
-                    .map(|j| {
-                        j as f64 * d[i] / (j.min(c[i] as usize) as f64)
-                            * marg[i].get(j - 1).copied().unwrap_or(0.0)
-                    })
+                    .map(|j| j as f64 * per(i, j) * marg[i].get(j - 1).copied().unwrap_or(0.0))
                     .sum();
             }
         }
@@ -92,19 +99,31 @@ pub fn mva(net: &Network, n: u32) -> Mva {
         x = pop as f64 / (z + r_tot);
         for i in 0..k {
             q[i] = x * r[i];
-            if c[i] > 1 {
+            if !plain[i] {
                 let mut next = vec![0.0; pop + 1];
                 for j in 1..=pop {
-                    next[j] = d[i] / (j.min(c[i] as usize) as f64)
-                        * x
-                        * marg[i].get(j - 1).copied().unwrap_or(0.0);
+                    next[j] = per(i, j) * x * marg[i].get(j - 1).copied().unwrap_or(0.0);
                 }
                 next[0] = (1.0 - next[1..].iter().sum::<f64>()).max(0.0);
                 marg[i] = next;
             }
         }
     }
-    let u = (0..k).map(|i| x * d[i] / c[i] as f64).collect();
+    // Utilisation per server: the probability-weighted busy servers over c.
+    let u = (0..k)
+        .map(|i| {
+            if plain[i] {
+                x * d[i]
+            } else {
+                marg[i]
+                    .iter()
+                    .enumerate()
+                    .map(|(j, p)| p * j.min(c[i] as usize) as f64)
+                    .sum::<f64>()
+                    / c[i] as f64
+            }
+        })
+        .collect();
     Mva { x, r: r_tot, q, u }
 }
 

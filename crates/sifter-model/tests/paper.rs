@@ -122,6 +122,40 @@ fn multi_server_cpu_station() {
 }
 
 #[test]
+fn load_dependent_stations() {
+    use sifter_model::network::{Dist, Network, Path, Station, Step};
+    let net = |servers: u32, slowdown: Vec<f64>| Network {
+        name: "ld".into(),
+        stations: vec![Station { slowdown, ..Station::new("cpu", 1.0, servers, Dist::Exp) }],
+        paths: vec![Path {
+            label: "all".into(),
+            prob: 1.0,
+            steps: vec![Step::Visit(0), Step::Think(3.0)],
+        }],
+    };
+    // Two servers that each run at half speed once both are busy serve exactly like one
+    // server: the same rate with one request present, the same with two or more.
+    for n in [1, 2, 5, 40] {
+        let (ld, one) = (mva(&net(2, vec![1.0, 2.0]), n), mva(&net(1, vec![]), n));
+        assert!(close(ld.x, one.x, 1e-9), "n = {n}: {} vs {}", ld.x, one.x);
+    }
+    // A lock whose hold time doubles when contended (a single server, slowdown [1, 2]): at
+    // one request it is the plain lock; under load it saturates at half the plain lock's rate.
+    let (lock, plain) = (net(1, vec![1.0, 2.0]), net(1, vec![]));
+    assert!(close(mva(&lock, 1).x, mva(&plain, 1).x, 1e-12));
+    assert!(close(mva(&lock, 200).x, 0.5, 1e-3), "{}", mva(&lock, 200).x);
+    assert!(close(bound(&lock, 200).x, 0.5, 1e-12));
+    // The simulation agrees with MVA on a load-dependent network.
+    let cpu = net(2, vec![1.0, 1.6]);
+    let s = simulate(&cpu, 8, &SimOptions::default()).unwrap();
+    let m = mva(&cpu, 8).x;
+    assert!(close(s.x, m, 0.05), "sim {} vs MVA {m}", s.x);
+    // A slowdown that is not a positive finite number is refused.
+    assert!(net(2, vec![1.0, 0.0]).check().is_err());
+    assert!(net(2, vec![f64::NAN]).check().is_err());
+}
+
+#[test]
 fn bad_parameters_are_errors() {
     assert!(build("lru", &Params { hit: 1.5, ..Params::default() }).is_err());
     assert!(build("nope", &Params::default()).is_err());
