@@ -87,6 +87,9 @@ struct Lists {
 /// until the chain is enqueued; an eviction that finds the queues empty flushes every stripe.
 const BATCH: u32 = 8;
 
+/// Slots a sweep for removed entries passes over at most (see [`Cache::sweep_for_slot`]).
+const SWEEP: usize = 64;
+
 /// Retirements per stripe between attempts to advance the epoch: slots wait in limbo for
 /// about two such rounds.
 const ADVANCE_EVERY: u32 = 16;
@@ -150,6 +153,11 @@ struct Stripe {
     lists: SpinLock<Lists>,
     /// S3-FIFO's queue-weight deltas of this stripe's threads.
     s3: Local,
+    /// Removed slots a queue policy still holds (garbage until a scan or a sweep reaches
+    /// them): +1 for each unlink by this stripe's threads that leaves its slot queued, −1 for
+    /// each such slot they take out of the queues. The sum over stripes is exact when
+    /// quiescent.
+    garbage: AtomicI64,
 }
 
 /// A concurrent cache. See the [crate docs](crate) for the consistency model and costs.
@@ -287,6 +295,11 @@ impl<K, V> Nodes for Sweep<'_, K, V> {
         let (slot, at) = self.arena.get_timed(s);
         slot.state.load(Ordering::Relaxed) == LIVE && !expired(at.load(Ordering::Relaxed), self.now)
     }
+    #[inline]
+    fn is_dead(&self, s: u32) -> bool {
+        // (Expired entries are not dead until unlinked: only the eviction unlinks them.)
+        self.arena.is_dead(s)
+    }
     fn count(&self) -> usize {
         self.arena.count()
     }
@@ -311,6 +324,7 @@ impl<K, V, S> std::fmt::Debug for Cache<K, V, S> {
             .field("capacity", &self.capacity.load(Ordering::Relaxed))
             .field("slots", &self.arena.len())
             .field("capacity_tokens_free", &self.free_tokens())
+            .field("removed_slots_queued", &self.garbage())
             .finish_non_exhaustive()
     }
 }
@@ -809,6 +823,7 @@ where
             self.slot(s).state.store(LIVE, Ordering::Release);
             old.map(|o| {
                 mark_dead(self.slot(o));
+                self.count_garbage(st, 1);
                 // SAFETY: published, pinned.
                 (o, unsafe { self.slot(o).weight() })
             })
@@ -939,6 +954,7 @@ where
             s
         };
         let st = self.stripe(tid);
+        self.count_garbage(st, 1);
         // SAFETY: published, pinned.
         self.credit(st, unsafe { self.slot(s).weight() });
         self.count_live(st, -1);
@@ -999,6 +1015,7 @@ where
             slot.state.store(DEAD, Ordering::Release);
         } else {
             mark_dead(slot);
+            self.count_garbage(st, 1);
         }
         self.count_live(st, -1);
         let cause = match (&self.expiration, cause) {
@@ -1026,7 +1043,10 @@ where
             }?;
             match self.unlink_slot(v, tid, RemovalCause::Evicted, now, true) {
                 Unlink::Done(w) => return Some((v, w)),
-                Unlink::Gone => return Some((v, 0)),
+                Unlink::Gone => {
+                    self.count_garbage(self.stripe(tid), -1);
+                    return Some((v, 0));
+                }
                 // Its key could not be hashed, or its insert is still in flight (only a queue
                 // policy's gathered slot): it stays, back in the policy.
                 Unlink::Kept | Unlink::NotYet => match &self.structure {
@@ -1214,6 +1234,15 @@ where
         }
     }
 
+    /// Counts `d` removed slots left in (+) or taken out of (−) a queue policy.
+    #[inline]
+    fn count_garbage(&self, st: &Stripe, d: i64) {
+        if !matches!(self.structure, Structure::Locked(_)) {
+            // Relaxed: a count read to decide whether to sweep (and exact when quiescent).
+            st.garbage.fetch_add(d, Ordering::Relaxed);
+        }
+    }
+
     /// Returns a stripe's tokens above `spill` to the pool.
     fn spill(&self, st: &Stripe) {
         let t = st.tokens.load(Ordering::Relaxed);
@@ -1394,6 +1423,11 @@ where
                     }
                 }
             }
+            // Removed entries still queued hold slots: sweep some out of the queues (without
+            // evicting anything) and reuse them.
+            if let Some(s) = self.sweep_for_slot(st) {
+                return Some(self.prepare(s));
+            }
             // Every slot is live, in limbo or held by the queues as removed: a thread preempted
             // while pinned holds the epochs back. Grow the arena by a chunk (up to twice its
             // size) rather than wait for it; past that, evict (the scan takes removed slots
@@ -1420,6 +1454,39 @@ where
             backoff.snooze();
             attempt += 1;
         }
+    }
+
+    /// When the queues hold removed slots: sweeps up to [`SWEEP`] slots from the front of the
+    /// queues, retires the removed ones into `st`'s limbo, and takes a free slot once the
+    /// epochs let one be reused (two advances; `None` if a pinned thread holds them back).
+    fn sweep_for_slot(&self, st: &Stripe) -> Option<u32> {
+        let Structure::Queues(q) = &self.structure else { return None };
+        if self.garbage() <= 0 {
+            return None;
+        }
+        let mut dead = Vec::new();
+        q.sweep(&self.arena, SWEEP, &mut dead);
+        if dead.is_empty() {
+            return None;
+        }
+        self.count_garbage(st, -(dead.len() as i64));
+        let mut v = Victims::default();
+        for &s in &dead {
+            if v.len == v.slots.len() {
+                let _ = self.retire_and_pop(st, &mut v, false, false);
+            }
+            v.push(s);
+        }
+        let _ = self.retire_and_pop(st, &mut v, false, false);
+        for _ in 0..2 {
+            let epoch = self.epochs.try_advance();
+            let mut l = st.lists.lock();
+            l.collect(epoch);
+            if let Some(s) = l.free.pop() {
+                return Some(s);
+            }
+        }
+        None
     }
 
     /// Drops the old contents of a reused slot (outside any lock).
@@ -1665,6 +1732,18 @@ where
                 return Err(format!("indexed slot {s} is not held by the policy"));
             }
         }
+        if !matches!(self.structure, Structure::Locked(_)) {
+            let dead = held
+                .iter()
+                .filter(|&&s| self.slot(s).state.load(Ordering::Relaxed) == DEAD)
+                .count() as i64;
+            if dead != self.garbage() {
+                return Err(format!(
+                    "the queues hold {dead} removed slots, but {} are counted",
+                    self.garbage()
+                ));
+            }
+        }
         let live_count = (0..self.arena.len())
             .filter(|&s| self.slot(s as u32).state.load(Ordering::Relaxed) == LIVE)
             .count();
@@ -1743,6 +1822,7 @@ where
                 // Never published, but a queue holds it: DEAD, the eviction that takes it
                 // retires it. Release: pairs with the evictor's Acquire, as for any DEAD.
                 self.cache.slot(self.slot).state.store(DEAD, Ordering::Release);
+                self.cache.count_garbage(st, 1);
             } else {
                 // Never published: retire it (its contents are dropped at reuse).
                 self.cache.retire(st, self.slot);
@@ -1761,6 +1841,12 @@ fn mark_dead<K, V>(slot: &Slot<K, V>) {
 }
 
 impl<K, V, S> Cache<K, V, S> {
+    /// Removed slots the queues hold (see [`Stripe::garbage`]).
+    fn garbage(&self) -> i64 {
+        // Relaxed: see `count_garbage`.
+        self.stripes.iter().map(|st| st.garbage.load(Ordering::Relaxed)).sum()
+    }
+
     fn free_tokens(&self) -> u64 {
         // Relaxed: a snapshot of counters (see `len`).
         self.stripes.iter().map(|s| s.tokens.load(Ordering::Relaxed)).sum::<u64>()

@@ -40,7 +40,8 @@ impl Slots {
     }
     /// Marks slot `s` removed (a candidate without a second chance).
     pub fn kill(&self, s: u32) {
-        self.live[s as usize].store(0, Ordering::Relaxed);
+        // Release: a sweeper that reads it dead (Acquire) may retire the slot.
+        self.live[s as usize].store(0, Ordering::Release);
     }
 }
 
@@ -56,6 +57,10 @@ impl Nodes for Slots {
     }
     fn is_live(&self, s: u32) -> bool {
         self.live[s as usize].load(Ordering::Relaxed) != 0
+    }
+    fn is_dead(&self, s: u32) -> bool {
+        // Acquire: pairs with the Release in `kill`.
+        self.live[s as usize].load(Ordering::Acquire) == 0
     }
     fn count(&self) -> usize {
         self.next.len()
@@ -116,6 +121,15 @@ impl Core {
             Policy::Queues(q) => q.evict(&self.slots),
             Policy::S3(q, l) => q.evict(&self.slots, l, |_| 1).map(|v| v.slot),
         }
+    }
+    /// Sweeps removed (killed) slots out of the queues, up to `max` per queue: returns them
+    /// (the queue policies; S3-FIFO has no sweep).
+    pub fn sweep(&self, max: usize) -> Vec<u32> {
+        let mut dead = Vec::new();
+        if let Policy::Queues(q) = &self.q {
+            q.sweep(&self.slots, max, &mut dead);
+        }
+        dead
     }
     /// Slots in the queues (quiescent), or a broken-invariant error.
     pub fn items(&self) -> Result<Vec<u32>, String> {

@@ -150,6 +150,47 @@ fn removed_and_replaced_entries_give_capacity_back_at_once() {
     }
 }
 
+/// Replaced entries that a queue policy still holds (removed slots waiting for the scan) must
+/// not crowd the live ones out of the arena: here half the keys are hit (Mobius moves them to
+/// its dormant queue, which a stream of one-time keys never lets the scan reach), then all
+/// replaced, round after round. Without a sweep of removed slots the arena fills with them,
+/// and inserts evict live entries to get slots (and stall on it): the cache shrank to a tenth.
+#[test]
+fn replacing_hot_entries_keeps_every_entry() {
+    let (n, rounds) = if cfg!(miri) { (40u64, 3) } else { (2_000u64, 8) };
+    for (p, cd) in configs() {
+        let c: Cache<u64, u64> =
+            Cache::builder().capacity(n).policy(p).consecutive_detection(cd).build();
+        for k in 0..n {
+            c.insert(k, k);
+        }
+        let mut fresh = n;
+        for round in 0..rounds {
+            // Half the keys hot: the scan keeps finding victims among the others and the
+            // one-time keys, so Mobius never switches to the queue the hot ones went to.
+            for k in (0..n).step_by(2) {
+                c.get(&k);
+            }
+            for k in fresh..fresh + 3 * n {
+                if c.get(&k).is_none() {
+                    c.insert(k, k);
+                }
+            }
+            fresh += 3 * n;
+            let rejected = c.rejected();
+            for k in 0..n {
+                c.insert(k, k + round);
+            }
+            // (The first replacement in a full cache evicts one entry: an insert takes its
+            // tokens before the old version gives its own back.)
+            let kept = (0..n).filter(|k| c.peek(k) == Some(k + round)).count() as u64;
+            assert!(kept + 1 >= n, "{p:?} cd={cd} round {round}: {kept} of {n} kept ({c:?})");
+            assert_eq!(c.rejected(), rejected, "{p:?} cd={cd} round {round}: inserts rejected");
+            c.validate().unwrap_or_else(|e| panic!("{p:?} cd={cd} round {round}: {e}"));
+        }
+    }
+}
+
 #[test]
 fn set_capacity_shrinks_by_evicting_and_grows_back_up_to_the_built_capacity() {
     let n = if cfg!(miri) { 40u64 } else { 2000 };

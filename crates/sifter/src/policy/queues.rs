@@ -50,6 +50,10 @@ pub(crate) trait Nodes: Links {
     fn visited(&self, slot: u32) -> &AtomicU8;
     /// False once the slot's entry was removed or replaced: evicted without a second chance.
     fn is_live(&self, slot: u32) -> bool;
+    /// True once the slot's entry was unlinked from the index (removed or replaced): it stays
+    /// unlinked, so its holder may retire it. Unlike [`Nodes::is_live`] this is exact and
+    /// ordered (Acquire: after the unlinking).
+    fn is_dead(&self, slot: u32) -> bool;
     /// The number of slots (bounds a scan).
     fn count(&self) -> usize;
     /// A hint that `slot` will be scanned soon (the next head after an eviction).
@@ -228,6 +232,26 @@ impl Queues {
         Step::Retry
     }
 
+    /// Collects removed slots (replaced or removed entries, still queued until a scan reaches
+    /// them) from the fronts of the queues without evicting anything: from each queue (Mobius:
+    /// the dormant one first, where replaced hot entries wait for the next switch, then the
+    /// active one) detaches up to `max` slots from its head, pushes the removed ones to `dead`
+    /// (now the caller's, to retire) and puts the others back in front of the head, in their
+    /// order, reference bits and counters untouched — so the order is as if the removed slots
+    /// had been unlinked where they were. (If an eviction moved the head meanwhile, the kept
+    /// slots go to the tail instead: they come round later than they would have. Mobius's
+    /// dormant queue always sends them to its tail, see below.)
+    pub fn sweep<N: Nodes>(&self, n: &N, max: usize, dead: &mut Vec<u32>) {
+        let (_, a, d) = self.queues();
+        if !std::ptr::eq(a, d) {
+            // The dormant queue rotates: its live slots go to its tail, so successive sweeps
+            // walk all of it (its order only matters from the next switch on, and every slot
+            // in it has had its pass already).
+            sweep_queue(d, n, max, dead, true);
+        }
+        sweep_queue(a, n, max, dead, false);
+    }
+
     /// The pass a visited run gets: CLOCK and Mobius clear the reference bits, NbQ-CLOCK
     /// lowers the counters by one.
     fn age<N: Nodes>(&self, n: &N, first: u32, last: u32) {
@@ -278,6 +302,35 @@ impl Queues {
             .map(|q| format!("[head {:#x} tail {:#x}]", q.head(), q.tail()))
             .collect::<Vec<_>>()
             .join(" ")
+    }
+}
+
+/// [`Queues::sweep`] on one queue; `rotate`: the kept slots go to the tail.
+fn sweep_queue<N: Nodes>(q: &Queue, n: &N, max: usize, dead: &mut Vec<u32>, rotate: bool) {
+    let Some(d) = q.detach_prefix(n, max) else { return };
+    let (mut keep_first, mut keep_last) = (NIL, NIL);
+    let mut cur = d.first;
+    for _ in 0..d.len {
+        // Acquire: as in the scan (the prefix is ours: its links are stable).
+        let next = slot(n.next(cur).load(Ordering::Acquire));
+        if n.is_dead(cur) {
+            dead.push(cur);
+        } else {
+            // Live, or an insert in flight: back in the queue.
+            reset(n, cur);
+            if keep_first == NIL {
+                keep_first = cur;
+            } else {
+                link_private(n, keep_last, cur);
+            }
+            keep_last = cur;
+        }
+        cur = next;
+    }
+    // Back where they were (the usual case: nobody evicted meanwhile), else at the tail.
+    if keep_first != NIL && (rotate || !q.restore_prefix(n, &d, keep_first, keep_last)) {
+        reset(n, keep_last);
+        q.enqueue_chain(n, keep_first, keep_last);
     }
 }
 

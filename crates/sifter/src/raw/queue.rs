@@ -120,6 +120,17 @@ pub mod hooks {
     }
 }
 
+/// A prefix detached by [`Queue::detach_prefix`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Detached {
+    /// Its first slot.
+    pub first: u32,
+    /// Its slots.
+    pub len: usize,
+    /// The head word the detach installed.
+    head: u64,
+}
+
 /// The queue.
 #[derive(Debug)]
 pub(crate) struct Queue {
@@ -287,6 +298,53 @@ impl Queue {
         // the head's history a chain of synchronising RMWs.
         self.head
             .compare_exchange(start, bump(start, new_head), Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Detaches a prefix of up to `max` slots from the head, always leaving at least two slots
+    /// (so the new head has a successor: no take of a lone last node can start on it while
+    /// the head stays as this call left it, see [`Queue::restore_prefix`]). Returns the
+    /// detached prefix — its first slot and length, now the caller's (their links inside the
+    /// prefix are stable: no enqueue links after a slot that has a successor) — and the head
+    /// word installed; `None` if the queue has fewer than three slots or the head moved under
+    /// the walk (the caller may retry).
+    pub fn detach_prefix<L: Links>(&self, links: &L, max: usize) -> Option<Detached> {
+        let hw = self.head();
+        let first = slot(hw);
+        if first == NIL || max == 0 {
+            return None;
+        }
+        // Walk until `max` slots are behind `cur` or `cur` has no successor; the new head is
+        // then the slot before `cur` (whose successor is `cur`), and the prefix is what lies
+        // before the new head.
+        let (mut prev, mut cur, mut seen) = (NIL, first, 0usize);
+        loop {
+            // Acquire: pairs with the Release link in `enqueue_chain`.
+            let next = slot(links.next(cur).load(Ordering::Acquire));
+            if next == TAKEN {
+                return None;
+            }
+            if next == NIL || seen == max + 1 {
+                break;
+            }
+            (prev, cur, seen) = (cur, next, seen + 1);
+        }
+        // `seen` slots precede `cur`; the last of them (`prev`) becomes the head.
+        let len = seen.checked_sub(1).filter(|&l| l > 0)?;
+        let head = bump(hw, prev);
+        (self.tail_settled(links) && self.detach(hw, prev)).then_some(Detached { first, len, head })
+    }
+
+    /// Puts the chain `first..=last` (the caller's: each node [`reset`], linked with
+    /// [`link_private`]) back in front of the head, if the head is still the word `d.head` that
+    /// [`Queue::detach_prefix`] installed — nothing was detached or taken since, so the order
+    /// is exactly as before the detach minus what the caller kept. False (nothing changed) if
+    /// the head moved: the caller enqueues the chain at the tail instead.
+    pub fn restore_prefix<L: Links>(&self, links: &L, d: &Detached, first: u32, last: u32) -> bool {
+        link_private(links, last, slot(d.head));
+        // AcqRel: Release publishes the chain's links to scanners (Acquire in `head()`).
+        self.head
+            .compare_exchange(d.head, bump(d.head, first), Ordering::AcqRel, Ordering::Relaxed)
             .is_ok()
     }
 

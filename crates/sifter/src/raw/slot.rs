@@ -483,6 +483,12 @@ impl<K, V> Nodes for Arena<K, V> {
         // Relaxed: a stale LIVE only gives a removed entry one more pass.
         self.get(s).state.load(Ordering::Relaxed) == LIVE
     }
+    #[inline]
+    fn is_dead(&self, s: u32) -> bool {
+        // Acquire: pairs with the unlinker's Release DEAD store, ordering its unlinking before
+        // the caller's retirement of the slot.
+        self.get(s).state.load(Ordering::Acquire) == DEAD
+    }
     fn count(&self) -> usize {
         self.len()
     }
