@@ -157,7 +157,7 @@ fn removed_and_replaced_entries_give_capacity_back_at_once() {
 /// and inserts evict live entries to get slots (and stall on it): the cache shrank to a tenth.
 #[test]
 fn replacing_hot_entries_keeps_every_entry() {
-    let (n, rounds) = if cfg!(miri) { (40u64, 3) } else { (2_000u64, 8) };
+    let (n, rounds) = if cfg!(miri) { (24u64, 2) } else { (2_000u64, 8) };
     for (p, cd) in configs() {
         let c: Cache<u64, u64> =
             Cache::builder().capacity(n).policy(p).consecutive_detection(cd).build();
