@@ -216,14 +216,17 @@ pub struct Backend {
 ///   the factor measured with `cal.threads` threads at once (`cal.busy` against `cal.one`,
 ///   blended at the hit ratio; interpolated for `j` between 1 and `cal.threads`) — what
 ///   cores cost each other on this machine (shared lines, a shared physical core, the
-///   hypervisor).
+///   hypervisor). With a spinning backend every core is always busy (working or spinning),
+///   so the measured factor applies at any occupancy.
 /// * **Lock** (LRU and Prob-LRU hits, SIEVE misses): a single-server station holding the
-///   policy's cost above the lock-free Mobius (`base`), at its single-threaded hold time when
-///   uncontended and, with two or more requests there, at the hold time measured with
-///   `cal.threads` threads (the lock's cache line handed between cores on every acquisition:
-///   the load-dependent hold time). Under contention the threads' extra time is mostly
-///   waiting, which the station's queue models itself, so the contended hold time is at most
-///   the time between two operations of the calibration (one lock-bound acquisition each).
+///   policy's cost above the lock-free Mobius (`base`): its single-threaded hold time when
+///   the point has one thread, else the hold time measured with `cal.threads` threads — the
+///   lock's cache line moves between cores on (nearly) every acquisition when threads on
+///   other cores use it, whether or not one waits at that instant, so the hold time grows
+///   with the threads using the lock rather than with the queue at it. Under contention the
+///   calibration threads' extra time is mostly waiting, which the station's queue models
+///   itself, so the contended hold time is at most the time between two operations of the
+///   calibration (one lock-bound acquisition each).
 /// * **Backend**: a delay (sleeping), or CPU work when it spins and there are more workers than
 ///   cores; spinning with at most one worker per core, it is a delay too (nobody waits for the
 ///   core it occupies).
@@ -257,24 +260,30 @@ pub fn calibrated_network(
     let busy = blend(cal.busy.hit_us - busy_hit_lock, cal.busy.miss_us - busy_miss_lock);
     let cpu_slowdown = if t > 1 && one > 0.0 && busy > 0.0 {
         let r = busy / one;
-        (1..=t).map(|j| 1.0 + (r - 1.0) * (j - 1) as f64 / (t - 1) as f64).collect()
+        if backend.spin {
+            // Waiting workers spin on their cores: the cores are always all busy.
+            vec![r]
+        } else {
+            (1..=t).map(|j| 1.0 + (r - 1.0) * (j - 1) as f64 / (t - 1) as f64).collect()
+        }
     } else {
         Vec::new()
     };
     let mut stations =
         vec![Station { slowdown: cpu_slowdown, ..Station::new("cpu", 0.0, cores, Dist::Exp) }];
-    let held = hit_lock.max(miss_lock);
+    // The lock's hold times: contended (see above) when threads on other cores use it — at
+    // most one calibration inter-operation time each — else single-threaded.
+    let (hit_hold, miss_hold) = if t > 1 {
+        (
+            busy_hit_lock.min(cal.busy.hit_us / t as f64),
+            busy_miss_lock.min(cal.busy.miss_us / t as f64),
+        )
+    } else {
+        (hit_lock, miss_lock)
+    };
+    let held = hit_hold.max(miss_hold);
     let lk = (held > 0.0).then(|| {
-        // Contended hold time: the busy lock part, at most one calibration inter-operation
-        // time (see above); of the hit for LRU, of the miss for SIEVE.
-        let contended = if hit_lock >= miss_lock {
-            busy_hit_lock.min(cal.busy.hit_us / t as f64)
-        } else {
-            busy_miss_lock.min(cal.busy.miss_us / t as f64)
-        };
-        let slowdown =
-            if t > 1 { vec![1.0, (contended / held).clamp(0.25, 100.0)] } else { vec![] };
-        stations.push(Station { slowdown, ..Station::new("lock", held, 1, Dist::Exp) });
+        stations.push(Station::new("lock", held, 1, Dist::Exp));
         stations.len() - 1
     });
     let mut hit_steps = vec![Step::Work(0, cpu_hit)];
@@ -285,11 +294,11 @@ pub fn calibrated_network(
     };
     let mut miss_steps = vec![Step::Work(0, cpu_miss), wait];
     if let Some(l) = lk {
-        if hit_lock > 0.0 {
-            hit_steps.push(Step::Work(l, hit_lock));
+        if hit_hold > 0.0 {
+            hit_steps.push(Step::Work(l, hit_hold));
         }
-        if miss_lock > 0.0 {
-            miss_steps.push(Step::Work(l, miss_lock));
+        if miss_hold > 0.0 {
+            miss_steps.push(Step::Work(l, miss_hold));
         }
     }
     let mut n = Network {
