@@ -23,8 +23,8 @@ def main():
             for r in csv.DictReader(f):
                 key = (r["policy"], int(r["mpl"]), float(r["backend_us"]), float(r["target_hit"]))
                 groups.setdefault(key, []).append(r)
-    print("| policy | MPL | backend µs | target | hit ratio | measured Mops/s (95 % CI) | model | model error | runs |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| policy | MPL | backend µs | target | hit ratio | measured Mops/s (95 % CI) | model | model error | each run's error | runs |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     curves = {}
     for key in sorted(groups, key=lambda k: (k[0], k[1], k[2], k[3])):
         rs = groups[key]
@@ -35,8 +35,9 @@ def main():
         model = statistics.mean(float(r["model_mops"]) for r in rs)
         err = (model - m) / m
         curves.setdefault(key[:3], []).append((hit, m, half))
+        each = " ".join(f"{float(r['error']):+.0%}" for r in rs)
         print(f"| {key[0]} | {key[1]} | {key[2]:g} | {key[3]:g} | {hit:.4f} | {m:.3f} ± {half:.3f} | "
-              f"{model:.3f} | {err:+.1%} | {len(xs)} |")
+              f"{model:.3f} | {err:+.1%} | {each} | {len(xs)} |")
     print()
     for (pol, mpl, us), pts in sorted(curves.items()):
         pts.sort()

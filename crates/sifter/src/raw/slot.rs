@@ -12,7 +12,8 @@
 //!                                                              │ and in the policy
 //!        ┌───────────── index unlink (remove, replace, eviction) ┘
 //!        ▼
-//!      DEAD: out of the index, still held by the policy (a queue slot waits for the scan)
+//!      DEAD: out of the index, still held by the policy (a queue slot waits for the scan, or
+//!            for a sweep when removed slots crowd the arena)
 //!        │ the policy lets go (eviction, or a locked list's eager unlink)
 //!        ▼
 //!      RETIRED: in a stripe's limbo, tagged with the epoch; contents still readable by
