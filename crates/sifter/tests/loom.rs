@@ -216,6 +216,24 @@ fn removed_slot_is_taken_first() {
     });
 }
 
+/// Sweeps (slot 1 is the dead one) while another thread evicts and then enqueues slot 4 (the
+/// one evicted before, or never queued); checks that only the dead slot was swept and that
+/// every slot ends swept, evicted or queued exactly once.
+fn sweep_while_evicting(core: &Arc<Core>) {
+    let c2 = core.clone();
+    let t = thread::spawn(move || {
+        let e = c2.evict();
+        c2.insert(4);
+        e
+    });
+    let swept = core.sweep(4);
+    let e = t.join().expect("thread");
+    assert!(swept.iter().all(|&s| s == 1), "a live slot was swept: {swept:?}");
+    let mut out: Vec<Option<u32>> = swept.into_iter().map(Some).collect();
+    out.push(e);
+    conserved(&core, 5, out);
+}
+
 /// A sweep for removed slots against an evictor and an enqueuer: the sweeper detaches a
 /// prefix, keeps the live slots and puts them back in front of the head (or at the tail if the
 /// head moved); the evictor scans the same head; the enqueuer links at the tail. Every slot
@@ -226,18 +244,7 @@ fn sweep_vs_evict_and_enqueue() {
         model(move || {
             let core = filled(mode, &[false, true, false, true]);
             core.slots.kill(1);
-            let c2 = core.clone();
-            let t = thread::spawn(move || {
-                let e = c2.evict();
-                c2.insert(4);
-                e
-            });
-            let swept = core.sweep(4);
-            let e = t.join().expect("thread");
-            assert!(swept.iter().all(|&s| s == 1), "a live slot was swept: {swept:?}");
-            let mut out: Vec<Option<u32>> = swept.into_iter().map(Some).collect();
-            out.push(e);
-            conserved(&core, 5, out);
+            sweep_while_evicting(&core);
         });
     }
 }
@@ -271,18 +278,7 @@ fn sweep_dormant_vs_evict() {
         // Moves 0..=3 to the dormant queue (bits cleared) and evicts 4: the active one is empty.
         assert_eq!(core.evict(), Some(4));
         core.slots.kill(1);
-        let c2 = core.clone();
-        let t = thread::spawn(move || {
-            let e = c2.evict();
-            c2.insert(4);
-            e
-        });
-        let swept = core.sweep(4);
-        let e = t.join().expect("thread");
-        assert!(swept.iter().all(|&s| s == 1), "a live slot was swept: {swept:?}");
-        let mut out: Vec<Option<u32>> = swept.into_iter().map(Some).collect();
-        out.push(e);
-        conserved(&core, 5, out);
+        sweep_while_evicting(&core);
     });
 }
 
