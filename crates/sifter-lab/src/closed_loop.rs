@@ -516,25 +516,11 @@ fn window(
     });
     // Each worker's counts cover the measured window (it stops within one request of `stop`).
     let mut w = Window { secs: el, ..Window::default() };
-    for (p, (reqs, hits, waited, i)) in pos.iter_mut().zip(res) {
-        (w.reqs, w.hits, w.waited_us) = (w.reqs + reqs, w.hits + hits, w.waited_us + waited);
+    for (p, (reqs, hits, waited_us, i)) in pos.iter_mut().zip(res) {
+        w.add(&Window { reqs, hits, waited_us, secs: 0.0 });
         *p = i;
     }
     w
-}
-
-/// Prefills `cache` to steady state ([`prefill`]), then runs one worker per sequence against
-/// it for `secs` (after `0.3 · secs` unmeasured); each miss waits `backend` (sleep or spin).
-pub fn run(
-    cache: &Cache<u64, u64>,
-    seqs: &[Vec<u64>],
-    backend: Duration,
-    spin: bool,
-    secs: f64,
-) -> Measured {
-    let pre = prefill(cache, seqs);
-    let mut pos = vec![0; seqs.len()];
-    window(cache, seqs, &mut pos, backend, spin, 0.3 * secs, secs).measured(pre)
 }
 
 /// One point of the sweep: the measurement and the calibrated model's prediction (Mops/s).

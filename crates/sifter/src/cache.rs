@@ -87,7 +87,7 @@ struct Lists {
 /// until the chain is enqueued; an eviction that finds the queues empty flushes every stripe.
 const BATCH: u32 = 8;
 
-/// Slots a sweep for removed entries passes over at most (see [`Cache::sweep_for_slot`]).
+/// Slots a sweep for removed entries passes over at most (see [`Cache::sweep_removed`]).
 const SWEEP: usize = 64;
 
 /// Retirements per stripe between attempts to advance the epoch: slots wait in limbo for
@@ -765,7 +765,7 @@ where
         let st = self.stripe(tid);
         let mut victims = Victims::default();
         if !self.acquire(st, tid, now, weight, &mut victims) {
-            let _ = self.retire_and_pop(st, &mut victims, false, false);
+            let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
         }
@@ -773,7 +773,7 @@ where
         // pending chain with the allocation (one stripe lock for both): it is NEW until
         // published, and an eviction that meets it before puts it back.
         let early = self.batch > 1 && matches!(self.structure, Structure::Queues(_));
-        let Some(s) = self.alloc(st, tid, now, &mut victims, early) else {
+        let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
             self.credit(st, weight);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
@@ -1166,33 +1166,25 @@ where
 
     /// Retires slot `s` (out of the index and the policy) into `st`'s limbo.
     fn retire(&self, st: &Stripe, s: u32) {
-        let mut v = Victims::default();
-        v.push(s);
-        let _ = self.retire_and_pop(st, &mut v, false, false);
+        let _ = self.retire_and_pop(st, &[s], false, false);
     }
 
     /// Retires `victims` into `st`'s limbo and, if `pop`, takes a free slot — under one lock;
     /// with `gather` too, the slot joins the stripe's pending chain (see [`Cache::gather`])
     /// there, and a chain it fills is enqueued.
-    fn retire_and_pop(
-        &self,
-        st: &Stripe,
-        victims: &mut Victims,
-        pop: bool,
-        gather: bool,
-    ) -> Option<u32> {
-        if victims.len == 0 && !pop {
+    fn retire_and_pop(&self, st: &Stripe, victims: &[u32], pop: bool, gather: bool) -> Option<u32> {
+        if victims.is_empty() && !pop {
             return None;
         }
-        for &s in victims.as_slice() {
+        for &s in victims {
             // Relaxed: we own the slot; the epoch read below is ordered after its unlinking.
             self.slot(s).state.store(RETIRED, Ordering::Relaxed);
         }
-        let e = if victims.len > 0 { self.epochs.retire_epoch() } else { 0 };
+        let e = if victims.is_empty() { 0 } else { self.epochs.retire_epoch() };
         let (advance, got, full) = {
             let mut l = st.lists.lock();
             let mut advance = false;
-            for &s in victims.as_slice() {
+            for &s in victims {
                 advance |= l.retire(s, e);
             }
             let got = if pop { l.free.pop() } else { None };
@@ -1209,7 +1201,6 @@ where
             }
             (advance, got, full)
         };
-        victims.len = 0;
         if let Some((first, last)) = full {
             self.enqueue_new(first, last);
         }
@@ -1306,7 +1297,8 @@ where
             }
             if let Some((v, freed)) = self.evict_one(tid, now) {
                 if victims.len == victims.slots.len() {
-                    let _ = self.retire_and_pop(st, victims, false, false);
+                    let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
+                    victims.len = 0;
                 }
                 victims.push(v);
                 // The common case at steady state: the victim frees exactly what we need, and
@@ -1352,7 +1344,7 @@ where
         st: &Stripe,
         tid: usize,
         now: u64,
-        victims: &mut Victims,
+        victims: &[u32],
         gather: bool,
     ) -> Option<u32> {
         let got = self.retire_and_pop(st, victims, true, gather);
@@ -1374,7 +1366,7 @@ where
         let mut attempt = 0;
         loop {
             if attempt > 0 {
-                let got = self.retire_and_pop(st, &mut Victims::default(), true, false);
+                let got = self.retire_and_pop(st, &[], true, false);
                 if let Some(s) = got {
                     return Some(self.prepare(s));
                 }
@@ -1424,9 +1416,10 @@ where
                 }
             }
             // Removed entries still queued hold slots: sweep some out of the queues (without
-            // evicting anything) and reuse them.
-            if let Some(s) = self.sweep_for_slot(st) {
-                return Some(self.prepare(s));
+            // evicting anything) and go round again to reuse them (the epoch advances above).
+            if self.sweep_removed(st) {
+                attempt += 1;
+                continue;
             }
             // Every slot is live, in limbo or held by the queues as removed: a thread preempted
             // while pinned holds the epochs back. Grow the arena by a chunk (up to twice its
@@ -1456,37 +1449,19 @@ where
         }
     }
 
-    /// When the queues hold removed slots: sweeps up to [`SWEEP`] slots from the front of the
-    /// queues, retires the removed ones into `st`'s limbo, and takes a free slot once the
-    /// epochs let one be reused (two advances; `None` if a pinned thread holds them back).
-    fn sweep_for_slot(&self, st: &Stripe) -> Option<u32> {
-        let Structure::Queues(q) = &self.structure else { return None };
+    /// When the queues hold removed slots: sweeps up to [`SWEEP`] slots from the front of each
+    /// queue and retires the removed ones into `st`'s limbo; true if it retired any (reusable
+    /// after two epoch advances).
+    fn sweep_removed(&self, st: &Stripe) -> bool {
+        let Structure::Queues(q) = &self.structure else { return false };
         if self.garbage() <= 0 {
-            return None;
+            return false;
         }
         let mut dead = Vec::new();
         q.sweep(&self.arena, SWEEP, &mut dead);
-        if dead.is_empty() {
-            return None;
-        }
         self.count_garbage(st, -(dead.len() as i64));
-        let mut v = Victims::default();
-        for &s in &dead {
-            if v.len == v.slots.len() {
-                let _ = self.retire_and_pop(st, &mut v, false, false);
-            }
-            v.push(s);
-        }
-        let _ = self.retire_and_pop(st, &mut v, false, false);
-        for _ in 0..2 {
-            let epoch = self.epochs.try_advance();
-            let mut l = st.lists.lock();
-            l.collect(epoch);
-            if let Some(s) = l.free.pop() {
-                return Some(s);
-            }
-        }
-        None
+        let _ = self.retire_and_pop(st, &dead, false, false);
+        !dead.is_empty()
     }
 
     /// Drops the old contents of a reused slot (outside any lock).
