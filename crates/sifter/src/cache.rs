@@ -29,7 +29,7 @@ use crate::panics;
 use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues};
-use crate::policy::s3fifo::{Local, S3Fifo, MAX_FREQ};
+use crate::policy::s3fifo::{S3Fifo, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Epochs, Guard};
 use crate::raw::index::Index;
 use crate::raw::queue::Links;
@@ -151,8 +151,6 @@ struct Stripe {
     /// Entries linked minus entries unlinked by this stripe's threads (weighted caches' `len`).
     live: AtomicI64,
     lists: SpinLock<Lists>,
-    /// S3-FIFO's queue-weight deltas of this stripe's threads.
-    s3: Local,
     /// Removed slots a queue policy still holds (garbage until a scan or a sweep reaches
     /// them): +1 for each unlink by this stripe's threads that leaves its slot queued, −1 for
     /// each such slot they take out of the queues. The sum over stripes is exact when
@@ -573,7 +571,7 @@ where
     /// there, reported with `cause`; true if this call removed it.
     pub(crate) fn remove_slot(&self, s: u32, tid: usize, cause: RemovalCause, now: u64) -> bool {
         let st = self.stripe(tid);
-        match self.unlink_slot(s, tid, cause, now, false) {
+        match self.unlink_slot(s, tid, cause, now, false, None) {
             Unlink::Done(w) => {
                 self.credit(st, w);
                 self.spill(st);
@@ -758,6 +756,10 @@ where
         let times =
             self.expiration.as_ref().map(|e| (now, e.on_write(&key, &value, now, None, ttl)));
         let hash = self.hash(&key);
+        if let Structure::S3(q) = &self.structure {
+            // Its ghost bucket, read at the end, arrives while the eviction runs.
+            q.ghost.prefetch(hash, false);
+        }
         // Tokens, slot and policy need no pin: the policies touch only slot numbers and
         // atomics, and a thread preempted there (say, in an enqueue gap) must not hold back the
         // reuse of slots. Only reading other entries' keys in the index needs one.
@@ -892,11 +894,11 @@ where
                 drop(guard);
                 // A key evicted from small lately (its fingerprint in the ghost) goes to main;
                 // others to small, gathered in chains like the other queue policies' inserts.
-                let ghost_hit = q.ghost.take(hash);
+                let ghost_hit = q.ghost.take(q.local(tid), hash);
                 if self.batch == 1 || !q.to_small(weight, ghost_hit) {
-                    q.insert(&self.arena, &st.s3, s, weight, ghost_hit);
+                    q.insert(&self.arena, q.local(tid), s, weight, ghost_hit);
                 } else {
-                    q.count_small(&st.s3, weight);
+                    q.count_small(q.local(tid), weight);
                     self.gather(st, s);
                 }
             }
@@ -978,7 +980,7 @@ where
     /// Reports the departure with `cause` (an expired entry evicted or cleared as
     /// [`RemovalCause::Expired`]).
     /// `owner`: the caller took `v` from the policy (an eviction), so no other thread will
-    /// retire it and DEAD is a plain store.
+    /// retire it and DEAD is a plain store. `hash`: the key's hash, if the caller has it.
     fn unlink_slot(
         &self,
         v: u32,
@@ -986,6 +988,7 @@ where
         cause: RemovalCause,
         now: u64,
         owner: bool,
+        hash: Option<u64>,
     ) -> Unlink {
         let st = self.stripe(tid);
         let slot = self.slot(v);
@@ -999,14 +1002,20 @@ where
             // slot found in the index while pinned that was retired since.
             _ => return Unlink::NotYet,
         }
-        // The hash is recomputed (slots do not store it: 8 bytes per entry saved, one hash of
-        // the key per eviction spent). A key whose `Hash` panics cannot be found: it stays
-        // (the panic is resumed when the operation ends).
-        let mut hash = 0;
-        // SAFETY: `v` was published and is not reused under us (see above).
-        if !panics::defer(|| hash = self.hash(unsafe { slot.key() })) {
-            return Unlink::Kept;
-        }
+        // The hash is recomputed unless the caller has it (slots do not store it: 8 bytes per
+        // entry saved, one hash of the key per eviction spent). A key whose `Hash` panics
+        // cannot be found: it stays (the panic is resumed when the operation ends).
+        let hash = match hash {
+            Some(h) => h,
+            None => {
+                let mut h = 0;
+                // SAFETY: `v` was published and is not reused under us (see above).
+                if !panics::defer(|| h = self.hash(unsafe { slot.key() })) {
+                    return Unlink::Kept;
+                }
+                h
+            }
+        };
         if !self.index.remove_slot(hash, v) {
             return Unlink::Gone;
         }
@@ -1037,12 +1046,31 @@ where
     /// if the policy had nothing to give.
     fn evict_one(&self, tid: usize, now: u64) -> Option<(u32, u64)> {
         for _ in 0..4 {
-            let v = match &self.expiration {
+            let (v, to_ghost) = match &self.expiration {
                 None => self.take_victim(&self.arena, tid),
                 Some(_) => self.take_victim(&Sweep { arena: &self.arena, now }, tid),
             }?;
-            match self.unlink_slot(v, tid, RemovalCause::Evicted, now, true) {
-                Unlink::Done(w) => return Some((v, w)),
+            // An S3-FIFO small-queue victim's fingerprint goes to the ghost once it is
+            // unlinked: its key is hashed once for both, and the ghost's bucket is fetched
+            // while the index removal runs.
+            let mut hash = None;
+            if let (true, Structure::S3(q)) = (to_ghost, &self.structure) {
+                let mut h = 0;
+                // SAFETY: the policy held `v` (a published slot); we took it, so it is not
+                // retired under us. A panicking `Hash` leaves no ghost (`unlink_slot` then
+                // keeps the entry; resumed later).
+                if panics::defer(|| h = self.hash(unsafe { self.slot(v).key() })) {
+                    q.ghost.prefetch(h, true);
+                    hash = Some(h);
+                }
+            }
+            match self.unlink_slot(v, tid, RemovalCause::Evicted, now, true, hash) {
+                Unlink::Done(w) => {
+                    if let (Some(h), Structure::S3(q)) = (hash, &self.structure) {
+                        q.ghost.insert(q.local(tid), h);
+                    }
+                    return Some((v, w));
+                }
                 Unlink::Gone => {
                     self.count_garbage(self.stripe(tid), -1);
                     return Some((v, 0));
@@ -1055,7 +1083,7 @@ where
                     Structure::S3(q) => {
                         // SAFETY: `v` is ours (taken from the policy), published, not retired.
                         let w = unsafe { self.slot(v).weight() };
-                        q.insert(&self.arena, &self.stripe(tid).s3, v, w, true)
+                        q.insert(&self.arena, q.local(tid), v, w, true)
                     }
                 },
             }
@@ -1063,16 +1091,18 @@ where
         None
     }
 
-    /// The policy's victim, seen through `n`.
+    /// The policy's victim, seen through `n`, and whether its fingerprint goes to the ghost
+    /// (S3-FIFO's small queue).
     #[inline]
-    fn take_victim<N: Nodes>(&self, n: &N, tid: usize) -> Option<u32> {
+    fn take_victim<N: Nodes>(&self, n: &N, tid: usize) -> Option<(u32, bool)> {
         match &self.structure {
-            Structure::Queues(q) => {
-                q.evict(n).or_else(|| if self.flush_pending() { q.evict(n) } else { None })
-            }
-            Structure::Locked(l) => l.evict(n),
+            Structure::Queues(q) => q
+                .evict(n)
+                .or_else(|| if self.flush_pending() { q.evict(n) } else { None })
+                .map(|v| (v, false)),
+            Structure::Locked(l) => l.evict(n).map(|v| (v, false)),
             Structure::S3(q) => {
-                let local = &self.stripe(tid).s3;
+                let local = q.local(tid);
                 // SAFETY: the policy holds `s` (a published slot) until it is retired.
                 let weight = |s| unsafe { self.slot(s).weight() };
                 let v = q.evict(n, local, weight).or_else(|| {
@@ -1082,15 +1112,7 @@ where
                         None
                     }
                 })?;
-                if v.to_ghost {
-                    let slot = self.slot(v.slot);
-                    let mut hash = 0;
-                    // SAFETY: as above. A panicking `Hash` leaves no ghost (resumed later).
-                    if panics::defer(|| hash = self.hash(unsafe { slot.key() })) {
-                        q.ghost.insert(hash);
-                    }
-                }
-                Some(v.slot)
+                Some((v.slot, v.to_ghost))
             }
         }
     }
@@ -1490,7 +1512,8 @@ where
             let st = self.stripe(tid);
             let now = self.now();
             for s in self.index.slots() {
-                if let Unlink::Done(w) = self.unlink_slot(s, tid, RemovalCause::Cleared, now, false)
+                if let Unlink::Done(w) =
+                    self.unlink_slot(s, tid, RemovalCause::Cleared, now, false, None)
                 {
                     self.credit(st, w);
                     self.release_removed(s, tid);
@@ -1682,7 +1705,7 @@ where
             Structure::S3(q) => {
                 // SAFETY: quiescent by contract; gathered slots are published.
                 let pending_w = pending.iter().map(|&s| unsafe { self.slot(s).weight() }).sum();
-                q.validate(&self.arena, self.stripes.iter().map(|st| &st.s3), pending_w, |s| {
+                q.validate(&self.arena, pending_w, |s| {
                     // SAFETY: quiescent by contract; queued slots are published.
                     unsafe { self.slot(s).weight() }
                 })?;

@@ -4,7 +4,7 @@
 //! value or a lost or duplicated slot).
 
 use crate::policy::queues::{Mode, Nodes, Queues};
-use crate::policy::s3fifo::{Local, S3Fifo};
+use crate::policy::s3fifo::S3Fifo;
 use crate::raw::epoch::Epochs;
 use crate::raw::queue::Links;
 use crate::sync::{AtomicU64, AtomicU8, Ordering};
@@ -70,8 +70,9 @@ impl Nodes for Slots {
 #[derive(Debug)]
 enum Policy {
     Queues(Queues),
-    /// S3-FIFO with the one stripe both model threads count in.
-    S3(S3Fifo, Local),
+    /// S3-FIFO; both model threads count in the shared record (atomic adds), as threads
+    /// beyond the first `RECORDS` ids do.
+    S3(S3Fifo),
 }
 
 /// Mobius / CLOCK / FIFO / NbQ-CLOCK queues or S3-FIFO over [`Slots`].
@@ -87,7 +88,7 @@ impl Core {
     /// of `n` entries) or "fifo"; `n` slots.
     pub fn new(mode: &str, n: usize) -> Core {
         let q = match mode {
-            "s3fifo" => Policy::S3(S3Fifo::new(n as u64), Local::default()),
+            "s3fifo" => Policy::S3(S3Fifo::new(n as u64)),
             _ => Policy::Queues(Queues::new(match mode {
                 "mobius" => Mode::Mobius { consecutive: true },
                 "mobius-wd" => Mode::Mobius { consecutive: false },
@@ -105,21 +106,21 @@ impl Core {
         self.slots.set_visited(s, false);
         match &self.q {
             Policy::Queues(q) => q.insert(&self.slots, s),
-            Policy::S3(q, l) => q.insert(&self.slots, l, s, 1, false),
+            Policy::S3(q) => q.insert(&self.slots, q.local(usize::MAX), s, 1, false),
         }
     }
     /// S3-FIFO: enqueues slot `s` into main (as after a ghost hit).
     pub fn insert_main(&self, s: u32) {
         self.slots.set_visited(s, false);
-        if let Policy::S3(q, l) = &self.q {
-            q.insert(&self.slots, l, s, 1, true);
+        if let Policy::S3(q) = &self.q {
+            q.insert(&self.slots, q.local(usize::MAX), s, 1, true);
         }
     }
     /// Evicts one slot.
     pub fn evict(&self) -> Option<u32> {
         match &self.q {
             Policy::Queues(q) => q.evict(&self.slots),
-            Policy::S3(q, l) => q.evict(&self.slots, l, |_| 1).map(|v| v.slot),
+            Policy::S3(q) => q.evict(&self.slots, q.local(usize::MAX), |_| 1).map(|v| v.slot),
         }
     }
     /// Sweeps removed (killed) slots out of the queues, up to `max` per queue: returns them
@@ -135,8 +136,8 @@ impl Core {
     pub fn items(&self) -> Result<Vec<u32>, String> {
         match &self.q {
             Policy::Queues(q) => q.items(&self.slots),
-            Policy::S3(q, l) => {
-                q.validate(&self.slots, std::iter::once(l), 0, |_| 1)?;
+            Policy::S3(q) => {
+                q.validate(&self.slots, 0, |_| 1)?;
                 q.items(&self.slots)
             }
         }
@@ -154,7 +155,7 @@ impl Core {
             .collect();
         let q = match &self.q {
             Policy::Queues(q) => q.debug_state(),
-            Policy::S3(q, _) => q.debug_state(),
+            Policy::S3(q) => q.debug_state(),
         };
         format!("{q} next(v:slot-NIL) [{}]", next.join(" "))
     }

@@ -6,6 +6,28 @@ pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, Atomi
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
+/// Asks the CPU to fetch the cache line holding `at` (`write`: for writing) while the caller
+/// does other work: a hint with no architectural effect; nothing on other targets, Miri or loom.
+#[inline]
+pub(crate) fn prefetch<T>(at: &T, write: bool) {
+    #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0, _MM_HINT_T0};
+        let p = at as *const T as *const i8;
+        // SAFETY: `p` comes from a reference, so it is a valid address; a prefetch instruction
+        // cannot fault or change memory either way.
+        unsafe {
+            if write {
+                _mm_prefetch::<_MM_HINT_ET0>(p);
+            } else {
+                _mm_prefetch::<_MM_HINT_T0>(p);
+            }
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
+    let _ = (at, write);
+}
+
 /// Gives up the CPU: a preempted thread may be what this one waits for.
 pub(crate) fn yield_now() {
     #[cfg(loom)]

@@ -22,12 +22,14 @@
 //! pass, and the victim after it, are detached with one CAS, and the run moves to main's tail
 //! with one enqueue (a lone last entry is taken with the last-node protocol). The slot is the
 //! node, so nothing is allocated.
-//! Queue weights are counted per stripe of threads ([`Local`]) and flushed to two shared
+//! Queue weights are counted per thread ([`Local`], a record per thread id, written with plain
+//! stores: no read-modify-write) and flushed to two shared
 //! counters past a threshold (1/16 of the small queue), so inserts and evictions do not all
-//! write one shared line; a decision reads the shared counters plus the caller's stripe —
-//! exact with one thread, within a flush threshold per stripe otherwise.
+//! write one shared line; a decision reads the shared counters plus the caller's record —
+//! exact with one thread, within a flush threshold per other thread otherwise.
 
 use crate::policy::queues::{reset, Nodes};
+use crate::raw::epoch::RECORDS;
 use crate::raw::queue::{slot, Queue, NIL, TAKEN};
 use crate::sync::{AtomicU64, Backoff, Ordering};
 use crossbeam_utils::CachePadded;
@@ -62,11 +64,78 @@ enum Scan {
     Retry,
 }
 
-/// One stripe's unflushed changes of the queue weights.
+/// One thread's unflushed changes of the queue weights and of the ghost's insertion count.
 #[derive(Debug, Default)]
 pub(crate) struct Local {
     small: AtomicI64,
     main: AtomicI64,
+    ghost: AtomicU64,
+}
+
+/// The counters a thread counts in: its own record (`owned`: only this thread writes it, so a
+/// plain load and store, no read-modify-write), or the record shared by the threads beyond
+/// the first [`RECORDS`] ids (atomic adds).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mine<'a> {
+    local: &'a Local,
+    owned: bool,
+}
+
+impl Mine<'_> {
+    /// Adds `d` to counter `c` of this record; returns the new value.
+    #[inline]
+    fn add_i(&self, c: &AtomicI64, d: i64) -> i64 {
+        // Relaxed (all record counters): steering counters; no memory is published through
+        // them. Owned: only this thread writes `c` (thread ids are unique among live threads,
+        // and a reused id's previous owner exited — its writes happen before through the id
+        // free list's lock), so the load and store lose nothing; shared: the RMW keeps it exact.
+        if self.owned {
+            let v = c.load(Ordering::Relaxed).wrapping_add(d);
+            c.store(v, Ordering::Relaxed);
+            v
+        } else {
+            c.fetch_add(d, Ordering::Relaxed).wrapping_add(d)
+        }
+    }
+
+    /// Takes counter `c`'s value, leaving 0.
+    #[inline]
+    fn take_i(&self, c: &AtomicI64) -> i64 {
+        // Relaxed: see `add_i`.
+        if self.owned {
+            let v = c.load(Ordering::Relaxed);
+            c.store(0, Ordering::Relaxed);
+            v
+        } else {
+            c.swap(0, Ordering::Relaxed)
+        }
+    }
+
+    /// `add_i` for the ghost's count.
+    #[inline]
+    fn add_u(&self, c: &AtomicU64, d: u64) -> u64 {
+        // Relaxed: see `add_i`.
+        if self.owned {
+            let v = c.load(Ordering::Relaxed).wrapping_add(d);
+            c.store(v, Ordering::Relaxed);
+            v
+        } else {
+            c.fetch_add(d, Ordering::Relaxed).wrapping_add(d)
+        }
+    }
+
+    /// `take_i` for the ghost's count.
+    #[inline]
+    fn take_u(&self, c: &AtomicU64) -> u64 {
+        // Relaxed: see `add_i`.
+        if self.owned {
+            let v = c.load(Ordering::Relaxed);
+            c.store(0, Ordering::Relaxed);
+            v
+        } else {
+            c.swap(0, Ordering::Relaxed)
+        }
+    }
 }
 
 /// The S3-FIFO structure.
@@ -80,9 +149,11 @@ pub(crate) struct S3Fifo {
     /// Queue sizes (10 % / 90 % of the capacity); changed by [`S3Fifo::set_capacity`].
     small_cap: AtomicI64,
     main_cap: AtomicI64,
-    /// A stripe's delta is flushed to the shared counters when it reaches this.
+    /// A thread's delta is flushed to the shared counters when it reaches this.
     flush: i64,
     pub ghost: Ghost,
+    /// The first [`RECORDS`] thread ids' counters, then the one the others share.
+    locals: Box<[CachePadded<Local>]>,
 }
 
 impl S3Fifo {
@@ -97,12 +168,22 @@ impl S3Fifo {
             main_cap: AtomicI64::new(capacity as i64 - small_cap),
             flush: (small_cap / 16).max(1),
             ghost: Ghost::new((capacity as f64 * 0.9) as u64),
+            locals: (0..=RECORDS).map(|_| CachePadded::default()).collect(),
+        }
+    }
+
+    /// The counters thread `tid` ([`thread_id`](crate::raw::epoch::thread_id)) counts in.
+    #[inline]
+    pub fn local(&self, tid: usize) -> Mine<'_> {
+        match self.locals.get(tid) {
+            Some(l) if tid < RECORDS => Mine { local: l, owned: true },
+            _ => Mine { local: &self.locals[RECORDS], owned: false },
         }
     }
 
     /// Enqueues new slot `s` (the caller's) of weight `w`; `ghost_hit`: its key's fingerprint
     /// was in the ghost (the caller removed it), so it goes to main.
-    pub fn insert<N: Nodes>(&self, n: &N, local: &Local, s: u32, w: u64, ghost_hit: bool) {
+    pub fn insert<N: Nodes>(&self, n: &N, local: Mine<'_>, s: u32, w: u64, ghost_hit: bool) {
         reset(n, s);
         if !self.to_small(w, ghost_hit) {
             self.add(local, true, w as i64);
@@ -132,7 +213,7 @@ impl S3Fifo {
 
     /// Counts a new entry of weight `w` into small before it is enqueued (gathered in a chain
     /// by the cache, then [`S3Fifo::enqueue_small_chain`]).
-    pub fn count_small(&self, local: &Local, w: u64) {
+    pub fn count_small(&self, local: Mine<'_>, w: u64) {
         self.add(local, false, w as i64);
     }
 
@@ -141,23 +222,31 @@ impl S3Fifo {
         self.small.enqueue_chain(n, first, last);
     }
 
-    /// Adds `d` to a queue's weight through the stripe's delta.
+    /// Adds `d` to a queue's weight through the caller's delta.
     #[inline]
-    fn add(&self, local: &Local, main: bool, d: i64) {
-        let (l, g) = if main { (&local.main, &self.main_w) } else { (&local.small, &self.small_w) };
-        // Relaxed (all queue weights): steering counters; no memory is published through
-        // them. The RMW keeps a stripe shared by threads exact.
-        let v = l.fetch_add(d, Ordering::Relaxed) + d;
+    fn add(&self, local: Mine<'_>, main: bool, d: i64) {
+        let (l, g) = if main {
+            (&local.local.main, &self.main_w)
+        } else {
+            (&local.local.small, &self.small_w)
+        };
+        let v = local.add_i(l, d);
         if v.abs() >= self.flush {
-            let t = l.swap(0, Ordering::Relaxed);
+            let t = local.take_i(l);
+            // Relaxed (all queue weights): steering counters; no memory is published through
+            // them.
             g.fetch_add(t, Ordering::Relaxed);
         }
     }
 
-    /// A queue's weight as the caller's stripe sees it.
+    /// A queue's weight as the caller sees it.
     #[inline]
-    fn weight(&self, local: &Local, main: bool) -> i64 {
-        let (l, g) = if main { (&local.main, &self.main_w) } else { (&local.small, &self.small_w) };
+    fn weight(&self, local: Mine<'_>, main: bool) -> i64 {
+        let (l, g) = if main {
+            (&local.local.main, &self.main_w)
+        } else {
+            (&local.local.small, &self.small_w)
+        };
         // Relaxed: see `add`.
         g.load(Ordering::Relaxed) + l.load(Ordering::Relaxed)
     }
@@ -167,7 +256,7 @@ impl S3Fifo {
     pub fn evict<N: Nodes>(
         &self,
         n: &N,
-        local: &Local,
+        local: Mine<'_>,
         weight: impl Fn(u32) -> u64,
     ) -> Option<Victim> {
         let mut backoff = Backoff::default();
@@ -214,7 +303,7 @@ impl S3Fifo {
     fn scan<N: Nodes>(
         &self,
         n: &N,
-        local: &Local,
+        local: Mine<'_>,
         in_main: bool,
         weight: &impl Fn(u32) -> u64,
     ) -> Scan {
@@ -289,7 +378,7 @@ impl S3Fifo {
     fn pass<N: Nodes>(
         &self,
         n: &N,
-        local: &Local,
+        local: Mine<'_>,
         in_main: bool,
         start: u32,
         end: u32,
@@ -324,7 +413,7 @@ impl S3Fifo {
     fn decide<N: Nodes>(
         &self,
         n: &N,
-        local: &Local,
+        local: Mine<'_>,
         h: u32,
         in_main: bool,
         weight: &impl Fn(u32) -> u64,
@@ -374,12 +463,11 @@ impl S3Fifo {
         )
     }
 
-    /// Checks the queue weights (shared counters plus every stripe's delta) against the
+    /// Checks the queue weights (shared counters plus every thread's delta) against the
     /// queued slots (quiescent use only).
-    pub fn validate<'a, N: Nodes>(
+    pub fn validate<N: Nodes>(
         &self,
         n: &N,
-        locals: impl Iterator<Item = &'a Local> + Clone,
         pending_small: u64,
         weight: impl Fn(u32) -> u64,
     ) -> Result<(), String> {
@@ -392,8 +480,9 @@ impl S3Fifo {
             }
             // Relaxed: quiescent.
             let have = w.load(Ordering::Relaxed)
-                + locals
-                    .clone()
+                + self
+                    .locals
+                    .iter()
                     .map(|l| if main { &l.main } else { &l.small }.load(Ordering::Relaxed))
                     .sum::<i64>();
             if have != sum as i64 {
@@ -407,6 +496,11 @@ impl S3Fifo {
 /// Entries per ghost bucket (one cache line of words).
 const WAYS: usize = 8;
 
+/// One ghost bucket, aligned to its own cache line (a membership test reads one line).
+#[derive(Debug)]
+#[repr(align(64))]
+struct Bucket([AtomicU64; WAYS]);
+
 /// The ghost: the fingerprints of the last `cap` entries evicted from small, as a FIFO of
 /// bounded length without a queue. Each word is `fingerprint << 32 | stamp`, the stamp being
 /// the ghost's insertion count (mod 2^32) when it went in; a word is in the FIFO while
@@ -414,26 +508,52 @@ const WAYS: usize = 8;
 /// table with room for twice the FIFO: a membership test reads one line; an insert takes a
 /// free or aged-out word of its bucket, or else the oldest (which was about to leave anyway).
 /// No allocation after construction.
+///
+/// The insertion count is kept like the queue weights: each thread counts its own insertions
+/// ([`Local`]) and adds them to the shared count in steps of `flush` (1/256 of the ghost, at
+/// least 1, at most 64), so evictions do not all write one shared line. A thread's view of the
+/// count (shared + its own) is exact with one thread and behind by less than `flush` per
+/// other thread otherwise: the ghost then keeps a few more or fewer fingerprints than `cap`,
+/// by at most that much.
 #[derive(Debug)]
 pub(crate) struct Ghost {
-    buckets: Box<[[AtomicU64; WAYS]]>,
+    buckets: Box<[Bucket]>,
     cap: u64,
-    /// Insertions so far.
+    /// Insertions so far, less those still counted in threads' records.
     clock: CachePadded<AtomicU64>,
+    /// A thread's insertions are added to `clock` when they reach this.
+    flush: u64,
 }
 
 impl Ghost {
     pub fn new(cap: u64) -> Self {
         let n = ((cap as usize * 2).div_ceil(WAYS)).max(1);
         Ghost {
-            buckets: (0..n).map(|_| std::array::from_fn(|_| AtomicU64::new(0))).collect(),
+            buckets: (0..n).map(|_| Bucket(std::array::from_fn(|_| AtomicU64::new(0)))).collect(),
             cap,
             clock: Default::default(),
+            flush: (cap / 256).clamp(1, 64),
         }
     }
 
+    /// Fetches `hash`'s bucket ahead of [`Ghost::take`] or [`Ghost::insert`] (`write`: for
+    /// the insert).
+    #[inline]
+    pub fn prefetch(&self, hash: u64, write: bool) {
+        if self.cap > 0 {
+            crate::sync::prefetch(self.bucket(hash), write);
+        }
+    }
+
+    /// The insertion count as the thread counting in `local` sees it.
+    #[inline]
+    fn now(&self, local: Mine<'_>) -> u64 {
+        // Relaxed (both): the ghost is a hint; a count seen stale only moves one word's age.
+        self.clock.load(Ordering::Relaxed).wrapping_add(local.local.ghost.load(Ordering::Relaxed))
+    }
+
     fn bucket(&self, hash: u64) -> &[AtomicU64; WAYS] {
-        &self.buckets[((hash as u32 as u64 * self.buckets.len() as u64) >> 32) as usize]
+        &self.buckets[((hash as u32 as u64 * self.buckets.len() as u64) >> 32) as usize].0
     }
 
     /// The fingerprint of `hash` (never 0, so an empty word matches nothing).
@@ -445,15 +565,15 @@ impl Ghost {
         word != 0 && (now as u32).wrapping_sub(word as u32) < self.cap.min(u32::MAX as u64) as u32
     }
 
-    /// Whether `hash` is in the ghost; removes it if so.
-    pub fn take(&self, hash: u64) -> bool {
+    /// Whether `hash` is in the ghost (as the thread counting in `local` sees it); removes it if so.
+    pub fn take(&self, local: Mine<'_>, hash: u64) -> bool {
         if self.cap == 0 {
             return false;
         }
         let fp = Self::fp(hash);
-        // Relaxed: the ghost is a hint; a racing insert or removal only changes one decision.
-        let now = self.clock.load(Ordering::Relaxed);
+        let now = self.now(local);
         for w in self.bucket(hash) {
+            // Relaxed: the ghost is a hint; a racing insert or removal only changes one decision.
             let x = w.load(Ordering::Relaxed);
             if x >> 32 == fp && self.alive(x, now) {
                 // Only one taker wins (a key re-inserted twice concurrently goes to main once).
@@ -463,13 +583,18 @@ impl Ghost {
         false
     }
 
-    /// Adds `hash` (evicted from small).
-    pub fn insert(&self, hash: u64) {
+    /// Adds `hash` (evicted from small by the thread counting in `local`).
+    pub fn insert(&self, local: Mine<'_>, hash: u64) {
         if self.cap == 0 {
             return;
         }
-        // Relaxed: see `take`.
-        let now = self.clock.fetch_add(1, Ordering::Relaxed) + 1;
+        let mine = local.add_u(&local.local.ghost, 1);
+        // Relaxed (both): see `now`.
+        let now = self.clock.load(Ordering::Relaxed).wrapping_add(mine);
+        if mine >= self.flush {
+            let t = local.take_u(&local.local.ghost);
+            self.clock.fetch_add(t, Ordering::Relaxed);
+        }
         let word = Self::fp(hash) << 32 | (now as u32 as u64);
         let b = self.bucket(hash);
         let mut oldest = 0;

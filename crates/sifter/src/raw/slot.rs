@@ -228,30 +228,17 @@ impl<K, V> Arena<K, V> {
         unsafe { p.add((j & ((1 << self.chunk_shift) - 1)) * self.stride) }
     }
 
-    /// Bytes of slot records per slot (the slot, and its deadline in caches with expiry).
     /// Asks the CPU to bring slot `s`'s record into the cache ahead of use (`write`: for
     /// writing). A hint: nothing is read or written, and slot numbers past the base block
     /// (grown chunks, rare) or out of range are ignored.
     #[inline]
     pub fn prefetch(&self, s: u32, write: bool) {
-        #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
         if (s as usize) < self.base.len {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0, _MM_HINT_T0};
-            // SAFETY: the address is inside the base block (checked above); a prefetch
-            // instruction has no architectural effect (it cannot fault or change memory).
-            unsafe {
-                let p = self.base.ptr.as_ptr().add(s as usize * self.stride) as *const i8;
-                if write {
-                    _mm_prefetch::<_MM_HINT_ET0>(p);
-                } else {
-                    _mm_prefetch::<_MM_HINT_T0>(p);
-                }
-            }
+            crate::sync::prefetch(self.get(s), write);
         }
-        #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
-        let _ = (s, write);
     }
 
+    /// Bytes of slot records per slot (the slot, and its deadline in caches with expiry).
     pub fn stride(&self) -> usize {
         self.stride
     }
