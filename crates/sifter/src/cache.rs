@@ -30,8 +30,8 @@ use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues};
 use crate::policy::s3fifo::{S3Fifo, MAX_FREQ};
-use crate::raw::epoch::{thread_id, Epochs, Guard};
-use crate::raw::index::Index;
+use crate::raw::epoch::{thread_id, Epochs, Guard, LazyPin};
+use crate::raw::index::{pinned, Index};
 use crate::raw::queue::Links;
 use crate::raw::slot::{Arena, Slot, Times, DEAD, EMPTY, LIVE, RETIRED};
 use crate::stats::{CacheStats, Counter, Stats};
@@ -426,15 +426,16 @@ where
         (self.epochs.pin(tid), tid)
     }
 
-    /// Finds the slot of `key` (the caller is pinned).
+    /// Finds the slot of `key`; `pin` pins the caller before the first key comparison (see
+    /// [`Index::find`]; pinned callers pass [`pinned`]).
     #[inline]
-    fn find<Q>(&self, hash: u64, key: &Q) -> Option<u32>
+    fn find<Q>(&self, hash: u64, key: &Q, pin: impl FnMut() -> bool) -> Option<u32>
     where
         K: Borrow<Q>,
         Q: Eq + ?Sized,
     {
-        self.index.find(hash, |s| {
-            // SAFETY: `s` was read from a published index word and the caller is pinned.
+        self.index.find(hash, pin, |s| {
+            // SAFETY: `s` was read from a published index word after the caller pinned.
             unsafe { self.slot(s).key() }.borrow() == key
         })
     }
@@ -475,9 +476,13 @@ where
         V: Clone,
     {
         let hash = self.hash(key);
-        let (_guard, tid) = self.pin();
-        let s = self.lookup(hash, key, tid, how)?;
-        // SAFETY: found in the index while pinned: not reused before `_guard` drops.
+        let tid = thread_id();
+        // Pinned only if the index holds a word with the key's tag (a hit, or a rare
+        // false match): most misses skip the pin's fence.
+        let mut pin = LazyPin::new(&self.epochs, tid);
+        let s = self.lookup(hash, key, tid, how, || pin.pin())?;
+        // SAFETY: found in the index after `pin` pinned (a key comparison comes first): not
+        // reused before `pin` drops.
         Some(unsafe { self.slot(s).value() }.clone())
     }
 
@@ -488,20 +493,28 @@ where
         Q: Hash + Eq + ?Sized,
     {
         let hash = self.hash(key);
-        let (_guard, tid) = self.pin();
-        self.lookup(hash, key, tid, Use::Peek).is_some()
+        let tid = thread_id();
+        let mut pin = LazyPin::new(&self.epochs, tid);
+        self.lookup(hash, key, tid, Use::Peek, || pin.pin()).is_some()
     }
 
-    /// Finds `key`'s live, unexpired slot (the caller is pinned); with [`Use::Get`] marks the
-    /// hit in the policy, the statistics and the expiry time. An expired entry found is
-    /// removed (cause [`RemovalCause::Expired`]).
+    /// Finds `key`'s live, unexpired slot (`pin` pins the caller before any slot is read, see
+    /// [`Cache::find`]); with [`Use::Get`] marks the hit in the policy, the statistics and the
+    /// expiry time. An expired entry found is removed (cause [`RemovalCause::Expired`]).
     #[inline]
-    fn lookup<Q>(&self, hash: u64, key: &Q, tid: usize, how: Use) -> Option<u32>
+    fn lookup<Q>(
+        &self,
+        hash: u64,
+        key: &Q,
+        tid: usize,
+        how: Use,
+        pin: impl FnMut() -> bool,
+    ) -> Option<u32>
     where
         K: Borrow<Q>,
         Q: Eq + ?Sized,
     {
-        let found = self.find(hash, key);
+        let found = self.find(hash, key, pin);
         let Some(s) = found else {
             if how == Use::Get {
                 self.stats.add(tid, Counter::Misses, 1);
@@ -648,7 +661,7 @@ where
     {
         let hash = self.hash(key);
         let (_guard, tid) = self.pin();
-        let found = self.lookup(hash, key, tid, Use::Peek).map(|s| {
+        let found = self.lookup(hash, key, tid, Use::Peek, pinned).map(|s| {
             // SAFETY: found in the index while pinned.
             (s, unsafe { self.slot(s).value() })
         });
@@ -794,7 +807,9 @@ where
             // Published with the slot by the index word's Release store.
             d.set(at, limit);
         }
-        let guard = self.epochs.pin(tid);
+        // Pinned only if the index holds a word with the key's tag (a replacement, or a rare
+        // false match): only then are other slots read.
+        let mut pin = LazyPin::new(&self.epochs, tid);
         let old = {
             let lock = self.index.lock(hash);
             // SAFETY: `s` is ours and filled.
@@ -802,22 +817,32 @@ where
             if let Some(e) = expect {
                 // Under the home lock no other writer of this key runs; an eviction may still
                 // remove its word (then we see it absent, or insert afresh below).
-                let cur = self.index.find(hash, |o| {
-                    // SAFETY: a published slot, pinned.
-                    let other = unsafe { self.slot(o).key() };
-                    other == key
-                });
+                let cur = self.index.find(
+                    hash,
+                    || pin.pin(),
+                    |o| {
+                        // SAFETY: a published slot, pinned (`pin`, before the comparison).
+                        let other = unsafe { self.slot(o).key() };
+                        other == key
+                    },
+                );
                 if cur != e {
                     drop(lock);
-                    drop(guard);
+                    drop(pin);
                     return false; // `undo` retires the slot
                 }
             }
-            let old = self.index.insert(&lock, hash, s, |o| {
-                // SAFETY: a published slot, pinned.
-                let other = unsafe { self.slot(o).key() };
-                other == key
-            });
+            let old = self.index.insert(
+                &lock,
+                hash,
+                s,
+                || pin.pin(),
+                |o| {
+                    // SAFETY: a published slot, pinned (`pin`, before the comparison).
+                    let other = unsafe { self.slot(o).key() };
+                    other == key
+                },
+            );
             undo.armed = false;
             // Release: after the index word, so whoever reads LIVE (Acquire) finds the word;
             // under the home lock, so no removal by key runs in between (and evictions and
@@ -874,7 +899,7 @@ where
             Structure::Queues(q) => {
                 // The replaced slot stays queued (DEAD) until the scan takes it. Unpinned for
                 // the enqueue: a thread preempted there holds back no reclamation.
-                drop(guard);
+                drop(pin);
                 if !early {
                     q.insert(&self.arena, s);
                 }
@@ -882,16 +907,16 @@ where
             Structure::Locked(l) => {
                 l.insert(s);
                 if let Some((o, _)) = old {
-                    // Still pinned: `o` cannot have been retired *and reused* since we
-                    // unlinked it, so the list's `o` is the entry we replaced.
+                    // Still pinned (finding `o` pinned us): `o` cannot have been retired *and
+                    // reused* since we unlinked it, so the list's `o` is the entry we replaced.
                     if l.remove(o) {
                         self.retire(st, o);
                     }
                 }
-                drop(guard);
+                drop(pin);
             }
             Structure::S3(q) => {
-                drop(guard);
+                drop(pin);
                 // A key evicted from small lately (its fingerprint in the ghost) goes to main;
                 // others to small, gathered in chains like the other queue policies' inserts.
                 let ghost_hit = q.ghost.take(q.local(tid), hash);

@@ -175,6 +175,12 @@ impl Ebr {
         let _g = self.0.pin(tid);
         f()
     }
+    /// Runs `f` with thread `tid` not pinned yet and a `pin` closure that pins it (once; true
+    /// if it pinned just then), as `Cache::get` does; unpins after `f`.
+    pub fn lazily<R>(&self, tid: usize, f: impl FnOnce(&mut dyn FnMut() -> bool) -> R) -> R {
+        let mut lazy = crate::raw::epoch::LazyPin::new(&self.0, tid);
+        f(&mut || lazy.pin())
+    }
     /// The epoch for a slot retired now.
     pub fn retire_epoch(&self) -> u64 {
         self.0.retire_epoch()
@@ -234,12 +240,18 @@ impl Idx {
     pub fn insert(&self, hash: u64, s: u32, key: u64) -> Option<u32> {
         self.write_key(s, key);
         let lock = self.index.lock(hash);
-        self.index.insert(&lock, hash, s, |o| self.key(o) == key)
+        self.index.insert(&lock, hash, s, crate::raw::index::pinned, |o| self.key(o) == key)
     }
 
-    /// The slot of `key`, as `Cache::get` finds it.
+    /// The slot of `key` (the caller is pinned).
     pub fn find(&self, hash: u64, key: u64) -> Option<u32> {
-        self.index.find(hash, |s| self.key(s) == key)
+        self.index.find(hash, crate::raw::index::pinned, |s| self.key(s) == key)
+    }
+
+    /// The slot of `key`, as `Cache::get` finds it: `pin` is called before the first key
+    /// comparison and returns true if it pinned just then.
+    pub fn find_pinning(&self, hash: u64, key: u64, pin: impl FnMut() -> bool) -> Option<u32> {
+        self.index.find(hash, pin, |s| self.key(s) == key)
     }
 
     /// Removes `key` under its home lock, as `Cache::remove` does: its slot.

@@ -476,6 +476,43 @@ fn index_remove_racing_reuse() {
     });
 }
 
+/// The same life cycle with the reader pinning lazily, as `Cache::get` does: it probes the
+/// index unpinned and pins only at a word with its tag, then reads that word again. The writer
+/// may meanwhile remove the key, retire the slot, advance the epochs twice (the reader is not
+/// pinned yet) and reuse the slot — also for a key with the same tag in the same bucket, so
+/// the reader's second read can see the very same word again (ABA): the slot it then reads is
+/// the new, published entry, which a key comparison rejects. loom reports any read of a key
+/// that races with its write or is not published to the reader.
+#[test]
+fn lazy_pin_vs_remove_and_reuse() {
+    for same_tag in [false, true] {
+        model(move || {
+            let idx = Arc::new(Idx::new(4));
+            let ebr = Arc::new(Ebr::new(4));
+            let ha = idx.hash_in(0, 1);
+            let hb = if same_tag { ha } else { idx.hash_in(1, 2) };
+            idx.insert(ha, 0, 1);
+            let (i2, e2) = (idx.clone(), ebr.clone());
+            let reader = thread::spawn(move || {
+                e2.lazily(0, |pin| match i2.find_pinning(ha, 1, pin) {
+                    Some(s) => assert_eq!((s, i2.key(s)), (0, 1), "read a reused slot"),
+                    None => {}
+                })
+            });
+            let s = ebr.pinned(1, || idx.remove(ha, 1)).expect("present");
+            let r = ebr.retire_epoch();
+            let mut now = 0;
+            for _ in 0..2 {
+                now = ebr.pinned(1, || ebr.try_advance());
+            }
+            if Ebr::reusable(r, now) {
+                assert_eq!(idx.insert(hb, s, 2), None);
+            }
+            reader.join().expect("reader");
+        });
+    }
+}
+
 /// Incarnation wrap-around: the victim's `next` version starts at `u32::MAX`, so re-enqueueing
 /// it wraps its version to 0 while another thread's enqueue meets it half-way (as in
 /// `take_and_reuse_vs_enqueue`). Versions are compared for equality only, so the wrap is an

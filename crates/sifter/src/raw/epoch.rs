@@ -184,6 +184,34 @@ impl Epochs {
     }
 }
 
+/// A pin taken on first need: an operation that may not have to read any slot (a lookup or an
+/// insert that meets no index word with its key's tag, see `Index::find`) pins only when it
+/// is about to, and so skips the pin's fence otherwise. Unpins when dropped.
+#[derive(Debug)]
+pub(crate) struct LazyPin<'a> {
+    epochs: &'a Epochs,
+    tid: usize,
+    guard: Option<Guard<'a>>,
+}
+
+impl<'a> LazyPin<'a> {
+    /// Not pinned yet; [`LazyPin::pin`] pins thread `tid`.
+    #[inline]
+    pub fn new(epochs: &'a Epochs, tid: usize) -> Self {
+        LazyPin { epochs, tid, guard: None }
+    }
+
+    /// Pins if not pinned yet; true if it pinned just now.
+    #[inline]
+    pub fn pin(&mut self) -> bool {
+        if self.guard.is_some() {
+            return false;
+        }
+        self.guard = Some(self.epochs.pin(self.tid));
+        true
+    }
+}
+
 impl Drop for Guard<'_> {
     #[inline]
     fn drop(&mut self) {

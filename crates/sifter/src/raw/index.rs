@@ -24,6 +24,20 @@ use crate::sync::{AtomicU32, AtomicU64, Backoff, Ordering};
 
 const WORDS: usize = 7;
 
+/// A probe's word changed when it was read again after pinning: start over, pinned.
+#[derive(Debug)]
+struct Changed;
+
+/// What [`Index::locate`] found: the entry (where, and the word value accepted) and the first
+/// empty word of the home bucket.
+type Located = (Option<(At, u64)>, Option<usize>);
+
+/// The `pin` argument of [`Index::find`] and friends for a caller that is pinned already.
+#[inline]
+pub(crate) fn pinned() -> bool {
+    false
+}
+
 #[derive(Debug)]
 #[repr(align(64))]
 struct Bucket {
@@ -113,8 +127,41 @@ impl Index {
     }
 
     /// Finds the slot whose key `eq` accepts among the entries tagged like `hash`.
+    ///
+    /// `pin` runs before the first key comparison and returns true if it pinned the caller
+    /// just then: the word is then read again, pinned, and only if it still holds the same
+    /// slot is that slot read (else the probe starts over, pinned). So a caller that is not
+    /// pinned yet needs a pin only if it meets its tag — most misses read one line of words
+    /// and no slot, and skip the pin's fence. (Pinned callers pass [`pinned`].)
     #[inline]
-    pub fn find(&self, hash: u64, mut eq: impl FnMut(u32) -> bool) -> Option<u32> {
+    pub fn find(
+        &self,
+        hash: u64,
+        mut pin: impl FnMut() -> bool,
+        mut eq: impl FnMut(u32) -> bool,
+    ) -> Option<u32> {
+        match self.probe(hash, &mut pin, &mut eq) {
+            Ok(found) => found,
+            Err(Changed) => self.find_again(hash, &mut eq),
+        }
+    }
+
+    /// [`Index::find`] started over, pinned, after a word changed under the pin.
+    #[cold]
+    #[inline(never)]
+    fn find_again<E: FnMut(u32) -> bool>(&self, hash: u64, eq: &mut E) -> Option<u32> {
+        self.probe(hash, &mut pinned, eq).unwrap_or(None)
+    }
+
+    /// One probe of [`Index::find`]: `Err(Changed)` if the word with our tag changed when it
+    /// was read again after `pin` pinned.
+    #[inline]
+    fn probe<P: FnMut() -> bool, E: FnMut(u32) -> bool>(
+        &self,
+        hash: u64,
+        pin: &mut P,
+        eq: &mut E,
+    ) -> Result<Option<u32>, Changed> {
         let tag = tag(hash);
         let mut b = self.home(hash);
         for _ in 0..self.buckets.len() {
@@ -124,17 +171,25 @@ impl Index {
                 // slot's key and value written before it are visible. (Tags are never 0, so
                 // an empty word never matches.)
                 let x = w.load(Ordering::Acquire);
-                if x >> 32 == tag && eq(slot_of(x)) {
-                    return Some(slot_of(x));
+                if x >> 32 == tag {
+                    // Acquire: as above; read after the pin's fence, this is the load the
+                    // epoch protocol protects (a slot still linked after we pinned is not
+                    // reused while we stay pinned).
+                    if pin() && w.load(Ordering::Acquire) != x {
+                        return Err(Changed);
+                    }
+                    if eq(slot_of(x)) {
+                        return Ok(Some(slot_of(x)));
+                    }
                 }
             }
             // Acquire: a writer raises the count before it publishes a word further on.
             if bucket.pass.load(Ordering::Acquire) == 0 {
-                return None;
+                return Ok(None);
             }
             b = self.next(b);
         }
-        None
+        Ok(None)
     }
 
     /// Locks the home bucket of `hash` for writing.
@@ -165,14 +220,43 @@ impl Index {
 
     /// Under the home lock: where the entry accepted by `m` (a word test) sits, and the word
     /// value `m` accepted (a CAS must expect exactly it: the word may change right after); and
-    /// the first empty word of the home bucket seen on the way (one scan serves both).
+    /// the first empty word of the home bucket seen on the way (one scan serves both). `pin`
+    /// as in [`Index::find`].
     #[inline]
-    fn locate(
+    fn locate<P: FnMut() -> bool, M: FnMut(u32) -> bool>(
         &self,
         lock: &HomeLock<'_>,
         tag: u64,
-        mut m: impl FnMut(u32) -> bool,
-    ) -> (Option<(At, u64)>, Option<usize>) {
+        pin: &mut P,
+        m: &mut M,
+    ) -> Located {
+        match self.locate_probe(lock, tag, pin, m) {
+            Ok(found) => found,
+            Err(Changed) => self.locate_again(lock, tag, m),
+        }
+    }
+
+    /// [`Index::locate`] started over, pinned, after a word changed under the pin.
+    #[cold]
+    #[inline(never)]
+    fn locate_again<M: FnMut(u32) -> bool>(
+        &self,
+        lock: &HomeLock<'_>,
+        tag: u64,
+        m: &mut M,
+    ) -> Located {
+        self.locate_probe(lock, tag, &mut pinned, m).unwrap_or((None, None))
+    }
+
+    /// One probe of [`Index::locate`] (see [`Index::probe`]).
+    #[inline]
+    fn locate_probe<P: FnMut() -> bool, M: FnMut(u32) -> bool>(
+        &self,
+        lock: &HomeLock<'_>,
+        tag: u64,
+        pin: &mut P,
+        m: &mut M,
+    ) -> Result<Located, Changed> {
         // The home bucket, noting its first empty word.
         let home = &self.buckets[lock.home];
         let mut empty = None;
@@ -180,8 +264,14 @@ impl Index {
             // Acquire: other homes' writers publish words here concurrently; `m` reads
             // the slot of any word with our tag, whose contents the Acquire makes visible.
             let x = w.load(Ordering::Acquire);
-            if x >> 32 == tag && m(slot_of(x)) {
-                return (Some((At { bucket: lock.home, word: i }, x)), empty);
+            if x >> 32 == tag {
+                // Acquire: as above, pinned (see `find`).
+                if pin() && w.load(Ordering::Acquire) != x {
+                    return Err(Changed);
+                }
+                if m(slot_of(x)) {
+                    return Ok((Some((At { bucket: lock.home, word: i }, x)), empty));
+                }
             }
             if x == 0 && empty.is_none() {
                 empty = Some(i);
@@ -189,7 +279,7 @@ impl Index {
         }
         // Acquire: a writer raises the count before it publishes a word further on.
         if home.pass.load(Ordering::Acquire) == 0 {
-            return (None, empty);
+            return Ok((None, empty));
         }
         // The buckets overflow passes through.
         let mut b = self.next(lock.home);
@@ -198,30 +288,36 @@ impl Index {
             for (i, w) in bucket.words.iter().enumerate() {
                 // Acquire: as above.
                 let x = w.load(Ordering::Acquire);
-                if x >> 32 == tag && m(slot_of(x)) {
-                    return (Some((At { bucket: b, word: i }, x)), empty);
+                if x >> 32 == tag {
+                    // Acquire: as above, pinned (see `find`).
+                    if pin() && w.load(Ordering::Acquire) != x {
+                        return Err(Changed);
+                    }
+                    if m(slot_of(x)) {
+                        return Ok((Some((At { bucket: b, word: i }, x)), empty));
+                    }
                 }
             }
             // Acquire: as above.
             if bucket.pass.load(Ordering::Acquire) == 0 {
-                return (None, empty);
+                return Ok((None, empty));
             }
             b = self.next(b);
         }
-        (None, empty)
+        Ok((None, empty))
     }
 
     /// Under the home lock of `hash`: replaces the entry accepted by `eq` with `slot` and
-    /// returns the old slot, or adds `slot` and returns `None`.
+    /// returns the old slot, or adds `slot` and returns `None`. `pin` as in [`Index::find`].
     pub fn insert(
         &self,
         lock: &HomeLock<'_>,
         hash: u64,
         slot: u32,
-        eq: impl FnMut(u32) -> bool,
+        mut pin: impl FnMut() -> bool,
+        mut eq: impl FnMut(u32) -> bool,
     ) -> Option<u32> {
         let new = word(hash, slot);
-        let mut eq = eq;
         // Empty words become non-empty only under their bucket's lock: ours for the home
         // bucket, the bucket's own for overflow (taken while we hold our home's: no deadlock,
         // since a cycle of such waits would need every bucket full, and the table is at most
@@ -229,7 +325,7 @@ impl Index {
         // seen under the lock is ours to fill with a plain store, not a CAS — in particular an
         // empty word of the home bucket seen by `locate` is still empty.
         let empty = loop {
-            match self.locate(lock, tag(hash), &mut eq) {
+            match self.locate(lock, tag(hash), &mut pin, &mut eq) {
                 (Some((at, old)), _) => {
                     // Replace: a lock-free `remove_slot` (eviction) may clear the word under
                     // us, hence the CAS; if it does, the key is gone: look again.
@@ -267,7 +363,7 @@ impl Index {
     }
 
     /// Under the home lock of `hash`: removes the entry accepted by `m` (called with slot
-    /// numbers); returns its slot.
+    /// numbers; the caller is pinned); returns its slot.
     pub fn remove(
         &self,
         lock: &HomeLock<'_>,
@@ -276,7 +372,7 @@ impl Index {
     ) -> Option<u32> {
         let mut m = m;
         loop {
-            let (at, seen) = self.locate(lock, tag(hash), &mut m).0?;
+            let (at, seen) = self.locate(lock, tag(hash), &mut pinned, &mut m).0?;
             if let Some(s) = self.clear_word(lock.home, at, seen) {
                 return Some(s);
             }
