@@ -5,10 +5,13 @@
 //! value, an evictor scanning past it. It is therefore *retired* with the current epoch and
 //! reused only after every thread that could have seen it has finished its operation.
 //!
-//! * Every operation pins: a thread with a record (the first [`RECORDS`] thread ids) stores the
-//!   global epoch into its own cache-padded record, then a `SeqCst` fence; unpinning stores 0.
-//!   No read-modify-write and nothing shared is written (on this host a pin costs about as
-//!   much as one uncontended atomic add). Nested pins of the same thread are free.
+//! * An operation that reads slots pins: a thread with a record (the first [`RECORDS`] thread
+//!   ids) stores the global epoch into its own cache-padded record, then a `SeqCst` fence;
+//!   unpinning stores 0. No read-modify-write and nothing shared is written (on this host a pin
+//!   costs about as much as one uncontended atomic add). Nested pins of the same thread are
+//!   free. Lookups and inserts pin lazily ([`LazyPin`]): only when the index shows a word with
+//!   their key's tag, which they then read again, pinned, before they read its slot (see
+//!   `Index::find`).
 //! * Threads beyond the records count themselves in one of three shared counters (one per
 //!   epoch residue): correct for any number of threads, slower only for them.
 //! * The global epoch advances from `e` to `e + 1` only when no thread is pinned at an older
