@@ -182,7 +182,7 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     /// [`Cache::set_capacity`] may not go above it.
     max_capacity: u64,
     /// Serialises [`Cache::set_capacity`].
-    resize: parking_lot::Mutex<()>,
+    resize: crate::sync::Mutex<()>,
     /// Most tokens a stripe keeps after a removal.
     spill: u64,
     /// New entries gathered per stripe before one enqueue (see [`BATCH`]).
@@ -394,7 +394,7 @@ where
             weigher,
             capacity: AtomicU64::new(capacity),
             max_capacity: capacity,
-            resize: parking_lot::Mutex::new(()),
+            resize: crate::sync::Mutex::new(()),
             spill: (capacity / 1024).max(1),
             batch: if capacity >= 1024 { BATCH } else { 1 },
             stats: Stats::new(),

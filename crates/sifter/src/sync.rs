@@ -6,6 +6,33 @@ pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, Atomi
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
+/// The blocking mutex of the core's locked parts (LRU's and SIEVE's lists, the arena's growth,
+/// `set_capacity`): parking_lot's, except under Miri, where std's stands in. parking_lot_core
+/// 0.9 passes `&AtomicI32` to `syscall(SYS_futex, ..)` when a thread parks, which Miri's type
+/// checks of variadic arguments (nightlies since 2026-09-11, rust-lang/rust#161734) report as
+/// undefined behaviour — a mismatch in the declared pointer type, not a bug of ours — and
+/// whether a run parks depends on Miri's interleaving.
+#[cfg(not(miri))]
+pub(crate) use parking_lot::Mutex;
+
+/// See the non-Miri `Mutex` (parking_lot's).
+#[cfg(miri)]
+#[derive(Debug, Default)]
+pub(crate) struct Mutex<T>(std::sync::Mutex<T>);
+
+#[cfg(miri)]
+impl<T> Mutex<T> {
+    pub const fn new(v: T) -> Self {
+        Mutex(std::sync::Mutex::new(v))
+    }
+
+    /// Locks; a holder that panicked left nothing half-done (as with parking_lot, which has
+    /// no poisoning).
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, T> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// Asks the CPU to fetch the cache line holding `at` (`write`: for writing) while the caller
 /// does other work: a hint with no architectural effect; nothing on other targets, Miri or loom.
 #[inline]

@@ -17,8 +17,8 @@
 //! entries once `remove` returns.
 
 use crate::policy::queues::Nodes;
+use crate::sync::Mutex;
 use crate::sync::Ordering;
-use parking_lot::Mutex;
 
 const NIL: u32 = u32::MAX;
 /// `prev` of a slot not in the list.

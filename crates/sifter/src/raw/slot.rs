@@ -36,8 +36,8 @@
 
 use crate::policy::queues::Nodes;
 use crate::raw::queue::Links;
+use crate::sync::Mutex;
 use crate::sync::{AtomicU64, AtomicU8, Ordering};
-use parking_lot::Mutex;
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
