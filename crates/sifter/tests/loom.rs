@@ -445,23 +445,34 @@ fn index_remove_racing_eviction() {
     });
 }
 
-/// The slot life cycle end to end: a pinned reader finds a key through the index and reads
-/// the slot's key; a writer removes the key, retires the slot, advances the epochs and —
-/// only when they allow it — reuses the slot for another key (overwrites it and publishes it
-/// again). loom reports a reuse that races with the reader's read.
-#[test]
-fn index_remove_racing_reuse() {
-    model(|| {
+/// The slot life cycle end to end: a reader finds a key through the index and reads the
+/// slot's key; a writer removes the key, retires the slot, advances the epochs and — only when
+/// they allow it — reuses the slot for another key (overwrites it and publishes it again). loom
+/// reports a reuse that races with the reader's read, or a read of a key not published to it.
+/// `lazy`: the reader pins as `Cache::get` does — it probes the index unpinned and pins only at
+/// a word with its tag, then reads that word again — so the writer may remove, retire, advance
+/// twice and reuse before the reader pins. `same_tag`: the reuse is for a key with the same tag
+/// in the same bucket, so the reader's second read can see the very same word again (ABA): the
+/// slot it then reads is the new, published entry, which the key comparison rejects.
+fn remove_racing_reuse(lazy: bool, same_tag: bool) {
+    model(move || {
         let idx = Arc::new(Idx::new(4));
         let ebr = Arc::new(Ebr::new(4));
-        let (ha, hb) = (idx.hash_in(0, 1), idx.hash_in(1, 2));
+        let ha = idx.hash_in(0, 1);
+        let hb = if same_tag { ha } else { idx.hash_in(1, 2) };
         idx.insert(ha, 0, 1);
         let (i2, e2) = (idx.clone(), ebr.clone());
         let reader = thread::spawn(move || {
-            e2.pinned(0, || match i2.find(ha, 1) {
-                Some(s) => assert_eq!((s, i2.key(s)), (0, 1), "read a reused slot"),
-                None => {}
-            })
+            let check = |found: Option<u32>| {
+                if let Some(s) = found {
+                    assert_eq!((s, i2.key(s)), (0, 1), "read a reused slot");
+                }
+            };
+            if lazy {
+                e2.lazily(0, |pin| check(i2.find_pinning(ha, 1, pin)));
+            } else {
+                e2.pinned(0, || check(i2.find(ha, 1)));
+            }
         });
         let s = ebr.pinned(1, || idx.remove(ha, 1)).expect("present");
         let r = ebr.retire_epoch();
@@ -476,41 +487,15 @@ fn index_remove_racing_reuse() {
     });
 }
 
-/// The same life cycle with the reader pinning lazily, as `Cache::get` does: it probes the
-/// index unpinned and pins only at a word with its tag, then reads that word again. The writer
-/// may meanwhile remove the key, retire the slot, advance the epochs twice (the reader is not
-/// pinned yet) and reuse the slot — also for a key with the same tag in the same bucket, so
-/// the reader's second read can see the very same word again (ABA): the slot it then reads is
-/// the new, published entry, which a key comparison rejects. loom reports any read of a key
-/// that races with its write or is not published to the reader.
+#[test]
+fn index_remove_racing_reuse() {
+    remove_racing_reuse(false, false);
+}
+
 #[test]
 fn lazy_pin_vs_remove_and_reuse() {
-    for same_tag in [false, true] {
-        model(move || {
-            let idx = Arc::new(Idx::new(4));
-            let ebr = Arc::new(Ebr::new(4));
-            let ha = idx.hash_in(0, 1);
-            let hb = if same_tag { ha } else { idx.hash_in(1, 2) };
-            idx.insert(ha, 0, 1);
-            let (i2, e2) = (idx.clone(), ebr.clone());
-            let reader = thread::spawn(move || {
-                e2.lazily(0, |pin| match i2.find_pinning(ha, 1, pin) {
-                    Some(s) => assert_eq!((s, i2.key(s)), (0, 1), "read a reused slot"),
-                    None => {}
-                })
-            });
-            let s = ebr.pinned(1, || idx.remove(ha, 1)).expect("present");
-            let r = ebr.retire_epoch();
-            let mut now = 0;
-            for _ in 0..2 {
-                now = ebr.pinned(1, || ebr.try_advance());
-            }
-            if Ebr::reusable(r, now) {
-                assert_eq!(idx.insert(hb, s, 2), None);
-            }
-            reader.join().expect("reader");
-        });
-    }
+    remove_racing_reuse(true, false);
+    remove_racing_reuse(true, true);
 }
 
 /// Incarnation wrap-around: the victim's `next` version starts at `u32::MAX`, so re-enqueueing

@@ -69,7 +69,7 @@ enum Scan {
 pub(crate) struct Local {
     small: AtomicI64,
     main: AtomicI64,
-    ghost: AtomicU64,
+    ghost: AtomicI64,
 }
 
 /// The counters a thread counts in: its own record (`owned`: only this thread writes it, so a
@@ -82,9 +82,10 @@ pub(crate) struct Mine<'a> {
 }
 
 impl Mine<'_> {
-    /// Adds `d` to counter `c` of this record; returns the new value.
+    /// Adds `d` to counter `c` of this record (a queue weight's delta, or the ghost's count);
+    /// returns the new value.
     #[inline]
-    fn add_i(&self, c: &AtomicI64, d: i64) -> i64 {
+    fn add(&self, c: &AtomicI64, d: i64) -> i64 {
         // Relaxed (all record counters): steering counters; no memory is published through
         // them. Owned: only this thread writes `c` (thread ids are unique among live threads,
         // and a reused id's previous owner exited — its writes happen before through the id
@@ -100,34 +101,8 @@ impl Mine<'_> {
 
     /// Takes counter `c`'s value, leaving 0.
     #[inline]
-    fn take_i(&self, c: &AtomicI64) -> i64 {
-        // Relaxed: see `add_i`.
-        if self.owned {
-            let v = c.load(Ordering::Relaxed);
-            c.store(0, Ordering::Relaxed);
-            v
-        } else {
-            c.swap(0, Ordering::Relaxed)
-        }
-    }
-
-    /// `add_i` for the ghost's count.
-    #[inline]
-    fn add_u(&self, c: &AtomicU64, d: u64) -> u64 {
-        // Relaxed: see `add_i`.
-        if self.owned {
-            let v = c.load(Ordering::Relaxed).wrapping_add(d);
-            c.store(v, Ordering::Relaxed);
-            v
-        } else {
-            c.fetch_add(d, Ordering::Relaxed).wrapping_add(d)
-        }
-    }
-
-    /// `take_i` for the ghost's count.
-    #[inline]
-    fn take_u(&self, c: &AtomicU64) -> u64 {
-        // Relaxed: see `add_i`.
+    fn take(&self, c: &AtomicI64) -> i64 {
+        // Relaxed: see `add`.
         if self.owned {
             let v = c.load(Ordering::Relaxed);
             c.store(0, Ordering::Relaxed);
@@ -230,9 +205,9 @@ impl S3Fifo {
         } else {
             (&local.local.small, &self.small_w)
         };
-        let v = local.add_i(l, d);
+        let v = local.add(l, d);
         if v.abs() >= self.flush {
-            let t = local.take_i(l);
+            let t = local.take(l);
             // Relaxed (all queue weights): steering counters; no memory is published through
             // them.
             g.fetch_add(t, Ordering::Relaxed);
@@ -549,7 +524,9 @@ impl Ghost {
     #[inline]
     fn now(&self, local: Mine<'_>) -> u64 {
         // Relaxed (both): the ghost is a hint; a count seen stale only moves one word's age.
-        self.clock.load(Ordering::Relaxed).wrapping_add(local.local.ghost.load(Ordering::Relaxed))
+        self.clock
+            .load(Ordering::Relaxed)
+            .wrapping_add(local.local.ghost.load(Ordering::Relaxed) as u64)
     }
 
     fn bucket(&self, hash: u64) -> &[AtomicU64; WAYS] {
@@ -588,11 +565,11 @@ impl Ghost {
         if self.cap == 0 {
             return;
         }
-        let mine = local.add_u(&local.local.ghost, 1);
+        let mine = local.add(&local.local.ghost, 1) as u64;
         // Relaxed (both): see `now`.
         let now = self.clock.load(Ordering::Relaxed).wrapping_add(mine);
         if mine >= self.flush {
-            let t = local.take_u(&local.local.ghost);
+            let t = local.take(&local.local.ghost) as u64;
             self.clock.fetch_add(t, Ordering::Relaxed);
         }
         let word = Self::fp(hash) << 32 | (now as u32 as u64);
