@@ -410,6 +410,15 @@ where
         self.hasher.hash_one(key)
     }
 
+    /// The hash of slot `s`'s key (the slot is published and not reused under the caller:
+    /// pinned, or held through the policy); `None` if the key's `Hash` panicked (resumed when
+    /// the operation ends). Slots do not store their hash (8 bytes per entry saved).
+    fn key_hash(&self, s: u32) -> Option<u64> {
+        let mut h = 0;
+        // SAFETY: see above.
+        panics::defer(|| h = self.hash(unsafe { self.slot(s).key() })).then_some(h)
+    }
+
     #[inline]
     fn slot(&self, s: u32) -> &Slot<K, V> {
         self.arena.get(s)
@@ -849,8 +858,7 @@ where
             // expiry leave a NEW slot alone).
             self.slot(s).state.store(LIVE, Ordering::Release);
             old.map(|o| {
-                mark_dead(self.slot(o));
-                self.count_garbage(st, 1);
+                self.mark_removed(st, o);
                 // SAFETY: published, pinned.
                 (o, unsafe { self.slot(o).weight() })
             })
@@ -971,17 +979,16 @@ where
         Q: Hash + Eq + ?Sized,
     {
         let hash = self.hash(key);
+        let st = self.stripe(tid);
         let s = {
             let lock = self.index.lock(hash);
             let s = self.index.remove(&lock, hash, |s| {
                 // SAFETY: a published slot, pinned.
                 unsafe { self.slot(s).key() }.borrow() == key
             })?;
-            mark_dead(self.slot(s));
+            self.mark_removed(st, s);
             s
         };
-        let st = self.stripe(tid);
-        self.count_garbage(st, 1);
         // SAFETY: published, pinned.
         self.credit(st, unsafe { self.slot(s).weight() });
         self.count_live(st, -1);
@@ -1030,26 +1037,17 @@ where
         // The hash is recomputed unless the caller has it (slots do not store it: 8 bytes per
         // entry saved, one hash of the key per eviction spent). A key whose `Hash` panics
         // cannot be found: it stays (the panic is resumed when the operation ends).
-        let hash = match hash {
-            Some(h) => h,
-            None => {
-                let mut h = 0;
-                // SAFETY: `v` was published and is not reused under us (see above).
-                if !panics::defer(|| h = self.hash(unsafe { slot.key() })) {
-                    return Unlink::Kept;
-                }
-                h
-            }
+        let Some(hash) = hash.or_else(|| self.key_hash(v)) else {
+            return Unlink::Kept;
         };
         if !self.index.remove_slot(hash, v) {
             return Unlink::Gone;
         }
         if owner {
-            // Release: as in `mark_dead`; no CAS needed, nobody else retires our slot.
+            // Release: as in `mark_removed`; no CAS needed, nobody else retires our slot.
             slot.state.store(DEAD, Ordering::Release);
         } else {
-            mark_dead(slot);
-            self.count_garbage(st, 1);
+            self.mark_removed(st, v);
         }
         self.count_live(st, -1);
         let cause = match (&self.expiration, cause) {
@@ -1080,13 +1078,10 @@ where
             // while the index removal runs.
             let mut hash = None;
             if let (true, Structure::S3(q)) = (to_ghost, &self.structure) {
-                let mut h = 0;
-                // SAFETY: the policy held `v` (a published slot); we took it, so it is not
-                // retired under us. A panicking `Hash` leaves no ghost (`unlink_slot` then
-                // keeps the entry; resumed later).
-                if panics::defer(|| h = self.hash(unsafe { self.slot(v).key() })) {
+                // (A panicking `Hash` leaves no ghost; `unlink_slot` then keeps the entry.)
+                hash = self.key_hash(v);
+                if let Some(h) = hash {
                     q.ghost.prefetch(h, true);
-                    hash = Some(h);
                 }
             }
             match self.unlink_slot(v, tid, RemovalCause::Evicted, now, true, hash) {
@@ -1270,6 +1265,18 @@ where
             // Relaxed: a statistic.
             st.live.fetch_add(d, Ordering::Relaxed);
         }
+    }
+
+    /// LIVE → DEAD, by the thread whose CAS removed slot `s`'s index word, counted (in `st`)
+    /// as a removed slot a queue policy still holds. A CAS, not a store: the policy may already
+    /// have taken the slot and retired it (an eviction that found the word gone, which counted
+    /// it out), and RETIRED must stay.
+    fn mark_removed(&self, st: &Stripe, s: u32) {
+        // Release: pairs with the Acquire in `unlink_slot`, which orders our unlinking before
+        // the retirement that depends on it.
+        let _ =
+            self.slot(s).state.compare_exchange(LIVE, DEAD, Ordering::Release, Ordering::Relaxed);
+        self.count_garbage(st, 1);
     }
 
     /// Counts `d` removed slots left in (+) or taken out of (−) a queue policy.
@@ -1852,15 +1859,6 @@ where
             }
         }
     }
-}
-
-/// LIVE → DEAD, by the thread whose CAS removed the slot's index word. A CAS, not a store:
-/// the policy may already have taken the slot and retired it (an eviction that found the word
-/// gone), and RETIRED must stay.
-fn mark_dead<K, V>(slot: &Slot<K, V>) {
-    // Release: pairs with the Acquire in `unlink_slot`, which orders our unlinking before
-    // the retirement that depends on it.
-    let _ = slot.state.compare_exchange(LIVE, DEAD, Ordering::Release, Ordering::Relaxed);
 }
 
 impl<K, V, S> Cache<K, V, S> {

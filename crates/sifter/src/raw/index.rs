@@ -24,10 +24,6 @@ use crate::sync::{AtomicU32, AtomicU64, Backoff, Ordering};
 
 const WORDS: usize = 7;
 
-/// A probe's word changed when it was read again after pinning: start over, pinned.
-#[derive(Debug)]
-struct Changed;
-
 /// What [`Index::locate`] found: the entry (where, and the word value accepted) and the first
 /// empty word of the home bucket.
 type Located = (Option<(At, u64)>, Option<usize>);
@@ -140,28 +136,18 @@ impl Index {
         mut pin: impl FnMut() -> bool,
         mut eq: impl FnMut(u32) -> bool,
     ) -> Option<u32> {
-        match self.probe(hash, &mut pin, &mut eq) {
-            Ok(found) => found,
-            Err(Changed) => self.find_again(hash, &mut eq),
-        }
+        self.probe(hash, &mut pin, &mut eq)
     }
 
-    /// [`Index::find`] started over, pinned, after a word changed under the pin.
-    #[cold]
-    #[inline(never)]
-    fn find_again<E: FnMut(u32) -> bool>(&self, hash: u64, eq: &mut E) -> Option<u32> {
-        self.probe(hash, &mut pinned, eq).unwrap_or(None)
-    }
-
-    /// One probe of [`Index::find`]: `Err(Changed)` if the word with our tag changed when it
-    /// was read again after `pin` pinned.
+    /// [`Index::find`] with its closures by reference (a probe whose word changed under the pin
+    /// starts over, pinned, through this with [`pinned`]).
     #[inline]
     fn probe<P: FnMut() -> bool, E: FnMut(u32) -> bool>(
         &self,
         hash: u64,
         pin: &mut P,
         eq: &mut E,
-    ) -> Result<Option<u32>, Changed> {
+    ) -> Option<u32> {
         let tag = tag(hash);
         let mut b = self.home(hash);
         for _ in 0..self.buckets.len() {
@@ -176,20 +162,20 @@ impl Index {
                     // epoch protocol protects (a slot still linked after we pinned is not
                     // reused while we stay pinned).
                     if pin() && w.load(Ordering::Acquire) != x {
-                        return Err(Changed);
+                        return self.probe(hash, &mut pinned, eq);
                     }
                     if eq(slot_of(x)) {
-                        return Ok(Some(slot_of(x)));
+                        return Some(slot_of(x));
                     }
                 }
             }
             // Acquire: a writer raises the count before it publishes a word further on.
             if bucket.pass.load(Ordering::Acquire) == 0 {
-                return Ok(None);
+                return None;
             }
             b = self.next(b);
         }
-        Ok(None)
+        None
     }
 
     /// Locks the home bucket of `hash` for writing.
@@ -230,33 +216,6 @@ impl Index {
         pin: &mut P,
         m: &mut M,
     ) -> Located {
-        match self.locate_probe(lock, tag, pin, m) {
-            Ok(found) => found,
-            Err(Changed) => self.locate_again(lock, tag, m),
-        }
-    }
-
-    /// [`Index::locate`] started over, pinned, after a word changed under the pin.
-    #[cold]
-    #[inline(never)]
-    fn locate_again<M: FnMut(u32) -> bool>(
-        &self,
-        lock: &HomeLock<'_>,
-        tag: u64,
-        m: &mut M,
-    ) -> Located {
-        self.locate_probe(lock, tag, &mut pinned, m).unwrap_or((None, None))
-    }
-
-    /// One probe of [`Index::locate`] (see [`Index::probe`]).
-    #[inline]
-    fn locate_probe<P: FnMut() -> bool, M: FnMut(u32) -> bool>(
-        &self,
-        lock: &HomeLock<'_>,
-        tag: u64,
-        pin: &mut P,
-        m: &mut M,
-    ) -> Result<Located, Changed> {
         // The home bucket, noting its first empty word.
         let home = &self.buckets[lock.home];
         let mut empty = None;
@@ -267,10 +226,10 @@ impl Index {
             if x >> 32 == tag {
                 // Acquire: as above, pinned (see `find`).
                 if pin() && w.load(Ordering::Acquire) != x {
-                    return Err(Changed);
+                    return self.locate(lock, tag, &mut pinned, m);
                 }
                 if m(slot_of(x)) {
-                    return Ok((Some((At { bucket: lock.home, word: i }, x)), empty));
+                    return (Some((At { bucket: lock.home, word: i }, x)), empty);
                 }
             }
             if x == 0 && empty.is_none() {
@@ -279,7 +238,7 @@ impl Index {
         }
         // Acquire: a writer raises the count before it publishes a word further on.
         if home.pass.load(Ordering::Acquire) == 0 {
-            return Ok((None, empty));
+            return (None, empty);
         }
         // The buckets overflow passes through.
         let mut b = self.next(lock.home);
@@ -291,20 +250,20 @@ impl Index {
                 if x >> 32 == tag {
                     // Acquire: as above, pinned (see `find`).
                     if pin() && w.load(Ordering::Acquire) != x {
-                        return Err(Changed);
+                        return self.locate(lock, tag, &mut pinned, m);
                     }
                     if m(slot_of(x)) {
-                        return Ok((Some((At { bucket: b, word: i }, x)), empty));
+                        return (Some((At { bucket: b, word: i }, x)), empty);
                     }
                 }
             }
             // Acquire: as above.
             if bucket.pass.load(Ordering::Acquire) == 0 {
-                return Ok((None, empty));
+                return (None, empty);
             }
             b = self.next(b);
         }
-        Ok((None, empty))
+        (None, empty)
     }
 
     /// Under the home lock of `hash`: replaces the entry accepted by `eq` with `slot` and
