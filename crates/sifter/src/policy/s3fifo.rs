@@ -82,34 +82,33 @@ pub(crate) struct Mine<'a> {
 }
 
 impl Mine<'_> {
-    /// Adds `d` to counter `c` of this record (a queue weight's delta, or the ghost's count);
-    /// returns the new value.
+    /// Adds `d` to counter `c` of this record and, once the record's value reaches `flush` in
+    /// magnitude, moves it to the shared counter `shared`; returns the record's value after
+    /// the add (before any move).
     #[inline]
-    fn add(&self, c: &AtomicI64, d: i64) -> i64 {
-        // Relaxed (all record counters): steering counters; no memory is published through
-        // them. Owned: only this thread writes `c` (thread ids are unique among live threads,
-        // and a reused id's previous owner exited — its writes happen before through the id
-        // free list's lock), so the load and store lose nothing; shared: the RMW keeps it exact.
-        if self.owned {
+    fn add(&self, c: &AtomicI64, d: i64, shared: &AtomicI64, flush: i64) -> i64 {
+        // Relaxed (all record and shared counters): steering counters; no memory is published
+        // through them. Owned: only this thread writes `c` (thread ids are unique among live
+        // threads, and a reused id's previous owner exited — its writes happen before through
+        // the id free list's lock), so the loads and stores lose nothing; shared: the RMWs keep
+        // it exact.
+        let v = if self.owned {
             let v = c.load(Ordering::Relaxed).wrapping_add(d);
             c.store(v, Ordering::Relaxed);
             v
         } else {
             c.fetch_add(d, Ordering::Relaxed).wrapping_add(d)
+        };
+        if v.abs() >= flush {
+            let t = if self.owned {
+                c.store(0, Ordering::Relaxed);
+                v
+            } else {
+                c.swap(0, Ordering::Relaxed)
+            };
+            shared.fetch_add(t, Ordering::Relaxed);
         }
-    }
-
-    /// Takes counter `c`'s value, leaving 0.
-    #[inline]
-    fn take(&self, c: &AtomicI64) -> i64 {
-        // Relaxed: see `add`.
-        if self.owned {
-            let v = c.load(Ordering::Relaxed);
-            c.store(0, Ordering::Relaxed);
-            v
-        } else {
-            c.swap(0, Ordering::Relaxed)
-        }
+        v
     }
 }
 
@@ -150,9 +149,10 @@ impl S3Fifo {
     /// The counters thread `tid` ([`thread_id`](crate::raw::epoch::thread_id)) counts in.
     #[inline]
     pub fn local(&self, tid: usize) -> Mine<'_> {
-        match self.locals.get(tid) {
-            Some(l) if tid < RECORDS => Mine { local: l, owned: true },
-            _ => Mine { local: &self.locals[RECORDS], owned: false },
+        if tid < RECORDS {
+            Mine { local: &self.locals[tid], owned: true }
+        } else {
+            Mine { local: &self.locals[RECORDS], owned: false }
         }
     }
 
@@ -205,13 +205,7 @@ impl S3Fifo {
         } else {
             (&local.local.small, &self.small_w)
         };
-        let v = local.add(l, d);
-        if v.abs() >= self.flush {
-            let t = local.take(l);
-            // Relaxed (all queue weights): steering counters; no memory is published through
-            // them.
-            g.fetch_add(t, Ordering::Relaxed);
-        }
+        local.add(l, d, g, self.flush);
     }
 
     /// A queue's weight as the caller sees it.
@@ -495,9 +489,9 @@ pub(crate) struct Ghost {
     buckets: Box<[Bucket]>,
     cap: u64,
     /// Insertions so far, less those still counted in threads' records.
-    clock: CachePadded<AtomicU64>,
+    clock: CachePadded<AtomicI64>,
     /// A thread's insertions are added to `clock` when they reach this.
-    flush: u64,
+    flush: i64,
 }
 
 impl Ghost {
@@ -507,7 +501,7 @@ impl Ghost {
             buckets: (0..n).map(|_| Bucket(std::array::from_fn(|_| AtomicU64::new(0)))).collect(),
             cap,
             clock: Default::default(),
-            flush: (cap / 256).clamp(1, 64),
+            flush: (cap / 256).clamp(1, 64) as i64,
         }
     }
 
@@ -524,9 +518,8 @@ impl Ghost {
     #[inline]
     fn now(&self, local: Mine<'_>) -> u64 {
         // Relaxed (both): the ghost is a hint; a count seen stale only moves one word's age.
-        self.clock
-            .load(Ordering::Relaxed)
-            .wrapping_add(local.local.ghost.load(Ordering::Relaxed) as u64)
+        self.clock.load(Ordering::Relaxed).wrapping_add(local.local.ghost.load(Ordering::Relaxed))
+            as u64
     }
 
     fn bucket(&self, hash: u64) -> &[AtomicU64; WAYS] {
@@ -565,13 +558,10 @@ impl Ghost {
         if self.cap == 0 {
             return;
         }
-        let mine = local.add(&local.local.ghost, 1) as u64;
-        // Relaxed (both): see `now`.
-        let now = self.clock.load(Ordering::Relaxed).wrapping_add(mine);
-        if mine >= self.flush {
-            let t = local.take(&local.local.ghost) as u64;
-            self.clock.fetch_add(t, Ordering::Relaxed);
-        }
+        // Relaxed: see `now`. (Loaded before the add, which may move our count into it.)
+        let shared = self.clock.load(Ordering::Relaxed) as u64;
+        let mine = local.add(&local.local.ghost, 1, &self.clock, self.flush) as u64;
+        let now = shared.wrapping_add(mine);
         let word = Self::fp(hash) << 32 | (now as u32 as u64);
         let b = self.bucket(hash);
         let mut oldest = 0;
