@@ -2,7 +2,8 @@
 //! (quick_cache, moka, mini-moka, foyer, `Mutex<lru::LruCache>`), plus a "null cache" that
 //! measures the harness itself.
 //!
-//! Keys and values are `u64`; the value stored is the key (a cache hit copies 8 bytes out).
+//! Keys and values are `u64`; the value stored is the key (a cache hit copies 8 bytes out and
+//! returns them, so that the harness's `--touch` can follow the value to an object).
 
 use crate::BenchError;
 use mini_moka::sync::ConcurrentCacheExt as _;
@@ -12,8 +13,8 @@ use std::num::NonZeroUsize;
 
 /// A concurrent cache as the harness sees it.
 pub trait BenchCache: Send + Sync {
-    /// Looks `k` up; true on a hit.
-    fn get(&self, k: u64) -> bool;
+    /// Looks `k` up; its value on a hit.
+    fn get(&self, k: u64) -> Option<u64>;
     /// Inserts (or overwrites) `k`.
     fn insert(&self, k: u64);
     /// Removes `k` if present.
@@ -114,8 +115,8 @@ pub fn ceiling(capacity: u64, seqs: &[crate::workload::Sequence]) -> Box<dyn Ben
 
 impl BenchCache for Ceiling {
     #[inline]
-    fn get(&self, k: u64) -> bool {
-        self.0.get(&k).is_some()
+    fn get(&self, k: u64) -> Option<u64> {
+        self.0.get(&k).copied()
     }
     #[inline]
     fn insert(&self, k: u64) {
@@ -130,13 +131,15 @@ impl BenchCache for Ceiling {
 }
 
 /// The caches whose API is `get(&k) -> Option<_>` and `insert(k, v)`: the adapter differs
-/// only in how an entry is removed and how the entries are counted.
+/// only in how a found entry gives its value, how an entry is removed and how the entries
+/// are counted.
 macro_rules! adapter {
-    ($($t:ty => remove: $remove:ident, len: |$c:ident| $len:expr, evictions: $ev:expr;)*) => {$(
+    ($($t:ty => value: |$e:ident| $value:expr, remove: $remove:ident, len: |$c:ident| $len:expr,
+        evictions: $ev:expr;)*) => {$(
         impl BenchCache for $t {
             #[inline]
-            fn get(&self, k: u64) -> bool {
-                self.0.get(&k).is_some()
+            fn get(&self, k: u64) -> Option<u64> {
+                self.0.get(&k).map(|$e| $value)
             }
             #[inline]
             fn insert(&self, k: u64) {
@@ -157,12 +160,14 @@ macro_rules! adapter {
 }
 
 adapter! {
-    Sifter => remove: remove, len: |c| c.len(), evictions: true;
-    Quick => remove: remove, len: |c| c.len(), evictions: false;
+    Sifter => value: |v| v, remove: remove, len: |c| c.len(), evictions: true;
+    Quick => value: |v| v, remove: remove, len: |c| c.len(), evictions: false;
     // moka and mini-moka apply writes in batches: settle them before counting.
-    Moka => remove: invalidate, len: |c| { c.run_pending_tasks(); c.entry_count() as usize }, evictions: false;
-    MiniMoka => remove: invalidate, len: |c| { c.sync(); c.entry_count() as usize }, evictions: false;
-    Foyer => remove: remove, len: |c| c.usage(), evictions: false;
+    Moka => value: |v| v, remove: invalidate,
+        len: |c| { c.run_pending_tasks(); c.entry_count() as usize }, evictions: false;
+    MiniMoka => value: |v| v, remove: invalidate,
+        len: |c| { c.sync(); c.entry_count() as usize }, evictions: false;
+    Foyer => value: |e| *e.value(), remove: remove, len: |c| c.usage(), evictions: false;
 }
 
 thread_local! {
@@ -172,16 +177,17 @@ thread_local! {
 
 impl BenchCache for SifterGetWith {
     #[inline]
-    fn get(&self, k: u64) -> bool {
+    fn get(&self, k: u64) -> Option<u64> {
         let mut loaded = false;
-        let _ = self.0.get_with(k, || {
+        let v = self.0.get_with(k, || {
             loaded = true;
             k
         });
         if loaded {
             LOADED.with(|l| l.set(Some(k)));
+            return None;
         }
-        !loaded
+        Some(v)
     }
     #[inline]
     fn insert(&self, k: u64) {
@@ -203,8 +209,8 @@ impl BenchCache for SifterGetWith {
 
 impl<const M: usize, const P: usize> BenchCache for MultiStep<M, P> {
     #[inline]
-    fn get(&self, k: u64) -> bool {
-        self.0.get(&k).is_some()
+    fn get(&self, k: u64) -> Option<u64> {
+        self.0.get(&k)
     }
     #[inline]
     fn insert(&self, k: u64) {
@@ -220,8 +226,8 @@ impl<const M: usize, const P: usize> BenchCache for MultiStep<M, P> {
 
 impl BenchCache for MutexLru {
     #[inline]
-    fn get(&self, k: u64) -> bool {
-        self.0.lock().get(&k).is_some()
+    fn get(&self, k: u64) -> Option<u64> {
+        self.0.lock().get(&k).copied()
     }
     #[inline]
     fn insert(&self, k: u64) {
@@ -237,9 +243,8 @@ impl BenchCache for MutexLru {
 
 impl BenchCache for Null {
     #[inline]
-    fn get(&self, k: u64) -> bool {
-        std::hint::black_box(k);
-        true
+    fn get(&self, k: u64) -> Option<u64> {
+        Some(std::hint::black_box(k))
     }
     #[inline]
     fn insert(&self, k: u64) {
@@ -334,14 +339,14 @@ mod tests {
             }
             let c = make(name, 100).expect(name);
             if name == "null" {
-                assert!(c.get(1));
+                assert_eq!(c.get(1), Some(1));
                 continue;
             }
-            assert!(!c.get(1), "{name}: empty cache hit");
+            assert_eq!(c.get(1), None, "{name}: empty cache hit");
             c.insert(1);
-            assert!(c.get(1), "{name}: miss after insert");
+            assert_eq!(c.get(1), Some(1), "{name}: miss after insert, or not the value");
             c.remove(1);
-            assert!(!c.get(1), "{name}: hit after remove");
+            assert_eq!(c.get(1), None, "{name}: hit after remove");
             for k in 0..10_000 {
                 c.insert(k);
             }
@@ -370,9 +375,9 @@ mod ceiling_tests {
             pack(Op::Read, 3),
         ]);
         let c = ceiling(2, &[seq]);
-        assert!(c.get(3) && c.get(2) && !c.get(1));
+        assert!(c.get(3) == Some(3) && c.get(2) == Some(2) && c.get(1).is_none());
         c.insert(1);
-        assert!(!c.get(1), "the ceiling never changes");
+        assert!(c.get(1).is_none(), "the ceiling never changes");
         assert_eq!(c.len(), 2);
     }
 }

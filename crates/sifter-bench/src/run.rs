@@ -18,12 +18,18 @@
 //! access / insert / evict breakdown. For the peers, `insert` includes their eviction and
 //! there is no `evict` class. The breakdown is estimated as count × mean sampled latency per
 //! class.
+//!
+//! With `touch` (the multi-step LRU paper's Fig. 10), the cached value leads to an object of
+//! that many bytes: a hit reads all of it through the value the cache returned (a load that
+//! depends on the lookup, as a pointer would), a miss writes all of it before the insert. The
+//! objects are a preallocated table ([`Objects`]); the touch is counted in the throughput, not
+//! in the sampled latencies (those time the cache calls alone).
 
 use crate::adapter::BenchCache;
 use crate::workload::{thread_key, unpack, Mode, Op};
 use crate::BenchError;
 use hdrhistogram::Histogram;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -64,6 +70,105 @@ pub struct RunConfig {
     pub warmup_limit: Duration,
     /// Time one operation in this many (a power of two; 0 = time nothing).
     pub sample_every: u32,
+    /// Bytes of an object read on every hit and written on every miss through the cached value
+    /// (a multiple of 8 up to [`Objects::MAX_BYTES`]; 0 = no object).
+    pub touch: u32,
+}
+
+/// One cache line of objects.
+#[repr(align(64))]
+struct Line([AtomicU64; 8]);
+
+/// The objects of a `touch` run: a power-of-two number of them (at least the capacity, so the
+/// touched memory is about what a cache of that many objects holds), each `words` 8-byte words
+/// starting on a line; the object of value `v` is chosen by a multiplicative hash of `v`.
+/// Atomic words with relaxed accesses (plain loads and stores on x86): threads may write the
+/// same object at once, and the bytes mean nothing.
+pub struct Objects {
+    lines: Vec<Line>,
+    /// Lines per object.
+    per: usize,
+    words: usize,
+    /// log2 of the number of objects.
+    bits: u32,
+}
+
+impl std::fmt::Debug for Objects {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Objects")
+            .field("objects", &(1u64 << self.bits))
+            .field("bytes", &(self.words * 8))
+            .finish()
+    }
+}
+
+impl Objects {
+    /// The largest object.
+    pub const MAX_BYTES: u32 = 65_536;
+    /// The largest table.
+    pub const MAX_TABLE: u64 = 8 << 30;
+
+    /// Whether objects of `bytes` bytes can be made.
+    pub fn check(bytes: u32) -> Result<(), BenchError> {
+        if bytes == 0 || bytes % 8 != 0 || bytes > Self::MAX_BYTES {
+            return Err(BenchError::Config(format!(
+                "touch: {bytes} bytes; it must be a multiple of 8 from 8 to {}",
+                Self::MAX_BYTES
+            )));
+        }
+        Ok(())
+    }
+
+    /// Objects of `bytes` bytes for a cache of `capacity` entries.
+    pub fn new(bytes: u32, capacity: u64) -> Result<Objects, BenchError> {
+        Self::check(bytes)?;
+        let n = capacity.max(1).next_power_of_two();
+        let per = (bytes as usize).div_ceil(64);
+        let total = (n as u128) * per as u128 * 64;
+        if total > Self::MAX_TABLE as u128 {
+            return Err(BenchError::Config(format!(
+                "touch: {n} objects of {bytes} bytes (the capacity {capacity} rounded up to a \
+                 power of two) would take {:.1} GiB; the limit is {} GiB",
+                total as f64 / (1u64 << 30) as f64,
+                Self::MAX_TABLE >> 30
+            )));
+        }
+        let lines = (0..n as usize * per).map(|_| Line(Default::default())).collect();
+        Ok(Objects { lines, per, words: bytes as usize / 8, bits: n.trailing_zeros() })
+    }
+
+    /// The first line of `v`'s object.
+    #[inline]
+    fn first(&self, v: u64) -> usize {
+        let i = if self.bits == 0 {
+            0
+        } else {
+            (v.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - self.bits)) as usize
+        };
+        i * self.per
+    }
+
+    /// Reads every word of `v`'s object; their sum.
+    #[inline]
+    pub fn read(&self, v: u64) -> u64 {
+        let at = self.first(v);
+        let mut sum = 0u64;
+        for i in 0..self.words {
+            // Relaxed: the words carry no data anyone relies on.
+            sum = sum.wrapping_add(self.lines[at + i / 8].0[i % 8].load(Ordering::Relaxed));
+        }
+        sum
+    }
+
+    /// Writes every word of `v`'s object.
+    #[inline]
+    pub fn write(&self, v: u64) {
+        let at = self.first(v);
+        for i in 0..self.words {
+            // Relaxed: as in `read`.
+            self.lines[at + i / 8].0[i % 8].store(v ^ i as u64, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Latency class of a timed call.
@@ -171,26 +276,43 @@ impl Worker {
     }
 }
 
-/// Runs one operation; `timed` records its latencies; `evictions` is the cache's
-/// `reports_evictions()`, asked once per run rather than per insert.
+/// What every operation of a run needs besides the cache: `evictions` is the cache's
+/// `reports_evictions()`, asked once per run rather than per insert; `objects` the touched
+/// objects, if any.
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    cache: &'a dyn BenchCache,
+    evictions: bool,
+    objects: Option<&'a Objects>,
+}
+
+/// Runs one operation; `timed` records its latencies.
 #[inline(always)]
-fn step(cache: &dyn BenchCache, evictions: bool, w: &mut Worker, op: Op, k: u64, timed: bool) {
+fn step(cx: Ctx<'_>, w: &mut Worker, op: Op, k: u64, timed: bool) {
+    let Ctx { cache, evictions, objects } = cx;
     let lookup = |w: &mut Worker, k: u64| -> bool {
-        if timed {
+        let v = if timed {
             let t0 = Instant::now();
-            let hit = cache.get(k);
+            let v = cache.get(k);
             let ns = t0.elapsed().as_nanos() as u64;
-            let c = &mut w.classes[if hit { 0 } else { 1 }];
+            let c = &mut w.classes[if v.is_some() { 0 } else { 1 }];
             c.count += 1;
             let _ = c.hist.record(ns.max(1));
-            hit
+            v
         } else {
-            let hit = cache.get(k);
-            w.classes[if hit { 0 } else { 1 }].count += 1;
-            hit
+            let v = cache.get(k);
+            w.classes[if v.is_some() { 0 } else { 1 }].count += 1;
+            v
+        };
+        if let (Some(v), Some(o)) = (v, objects) {
+            std::hint::black_box(o.read(v));
         }
+        v.is_some()
     };
     let insert = |w: &mut Worker, k: u64| {
+        if let Some(o) = objects {
+            o.write(k);
+        }
         if timed {
             sifter::profile::sample_evictions(true);
             let t0 = Instant::now();
@@ -256,8 +378,12 @@ pub fn run(
             cfg.sample_every
         )));
     }
-    let (warmup, filled, positions) = warm_up(cache, capacity, seqs, cfg);
-    let evictions = cache.reports_evictions();
+    let objects = match cfg.touch {
+        0 => None,
+        b => Some(Objects::new(b, capacity)?),
+    };
+    let cx = Ctx { cache, evictions: cache.reports_evictions(), objects: objects.as_ref() };
+    let (warmup, filled, positions) = warm_up(Ctx { evictions: false, ..cx }, capacity, seqs, cfg);
     let every = u64::from(cfg.sample_every.max(1));
     let sampling = cfg.sample_every != 0;
     let target = match cfg.measure {
@@ -299,7 +425,7 @@ pub fn run(
                             if gap == 0 {
                                 gap = next_gap();
                             }
-                            step(cache, evictions, &mut w, op, thread_key(k, t, mode), timed);
+                            step(cx, &mut w, op, thread_key(k, t, mode), timed);
                             w.ops += 1;
                         }
                         // Relaxed: the flag only ends the phase; no data is published with it.
@@ -348,7 +474,7 @@ pub fn run(
 /// Replays the sequences until the cache is `cfg.fill` full, every thread has made one pass,
 /// or the time limit; returns the time taken, the fill reached and where each thread stopped.
 fn warm_up(
-    cache: &dyn BenchCache,
+    cx: Ctx<'_>,
     capacity: u64,
     seqs: &[Arc<Vec<u64>>],
     cfg: &RunConfig,
@@ -368,7 +494,7 @@ fn warm_up(
                         let end = (i + BATCH as usize).min(seq.len());
                         for &x in &seq[i..end] {
                             let (op, k) = unpack(x);
-                            step(cache, false, &mut w, op, thread_key(k, t, mode), false);
+                            step(cx, &mut w, op, thread_key(k, t, mode), false);
                         }
                         i = end;
                         // Relaxed: only ends the warm-up.
@@ -383,14 +509,14 @@ fn warm_up(
         loop {
             std::thread::sleep(Duration::from_millis(5));
             let done = handles.iter().all(|h| h.is_finished());
-            if done || fill(cache) >= cfg.fill || t0.elapsed() >= cfg.warmup_limit {
+            if done || fill(cx.cache) >= cfg.fill || t0.elapsed() >= cfg.warmup_limit {
                 stop.store(true, Ordering::Relaxed);
                 break;
             }
         }
         handles.into_iter().map(|h| h.join().expect("warm-up worker panicked")).collect()
     });
-    (t0.elapsed(), fill(cache), positions)
+    (t0.elapsed(), fill(cx.cache), positions)
 }
 
 #[cfg(test)]
@@ -407,6 +533,7 @@ mod tests {
             fill: 0.98,
             warmup_limit: Duration::from_secs(5),
             sample_every: 16,
+            touch: 0,
         }
     }
 
@@ -461,5 +588,41 @@ mod tests {
         bad.sample_every = 3;
         assert!(run(&*c, 10, &seqs, &bad).is_err());
         assert!(run(&*c, 10, &seqs, &cfg(2, Measure::Requests(10))).is_err());
+        for touch in [4, 12, 65_544] {
+            let mut bad = cfg(1, Measure::Requests(10));
+            bad.touch = touch;
+            let e = run(&*c, 10, &seqs, &bad).unwrap_err().to_string();
+            assert!(e.contains("touch") && e.contains("multiple of 8"), "{e}");
+        }
+        let e = Objects::new(64, 1 << 40).unwrap_err().to_string();
+        assert!(e.contains("GiB") && e.contains("limit"), "{e}");
+    }
+
+    /// An object is written whole and read back whole through the value, objects of
+    /// different values are apart, and a touch run reads what its misses wrote.
+    #[test]
+    fn touched_objects_are_whole() {
+        let o = Objects::new(72, 100).unwrap();
+        assert_eq!((o.per, o.words, 1u64 << o.bits), (2, 9, 128));
+        let want = |v: u64| (0..9).fold(0u64, |s, i| s.wrapping_add(v ^ i));
+        assert_eq!(o.read(5), 0);
+        o.write(5);
+        assert_eq!(o.read(5), want(5));
+        // Some other value lands elsewhere and leaves 5's object alone.
+        let other = (6..).find(|&v| o.first(v) != o.first(5)).unwrap();
+        o.write(other);
+        assert_eq!((o.read(5), o.read(other)), (want(5), want(other)));
+        let one = Objects::new(8, 1).unwrap();
+        one.write(3);
+        assert_eq!(one.read(99), 3, "a single object serves every value");
+
+        let w = Workload::parse("zipf:keys=2000").unwrap();
+        let (seqs, keys) = w.generate(2, 20_000, Mode::Shared).unwrap();
+        let cap = keys / 10;
+        let c = make("mobius", cap).unwrap();
+        let mut touched = cfg(2, Measure::Requests(5_000));
+        touched.touch = 64;
+        let r = run(&*c, cap, &seqs, &touched).unwrap();
+        assert!(r.hit_ratio() > 0.3 && r.hit_ratio() < 1.0, "hit ratio {}", r.hit_ratio());
     }
 }

@@ -60,7 +60,7 @@ pub struct BenchArgs {
     /// `--quiet` apply; the throughput options are refused with it.
     #[arg(long, conflicts_with_all = [
         "threads", "workload", "mode", "size", "requests", "duration", "sequence", "repeat",
-        "sample_every", "fill", "warmup_limit", "hit_only", "json", "no_plots",
+        "sample_every", "fill", "warmup_limit", "hit_only", "touch", "json", "no_plots",
     ])]
     pub mem: bool,
     /// Hit-only mode (Caffeine's GetPutBenchmark read mix): every key the threads request is
@@ -68,6 +68,12 @@ pub struct BenchArgs {
     /// is refused with it. Shared mode only.
     #[arg(long, conflicts_with = "size")]
     pub hit_only: bool,
+    /// Bytes of an object behind each cached value (the multi-step LRU paper's Fig. 10: 64):
+    /// a hit reads all of it through the value the cache returned, a miss writes all of it
+    /// before the insert. A multiple of 8, up to 65536; 0 = no object. The objects are a table
+    /// of at least the capacity's count, preallocated per run.
+    #[arg(long, default_value_t = 0)]
+    pub touch: u32,
     /// Output directory for results.csv, results.json and the plots.
     #[arg(short, long, default_value = "bench-results")]
     pub out: PathBuf,
@@ -102,6 +108,7 @@ impl BenchArgs {
             fill: self.fill,
             warmup_limit: self.warmup_limit.clone(),
             hit_only: self.hit_only,
+            touch: self.touch,
         }
     }
 }

@@ -481,6 +481,31 @@ fn bench_writes_table_csv_json_and_plots() {
     );
     fails_with(&sifter(&["bench", "--duration", "soon"], p), "--duration");
     fails_with(&sifter(&["bench", "--sequence", "100000000000"], p), "8 GiB");
+    fails_with(&sifter(&["bench", "--touch", "12", "-q"], p), "multiple of 8");
+    // --touch: the object size is part of the recorded configuration.
+    let touch = [
+        "bench",
+        "-c",
+        "mobius",
+        "-t",
+        "1",
+        "-w",
+        "zipf:keys=2000",
+        "--requests",
+        "2000",
+        "--sequence",
+        "5000",
+        "-r",
+        "1",
+        "--touch",
+        "64",
+        "-q",
+        "--json",
+        "--no-plots",
+    ];
+    let out = ok(&sifter(&touch, p));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["report"]["config"]["touch"], 64, "{out}");
     // --list describes every cache
     let out = ok(&sifter(&["bench", "--list"], p));
     assert!(out.contains("foyer") && out.contains("mutex-lru") && out.contains("null"), "{out}");

@@ -234,6 +234,7 @@ fn throughput_section(
         fill: 0.98,
         warmup_limit: "5s".into(),
         hit_only: false,
+        touch: 0,
     };
     let report = measure(&args, obs, stop)?;
     std::fs::write(dir.join("results.csv"), csv_text(&report.rows))?;

@@ -43,6 +43,9 @@ pub struct BenchSpec {
     pub warmup_limit: String,
     /// Hit-only mode: every requested key resident.
     pub hit_only: bool,
+    /// Bytes of an object read on each hit and written on each miss (0: none; see
+    /// [`sifter_bench::run::Objects`]).
+    pub touch: u32,
 }
 
 /// One summarised configuration.
@@ -115,6 +118,9 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
     if !(a.fill > 0.0 && a.fill <= 1.0) {
         bail!("--fill must be in (0, 1]");
     }
+    if a.touch != 0 {
+        sifter_bench::run::Objects::check(a.touch).context("--touch")?;
+    }
     let measure = match &a.duration {
         Some(d) => Measure::Duration(parse_latency(d).context("--duration")?),
         None => Measure::Requests(a.requests),
@@ -172,6 +178,7 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
                     fill: a.fill,
                     warmup_limit,
                     sample_every: a.sample_every,
+                    touch: a.touch,
                 };
                 config.get_or_insert(cfg);
                 // Caches round-robined inside each repetition, so that the host's noise hits
@@ -543,6 +550,7 @@ mod tests {
             fill: 0.98,
             warmup_limit: "5s".into(),
             hit_only: false,
+            touch: 0,
         };
         let r = measure(&a, &Silent, &AtomicBool::new(false)).unwrap();
         assert_eq!(r.rows.len(), 2 * 2 * 2);

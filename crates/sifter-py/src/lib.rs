@@ -857,7 +857,7 @@ impl Cache {
 /// `sifter bench`'s measurement ([`sifter_lab::report::measure`]) off the interpreter; the
 /// rows as `sifter bench`'s `results.csv` text.
 #[pyfunction]
-#[pyo3(name = "bench", signature = (caches, threads, workload, mode, size, requests, duration, sequence, repeat, sample_every, fill, warmup_limit, hit_only, progress))]
+#[pyo3(name = "bench", signature = (caches, threads, workload, mode, size, requests, duration, sequence, repeat, sample_every, fill, warmup_limit, hit_only, touch, progress))]
 #[allow(clippy::too_many_arguments)]
 fn run_bench<'py>(
     py: Python<'py>,
@@ -874,6 +874,7 @@ fn run_bench<'py>(
     fill: f64,
     warmup_limit: String,
     hit_only: bool,
+    touch: u32,
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<String> {
     let spec = BenchSpec {
@@ -890,6 +891,7 @@ fn run_bench<'py>(
         fill,
         warmup_limit,
         hit_only,
+        touch,
     };
     let report = off_interpreter(py, progress.as_ref(), move |w, st| {
         sifter_lab::report::measure(&spec, w, st)

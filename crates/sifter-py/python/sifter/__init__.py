@@ -313,6 +313,14 @@ def _list(x: Union[str, int, float, Sequence[Any]], what: str) -> str:
     return _join(x, what)
 
 
+def _touch(touch) -> int:
+    """``touch`` as the native call takes it (a count of bytes; the CLI checks the rest)."""
+    t = int(touch)
+    if not 0 <= t < 2**32:
+        raise ValueError(f"touch: {t} bytes; it must be a multiple of 8 from 8 to 65536, or 0")
+    return t
+
+
 def bench(
     caches: Union[str, Sequence[str]] = "mobius,sieve,lru,quick_cache,moka",
     threads: Union[str, int, Sequence[int]] = "1,2,4",
@@ -327,6 +335,7 @@ def bench(
     fill: float = 0.98,
     warmup_limit: str = "30s",
     hit_only: bool = False,
+    touch: int = 0,
     progress: bool = True,
 ):
     """Throughput, hit ratio and latency of concurrent caches side by side, as ``sifter bench``
@@ -347,7 +356,8 @@ def bench(
         text = _native.bench(
             _join(caches, "caches"), _list(threads, "threads"), workload, _join(mode, "mode"),
             _list(size, "size"), int(requests), duration, int(sequence), int(repeat),
-            int(sample_every), float(fill), warmup_limit, bool(hit_only), bar if progress else None,
+            int(sample_every), float(fill), warmup_limit, bool(hit_only), _touch(touch),
+            bar if progress else None,
         )
     finally:
         bar.close()
