@@ -110,7 +110,7 @@ impl Objects {
 
     /// Whether objects of `bytes` bytes can be made.
     pub fn check(bytes: u32) -> Result<(), BenchError> {
-        if bytes == 0 || bytes % 8 != 0 || bytes > Self::MAX_BYTES {
+        if bytes == 0 || !bytes.is_multiple_of(8) || bytes > Self::MAX_BYTES {
             return Err(BenchError::Config(format!(
                 "touch: {bytes} bytes; it must be a multiple of 8 from 8 to {}",
                 Self::MAX_BYTES
