@@ -200,22 +200,24 @@ impl S3Fifo {
     /// Adds `d` to a queue's weight through the caller's delta.
     #[inline]
     fn add(&self, local: Mine<'_>, main: bool, d: i64) {
-        let (l, g) = if main {
-            (&local.local.main, &self.main_w)
-        } else {
-            (&local.local.small, &self.small_w)
-        };
+        let (l, g) = self.counters(local.local, main);
         local.add(l, d, g, self.flush);
+    }
+
+    /// A queue's counter in record `local` and its shared counter.
+    #[inline]
+    fn counters<'a>(&'a self, local: &'a Local, main: bool) -> (&'a AtomicI64, &'a AtomicI64) {
+        if main {
+            (&local.main, &self.main_w)
+        } else {
+            (&local.small, &self.small_w)
+        }
     }
 
     /// A queue's weight as the caller sees it.
     #[inline]
     fn weight(&self, local: Mine<'_>, main: bool) -> i64 {
-        let (l, g) = if main {
-            (&local.local.main, &self.main_w)
-        } else {
-            (&local.local.small, &self.small_w)
-        };
+        let (l, g) = self.counters(local.local, main);
         // Relaxed: see `add`.
         g.load(Ordering::Relaxed) + l.load(Ordering::Relaxed)
     }
@@ -440,19 +442,18 @@ impl S3Fifo {
         pending_small: u64,
         weight: impl Fn(u32) -> u64,
     ) -> Result<(), String> {
-        for (name, main, q, w) in
-            [("small", false, &self.small, &self.small_w), ("main", true, &self.main, &self.main_w)]
-        {
+        for (name, main, q) in [("small", false, &self.small), ("main", true, &self.main)] {
             let mut sum: u64 = q.walk(n, n.count())?.into_iter().map(&weight).sum();
             if !main {
                 sum += pending_small;
             }
+            let shared = self.counters(&self.locals[0], main).1;
             // Relaxed: quiescent.
-            let have = w.load(Ordering::Relaxed)
+            let have = shared.load(Ordering::Relaxed)
                 + self
                     .locals
                     .iter()
-                    .map(|l| if main { &l.main } else { &l.small }.load(Ordering::Relaxed))
+                    .map(|l| self.counters(l, main).0.load(Ordering::Relaxed))
                     .sum::<i64>();
             if have != sum as i64 {
                 return Err(format!("S3-FIFO {name} queue weighs {sum}, counted {have}"));
