@@ -165,6 +165,8 @@ impl<K, V, const M: usize, const P: usize> Ways<'_, K, V, M, P> {
 fn find_tag<const M: usize, const P: usize>(
     tags: &[[u32; P]; M],
     tag: u32,
+    // (Mutable only for the SIMD path, compiled out on other targets and under Miri.)
+    #[cfg_attr(not(all(target_arch = "x86_64", not(miri))), allow(unused_mut))]
     mut accept: impl FnMut(usize, usize) -> bool,
 ) -> Option<(usize, usize)> {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
