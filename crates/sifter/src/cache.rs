@@ -606,7 +606,7 @@ where
 
     /// Counts and reports the departure of slot `s` (its unlinker calls this, outside every
     /// lock, while the slot is still readable: pinned, or held through the policy).
-    #[inline]
+    #[inline(always)]
     fn left(&self, s: u32, tid: usize, cause: RemovalCause) {
         let c = match cause {
             RemovalCause::Evicted => Counter::Evictions,
@@ -1013,6 +1013,7 @@ where
     /// [`RemovalCause::Expired`]).
     /// `owner`: the caller took `v` from the policy (an eviction), so no other thread will
     /// retire it and DEAD is a plain store. `hash`: the key's hash, if the caller has it.
+    #[inline(always)]
     fn unlink_slot(
         &self,
         v: u32,
@@ -1067,6 +1068,7 @@ where
     /// Takes one victim from the policy and unlinks it from the index: returns it (to be
     /// retired by the caller) and the tokens that freed (not credited anywhere yet), or `None`
     /// if the policy had nothing to give.
+    #[inline(always)]
     fn evict_one(&self, tid: usize, now: u64) -> Option<(u32, u64)> {
         for _ in 0..4 {
             let (v, to_ghost) = match &self.expiration {
@@ -1147,7 +1149,7 @@ where
 
     /// Under a stripe's lock: adds slot `s` (the caller's, in no queue) to the pending chain;
     /// returns the chain to enqueue if that filled it.
-    #[inline]
+    #[inline(always)]
     fn pend(&self, l: &mut Lists, s: u32) -> Option<(u32, u32)> {
         reset(&self.arena, s);
         if l.pend_len == 0 {
@@ -1214,6 +1216,7 @@ where
     /// Retires `victims` into `st`'s limbo and, if `pop`, takes a free slot — under one lock;
     /// with `gather` too, the slot joins the stripe's pending chain (see [`Cache::gather`])
     /// there, and a chain it fills is enqueued.
+    #[inline(always)]
     fn retire_and_pop(&self, st: &Stripe, victims: &[u32], pop: bool, gather: bool) -> Option<u32> {
         if victims.is_empty() && !pop {
             return None;
@@ -1844,19 +1847,33 @@ where
     V: Send + Sync + 'static,
     S: BuildHasher,
 {
+    #[inline(always)]
     fn drop(&mut self) {
         if self.armed {
-            let st = self.cache.stripe(self.tid);
-            self.cache.credit(st, self.weight);
-            if self.queued {
-                // Never published, but a queue holds it: DEAD, the eviction that takes it
-                // retires it. Release: pairs with the evictor's Acquire, as for any DEAD.
-                self.cache.slot(self.slot).state.store(DEAD, Ordering::Release);
-                self.cache.count_garbage(st, 1);
-            } else {
-                // Never published: retire it (its contents are dropped at reuse).
-                self.cache.retire(st, self.slot);
-            }
+            self.undo();
+        }
+    }
+}
+
+impl<K, V, S> Unpublished<'_, K, V, S>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Send + Sync + 'static,
+    S: BuildHasher,
+{
+    /// Gives back the tokens and the slot of an insert that did not publish.
+    #[cold]
+    fn undo(&mut self) {
+        let st = self.cache.stripe(self.tid);
+        self.cache.credit(st, self.weight);
+        if self.queued {
+            // Never published, but a queue holds it: DEAD, the eviction that takes it retires
+            // it. Release: pairs with the evictor's Acquire, as for any DEAD.
+            self.cache.slot(self.slot).state.store(DEAD, Ordering::Release);
+            self.cache.count_garbage(st, 1);
+        } else {
+            // Never published: retire it (its contents are dropped at reuse).
+            self.cache.retire(st, self.slot);
         }
     }
 }

@@ -122,6 +122,7 @@ impl Queues {
 
     /// Detaches one victim and returns it (the policy no longer holds it), or `None` if the
     /// queues are empty or no victim was found within the attempt bound.
+    #[inline(always)]
     pub fn evict<N: Nodes>(&self, n: &N) -> Option<u32> {
         let mut backoff = Backoff::default();
         for _ in 0..MAX_ATTEMPTS {
@@ -134,6 +135,7 @@ impl Queues {
         None
     }
 
+    #[inline(always)]
     fn queues(&self) -> (usize, &Queue, &Queue) {
         match self.mode {
             Mode::Mobius { .. } => {
@@ -147,6 +149,7 @@ impl Queues {
     }
 
     /// One scan from the active head.
+    #[inline(always)]
     fn try_evict<N: Nodes>(&self, n: &N) -> Step {
         let mobius = matches!(self.mode, Mode::Mobius { .. });
         let (w, a, d) = self.queues();

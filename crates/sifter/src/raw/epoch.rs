@@ -140,6 +140,7 @@ impl Epochs {
     /// such an instruction already drains the store buffer, so no later load of this thread
     /// (the epoch below) can pass it, and the `mfence` is left out there (it also waits for
     /// outstanding cache misses). Elsewhere, and under Miri and loom, the fence stays.
+    #[inline]
     pub fn retire_epoch(&self) -> u64 {
         #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
         fence(Ordering::SeqCst);

@@ -179,12 +179,24 @@ impl Index {
     }
 
     /// Locks the home bucket of `hash` for writing.
+    #[inline(always)]
     pub fn lock(&self, hash: u64) -> HomeLock<'_> {
         self.lock_bucket(self.home(hash))
     }
 
     /// Locks bucket `home`.
+    #[inline(always)]
     fn lock_bucket(&self, home: usize) -> HomeLock<'_> {
+        // Acquire: pairs with the Release unlock; we see the previous holder's stores.
+        if self.buckets[home].lock.swap(1, Ordering::Acquire) == 0 {
+            return HomeLock { index: self, home };
+        }
+        self.lock_contended(home)
+    }
+
+    /// [`Index::lock_bucket`] when the lock was held: waits for it.
+    #[cold]
+    fn lock_contended(&self, home: usize) -> HomeLock<'_> {
         let lock = &self.buckets[home].lock;
         let mut backoff = Backoff::default();
         loop {
@@ -342,6 +354,7 @@ impl Index {
     /// Removes the entry word of `slot` (tagged like `hash`) without the home lock, if it is
     /// still there; true if this call removed it. Evictions use this: exactly one thread
     /// removes a word (this CAS, or a locked writer's CAS), and that thread owns the unlink.
+    #[inline(always)]
     pub fn remove_slot(&self, hash: u64, slot: u32) -> bool {
         let want = word(hash, slot);
         let home = self.home(hash);
@@ -365,6 +378,7 @@ impl Index {
 
     /// CASes the word at `at` (homed at `home`) from `old` to empty and lowers the
     /// pass-through counts before it; the slot it held, or `None` if the word changed first.
+    #[inline(always)]
     fn clear_word(&self, home: usize, at: At, old: u64) -> Option<u32> {
         let w = &self.buckets[at.bucket].words[at.word];
         // SeqCst (a locked instruction on x86-64): the unlinking that slot retirement orders

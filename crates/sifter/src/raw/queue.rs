@@ -261,6 +261,7 @@ impl Queue {
     /// Before detaching from the head: true if the tail is not lagging (so it is not among
     /// the nodes about to be detached, all of which have a successor); otherwise helps it
     /// forward and returns false (the caller retries).
+    #[inline(always)]
     pub fn tail_settled<L: Links>(&self, links: &L) -> bool {
         let t = self.tail();
         let ti = slot(t);
