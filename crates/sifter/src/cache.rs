@@ -435,10 +435,27 @@ where
         (self.epochs.pin(tid), tid)
     }
 
+    /// The `pin` closure of a lookup that is not pinned yet (see [`Index::find`]): before it
+    /// pins — a full fence — it starts fetching the slot it is about to read, so that line
+    /// arrives while the fence drains.
+    #[inline]
+    fn pin_at<'p, 'e>(
+        &'p self,
+        pin: &'p mut LazyPin<'e>,
+    ) -> impl FnMut(u32) -> bool + use<'p, 'e, K, V, S> {
+        move |s| {
+            if pin.is_pinned() {
+                return false;
+            }
+            self.arena.prefetch(s, false);
+            pin.pin()
+        }
+    }
+
     /// Finds the slot of `key`; `pin` pins the caller before the first key comparison (see
     /// [`Index::find`]; pinned callers pass [`pinned`]).
     #[inline]
-    fn find<Q>(&self, hash: u64, key: &Q, pin: impl FnMut() -> bool) -> Option<u32>
+    fn find<Q>(&self, hash: u64, key: &Q, pin: impl FnMut(u32) -> bool) -> Option<u32>
     where
         K: Borrow<Q>,
         Q: Eq + ?Sized,
@@ -489,7 +506,7 @@ where
         // Pinned only if the index holds a word with the key's tag (a hit, or a rare
         // false match): most misses skip the pin's fence.
         let mut pin = LazyPin::new(&self.epochs, tid);
-        let s = self.lookup(hash, key, tid, how, || pin.pin())?;
+        let s = self.lookup(hash, key, tid, how, self.pin_at(&mut pin))?;
         // SAFETY: found in the index after `pin` pinned (a key comparison comes first): not
         // reused before `pin` drops.
         Some(unsafe { self.slot(s).value() }.clone())
@@ -504,7 +521,7 @@ where
         let hash = self.hash(key);
         let tid = thread_id();
         let mut pin = LazyPin::new(&self.epochs, tid);
-        self.lookup(hash, key, tid, Use::Peek, || pin.pin()).is_some()
+        self.lookup(hash, key, tid, Use::Peek, self.pin_at(&mut pin)).is_some()
     }
 
     /// Finds `key`'s live, unexpired slot (`pin` pins the caller before any slot is read, see
@@ -517,7 +534,7 @@ where
         key: &Q,
         tid: usize,
         how: Use,
-        pin: impl FnMut() -> bool,
+        pin: impl FnMut(u32) -> bool,
     ) -> Option<u32>
     where
         K: Borrow<Q>,
@@ -826,32 +843,22 @@ where
             if let Some(e) = expect {
                 // Under the home lock no other writer of this key runs; an eviction may still
                 // remove its word (then we see it absent, or insert afresh below).
-                let cur = self.index.find(
-                    hash,
-                    || pin.pin(),
-                    |o| {
-                        // SAFETY: a published slot, pinned (`pin`, before the comparison).
-                        let other = unsafe { self.slot(o).key() };
-                        other == key
-                    },
-                );
+                let cur = self.index.find(hash, self.pin_at(&mut pin), |o| {
+                    // SAFETY: a published slot, pinned (`pin`, before the comparison).
+                    let other = unsafe { self.slot(o).key() };
+                    other == key
+                });
                 if cur != e {
                     drop(lock);
                     drop(pin);
                     return false; // `undo` retires the slot
                 }
             }
-            let old = self.index.insert(
-                &lock,
-                hash,
-                s,
-                || pin.pin(),
-                |o| {
-                    // SAFETY: a published slot, pinned (`pin`, before the comparison).
-                    let other = unsafe { self.slot(o).key() };
-                    other == key
-                },
-            );
+            let old = self.index.insert(&lock, hash, s, self.pin_at(&mut pin), |o| {
+                // SAFETY: a published slot, pinned (`pin`, before the comparison).
+                let other = unsafe { self.slot(o).key() };
+                other == key
+            });
             undo.armed = false;
             // Release: after the index word, so whoever reads LIVE (Acquire) finds the word;
             // under the home lock, so no removal by key runs in between (and evictions and

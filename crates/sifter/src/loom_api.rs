@@ -250,8 +250,8 @@ impl Idx {
 
     /// The slot of `key`, as `Cache::get` finds it: `pin` is called before the first key
     /// comparison and returns true if it pinned just then.
-    pub fn find_pinning(&self, hash: u64, key: u64, pin: impl FnMut() -> bool) -> Option<u32> {
-        self.index.find(hash, pin, |s| self.key(s) == key)
+    pub fn find_pinning(&self, hash: u64, key: u64, mut pin: impl FnMut() -> bool) -> Option<u32> {
+        self.index.find(hash, |_| pin(), |s| self.key(s) == key)
     }
 
     /// Removes `key` under its home lock, as `Cache::remove` does: its slot.

@@ -445,6 +445,63 @@ fn index_remove_racing_eviction() {
     });
 }
 
+/// A hash homed at bucket 1 of `idx` for key `k`, with a byte tag of its own (the byte tag is
+/// the tag's top seven bits).
+fn home1(idx: &Idx, k: u32) -> u64 {
+    idx.hash_in(1, (k << 25) | 1)
+}
+
+/// Fills bucket 1 (seven words) with keys 0..7 in slots 0..7.
+fn fill_bucket1(idx: &Idx) {
+    for k in 0..7 {
+        assert_eq!(idx.insert(home1(idx, k), k, u64::from(k)), None);
+    }
+}
+
+/// Byte tags are hints that must never hide an entry. Bucket 1 is full and one of its words is
+/// stale (its entry evicted, its byte tag left behind), so an insert homed there finds no zero
+/// byte and claims the stale word (the unlock flips its byte) — while another entry of the
+/// bucket is evicted and a third is looked up. The lookup always finds its key, the new key is
+/// found once its insert returned, and every byte tag and count checks out at the end.
+#[test]
+fn index_stale_word_reuse() {
+    model(|| {
+        let idx = Arc::new(Idx::new(8));
+        fill_bucket1(&idx);
+        assert!(idx.remove_slot(home1(&idx, 0), 0));
+        let i2 = idx.clone();
+        let writer = thread::spawn(move || i2.insert(home1(&i2, 7), 7, 7));
+        assert!(idx.remove_slot(home1(&idx, 1), 1));
+        assert_eq!(idx.find(home1(&idx, 2), 2), Some(2), "a byte tag hid an entry");
+        assert_eq!(writer.join().expect("writer"), None);
+        assert_eq!(idx.find(home1(&idx, 7), 7), Some(7));
+        assert_eq!(idx.slots(), vec![2, 3, 4, 5, 6, 7]);
+        idx.validate(|s| home1(&idx, s)).expect("index");
+    });
+}
+
+/// The control word's parts under concurrent change: with bucket 1 full and one entry (key 7)
+/// already overflowed into bucket 2, an insert homed at bucket 1 holds its lock and overflows
+/// too (raising bucket 1's pass-through count, claiming a word of bucket 2 under that bucket's
+/// lock) while an eviction removes key 7 (lowering the same count, lock-free). The unlock's
+/// byte flips must not undo the eviction's count change, nor the count CASes the lock.
+#[test]
+fn index_overflow_racing_eviction() {
+    model(|| {
+        let idx = Arc::new(Idx::new(12));
+        fill_bucket1(&idx);
+        assert_eq!(idx.insert(home1(&idx, 7), 7, 7), None);
+        let i2 = idx.clone();
+        let writer = thread::spawn(move || i2.insert(home1(&i2, 8), 8, 8));
+        assert!(idx.remove_slot(home1(&idx, 7), 7));
+        assert_eq!(writer.join().expect("writer"), None);
+        assert_eq!(idx.find(home1(&idx, 8), 8), Some(8));
+        assert_eq!(idx.find(home1(&idx, 6), 6), Some(6));
+        assert_eq!(idx.slots(), vec![0, 1, 2, 3, 4, 5, 6, 8]);
+        idx.validate(|s| home1(&idx, s)).expect("index");
+    });
+}
+
 /// The slot life cycle end to end: a reader finds a key through the index and reads the
 /// slot's key; a writer removes the key, retires the slot, advances the epochs and — only when
 /// they allow it — reuses the slot for another key (overwrites it and publishes it again). loom

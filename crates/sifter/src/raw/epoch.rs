@@ -205,6 +205,12 @@ impl<'a> LazyPin<'a> {
         LazyPin { epochs, tid, guard: None }
     }
 
+    /// Whether [`LazyPin::pin`] has pinned.
+    #[inline]
+    pub fn is_pinned(&self) -> bool {
+        self.guard.is_some()
+    }
+
     /// Pins if not pinned yet; true if it pinned just now.
     #[inline]
     pub fn pin(&mut self) -> bool {

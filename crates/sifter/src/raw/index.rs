@@ -2,35 +2,62 @@
 //! seven entry words and a control word.
 //!
 //! * An entry word is `tag << 32 | (slot + 1)`, where the tag is the hash's upper 32 bits
-//!   with the lowest forced to 1 (so no tag matches an empty word, 0, and a scan compares one
-//!   thing per word). A lookup loads its home bucket's line, compares the tags of seven
-//!   words, and reads a slot (a second line) only on a tag match: a miss usually touches one
-//!   line, a hit two.
-//! * Overflow goes to the following buckets (linear probing by bucket). The control word counts
-//!   the entries *passing through* the bucket (homed before it, stored after it), so a lookup
-//!   stops at the first bucket nothing passes through. Entries never move: a lookup that races
-//!   with writers sees each word either before or after a change, never half of it.
-//! * **Lookups take no lock and write nothing.** Inserts and removals by key take the spin lock
-//!   of their *home* bucket (a word in the same line), so two writers of one key are
+//!   with the lowest forced to 1 (never 0, so no tag matches an empty word).
+//! * The control word holds one **byte tag** per entry word (the tag's top 7 bits with the high
+//!   bit set, so never 0), a 7-bit pass-through count and the home lock bit:
+//!   `[lock:1 | pass:7 | byte tag 6 | … | byte tag 0]`. A lookup loads the control word,
+//!   finds the words whose byte tag matches its own with a few word-wide operations (SWAR, no
+//!   SIMD loads of the atomics) and loads only those words, then reads a slot (a second line)
+//!   only on a full tag match: a miss usually loads two words of one line, a hit three and
+//!   the slot's line.
+//! * Byte tags are *hints* that never hide an entry: a word's byte is set by the writer that
+//!   filled it, under its bucket's lock, by the unlock itself (one `fetch_xor` clears the lock
+//!   bit and sets the byte, with Release after the word's store). So whenever a bucket is
+//!   unlocked, every non-empty word has its byte; an entry is findable from the moment its
+//!   bucket's lock is released (its insert has not returned before). Evictions clear a word
+//!   by CAS without any lock and leave its byte behind (*stale*: a candidate whose word no
+//!   longer matches, rejected by the full tag); a writer that needs an empty word and finds no
+//!   zero byte clears the stale bytes it finds (under the lock, where nobody else can fill the
+//!   word). So, under a bucket's lock, a zero byte means an empty word.
+//! * Overflow goes to the following buckets (linear probing by bucket). The pass-through count
+//!   counts the entries *passing through* the bucket (homed before it, stored after it), so a
+//!   lookup stops at the first bucket nothing passes through. It saturates at 127 and then
+//!   stays there (a lookup goes on past that bucket; only a flood of equal hashes gets there).
+//!   Entries never move: a lookup that races with writers sees each word either before or
+//!   after a change, never half of it.
+//! * **Lookups take no lock and write nothing.** Inserts and removals by key take the lock
+//!   of their *home* bucket (the bit of its control word), so two writers of one key are
 //!   serialised; they fill an empty word with a plain store under the lock of the word's
 //!   bucket (their home's, or also the overflow bucket's), and replace or clear words of
-//!   their own home with a CAS. Evictions clear
-//!   their victim's word by slot number with a CAS and no lock: every change of a word is one
-//!   CAS, so exactly one thread unlinks an entry.
+//!   their own home with a CAS. Evictions clear their victim's word by slot number with a CAS
+//!   and no lock: every change of a word is one CAS, so exactly one thread unlinks an entry.
+//! * The control word's parts change in three ways that never undo each other: the lock
+//!   holder changes byte tags only through its unlock's `fetch_xor` (it knows the bytes: nobody
+//!   else changes them); contenders set the lock bit (no change while it is set); pass counts
+//!   move by CAS loops that keep the other bits.
 //! * The bucket count is fixed at build time from the arena size, about 4 slots per
 //!   bucket on average, so the table never fills.
 
-use crate::sync::{AtomicU32, AtomicU64, Backoff, Ordering};
+use crate::sync::{AtomicU64, Backoff, Ordering};
+use std::cell::Cell;
 
 const WORDS: usize = 7;
 
-/// What [`Index::locate`] found: the entry (where, and the word value accepted) and the first
-/// empty word of the home bucket.
-type Located = (Option<(At, u64)>, Option<usize>);
+/// The control word's lock bit.
+const LOCK: u64 = 1 << 63;
+/// Where the pass-through count sits in the control word, and its sticky maximum.
+const PASS_SHIFT: u32 = 56;
+const PASS_MAX: u64 = 0x7F;
+/// One in each byte-tag byte (bytes 0..7).
+const ONES: u64 = 0x0001_0101_0101_0101;
+/// The low seven bits of each byte-tag byte.
+const LOWS: u64 = 0x007F_7F7F_7F7F_7F7F;
+/// The high bit of each byte-tag byte.
+const HIGHS: u64 = 0x0080_8080_8080_8080;
 
 /// The `pin` argument of [`Index::find`] and friends for a caller that is pinned already.
 #[inline]
-pub(crate) fn pinned() -> bool {
+pub(crate) fn pinned(_slot: u32) -> bool {
     false
 }
 
@@ -38,10 +65,8 @@ pub(crate) fn pinned() -> bool {
 #[repr(align(64))]
 struct Bucket {
     words: [AtomicU64; WORDS],
-    /// The home lock: 1 while a writer for this home bucket holds it.
-    lock: AtomicU32,
-    /// Entries passing through: homed before this bucket, stored after it.
-    pass: AtomicU32,
+    /// Byte tags, pass-through count and lock bit (see the module docs).
+    ctrl: AtomicU64,
 }
 
 /// The hash index.
@@ -63,6 +88,12 @@ fn tag(hash: u64) -> u64 {
     (hash >> 32) | 1
 }
 
+/// The byte tag of `hash` (a function of its tag): never 0.
+#[inline]
+fn byte_tag(hash: u64) -> u64 {
+    (hash >> 56) | 0x80
+}
+
 #[inline]
 fn word(hash: u64, slot: u32) -> u64 {
     (tag(hash) << 32) | (slot as u64 + 1)
@@ -73,18 +104,63 @@ fn slot_of(w: u64) -> u32 {
     (w as u32).wrapping_sub(1)
 }
 
-/// Holds a home bucket's lock.
+/// The words of control word `c` whose byte tag is `bt`: the high bit of each such byte. Exact
+/// (no carries cross bytes: each byte's sum is at most 0xFE).
+#[inline]
+fn matching(c: u64, bt: u64) -> u64 {
+    let x = c ^ bt.wrapping_mul(ONES);
+    !(((x & LOWS) + LOWS) | x) & HIGHS
+}
+
+/// The words of control word `c` whose byte is zero (every byte tag has its high bit set).
+#[inline]
+fn zero_bytes(c: u64) -> u64 {
+    !c & HIGHS
+}
+
+/// The word of the lowest byte a [`matching`] or [`zero_bytes`] mask marks.
+#[inline]
+fn first(mask: u64) -> usize {
+    (mask.trailing_zeros() / 8) as usize
+}
+
+#[inline]
+fn pass(c: u64) -> u64 {
+    (c >> PASS_SHIFT) & PASS_MAX
+}
+
+/// The byte of word `i` in control word `c`.
+#[inline]
+fn byte(c: u64, i: usize) -> u64 {
+    (c >> (8 * i)) & 0xFF
+}
+
+/// Holds a bucket's lock (the home bucket's, or an overflow bucket's). Byte-tag changes made
+/// under it are applied by the unlock.
 #[derive(Debug)]
 pub(crate) struct HomeLock<'a> {
     index: &'a Index,
     home: usize,
+    /// Bits to flip in the control word at the unlock: the byte tags written under the lock.
+    flip: Cell<u64>,
+}
+
+impl HomeLock<'_> {
+    /// Makes word `i`'s byte `new` at the unlock (it is `old` now: only the holder changes it).
+    #[inline]
+    fn set_byte(&self, i: usize, old: u64, new: u64) {
+        self.flip.set(self.flip.get() ^ ((old ^ new) << (8 * i)));
+    }
 }
 
 impl Drop for HomeLock<'_> {
+    #[inline]
     fn drop(&mut self) {
-        // Release: the critical section's word stores happen before the next holder's. A plain
-        // store: only the holder writes the lock word.
-        self.index.buckets[self.home].lock.store(0, Ordering::Release);
+        // Release: the critical section's word stores happen before the next holder's, and
+        // before any lookup that sees the byte tags set here (its Acquire load of the control
+        // word). An RMW, not a store: evictions lower pass counts concurrently. The lock bit is
+        // set (ours), and the holder alone changes byte tags, so the flips are exact.
+        self.index.buckets[self.home].ctrl.fetch_xor(LOCK | self.flip.get(), Ordering::Release);
     }
 }
 
@@ -96,8 +172,7 @@ impl Index {
             buckets: (0..n)
                 .map(|_| Bucket {
                     words: std::array::from_fn(|_| AtomicU64::new(0)),
-                    lock: AtomicU32::new(0),
-                    pass: AtomicU32::new(0),
+                    ctrl: AtomicU64::new(0),
                 })
                 .collect(),
         }
@@ -124,7 +199,8 @@ impl Index {
 
     /// Finds the slot whose key `eq` accepts among the entries tagged like `hash`.
     ///
-    /// `pin` runs before the first key comparison and returns true if it pinned the caller
+    /// `pin` runs before the first key comparison, with the slot about to be compared (to
+    /// fetch its line while the pin's fence drains), and returns true if it pinned the caller
     /// just then: the word is then read again, pinned, and only if it still holds the same
     /// slot is that slot read (else the probe starts over, pinned). So a caller that is not
     /// pinned yet needs a pin only if it meets its tag — most misses read one line of words
@@ -133,7 +209,7 @@ impl Index {
     pub fn find(
         &self,
         hash: u64,
-        mut pin: impl FnMut() -> bool,
+        mut pin: impl FnMut(u32) -> bool,
         mut eq: impl FnMut(u32) -> bool,
     ) -> Option<u32> {
         self.probe(hash, &mut pin, &mut eq)
@@ -142,35 +218,40 @@ impl Index {
     /// [`Index::find`] with its closures by reference (a probe whose word changed under the pin
     /// starts over, pinned, through this with [`pinned`]).
     #[inline]
-    fn probe<P: FnMut() -> bool, E: FnMut(u32) -> bool>(
+    fn probe<P: FnMut(u32) -> bool, E: FnMut(u32) -> bool>(
         &self,
         hash: u64,
         pin: &mut P,
         eq: &mut E,
     ) -> Option<u32> {
-        let tag = tag(hash);
+        let (tag, bt) = (tag(hash), byte_tag(hash));
         let mut b = self.home(hash);
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
-            for w in &bucket.words {
+            // Acquire: pairs with the Release unlock that set a byte tag after its word was
+            // stored, and with the Release raise of the pass count.
+            let c = bucket.ctrl.load(Ordering::Acquire);
+            let mut m = matching(c, bt);
+            while m != 0 {
+                let w = &bucket.words[first(m)];
                 // Acquire: pairs with the Release CAS/store that published the word, so the
-                // slot's key and value written before it are visible. (Tags are never 0, so
-                // an empty word never matches.)
+                // slot's key and value written before it are visible.
                 let x = w.load(Ordering::Acquire);
                 if x >> 32 == tag {
                     // Acquire: as above; read after the pin's fence, this is the load the
                     // epoch protocol protects (a slot still linked after we pinned is not
                     // reused while we stay pinned).
-                    if pin() && w.load(Ordering::Acquire) != x {
+                    if pin(slot_of(x)) && w.load(Ordering::Acquire) != x {
                         return self.probe(hash, &mut pinned, eq);
                     }
                     if eq(slot_of(x)) {
                         return Some(slot_of(x));
                     }
                 }
+                m &= m - 1;
             }
-            // Acquire: a writer raises the count before it publishes a word further on.
-            if bucket.pass.load(Ordering::Acquire) == 0 {
+            // A writer raises the count before it publishes a word further on (the load above).
+            if pass(c) == 0 {
                 return None;
             }
             b = self.next(b);
@@ -188,8 +269,8 @@ impl Index {
     #[inline(always)]
     fn lock_bucket(&self, home: usize) -> HomeLock<'_> {
         // Acquire: pairs with the Release unlock; we see the previous holder's stores.
-        if self.buckets[home].lock.swap(1, Ordering::Acquire) == 0 {
-            return HomeLock { index: self, home };
+        if self.buckets[home].ctrl.fetch_or(LOCK, Ordering::Acquire) & LOCK == 0 {
+            return HomeLock { index: self, home, flip: Cell::new(0) };
         }
         self.lock_contended(home)
     }
@@ -197,18 +278,18 @@ impl Index {
     /// [`Index::lock_bucket`] when the lock was held: waits for it.
     #[cold]
     fn lock_contended(&self, home: usize) -> HomeLock<'_> {
-        let lock = &self.buckets[home].lock;
+        let ctrl = &self.buckets[home].ctrl;
         let mut backoff = Backoff::default();
         loop {
             // Acquire: pairs with the Release unlock; we see the previous holder's stores.
-            if lock.swap(1, Ordering::Acquire) == 0 {
-                return HomeLock { index: self, home };
+            if ctrl.fetch_or(LOCK, Ordering::Acquire) & LOCK == 0 {
+                return HomeLock { index: self, home, flip: Cell::new(0) };
             }
             // Relaxed: wait until it looks free before trying the RMW again. (Under loom the
             // wait is the RMW itself: loom lets a plain load read a stale value any number of
             // times, so a load loop would never have to end there.)
             #[cfg(not(loom))]
-            while lock.load(Ordering::Relaxed) != 0 {
+            while ctrl.load(Ordering::Relaxed) & LOCK != 0 {
                 backoff.snooze();
             }
             #[cfg(loom)]
@@ -216,66 +297,82 @@ impl Index {
         }
     }
 
+    /// Under the lock `held` of bucket `b`: an empty word of `b` (`c`: its control word, read
+    /// under the lock), made ours: its byte will be `bt` at the unlock. Stale bytes of other
+    /// empty words met on the way are cleared by the same unlock.
+    #[inline]
+    fn claim_empty(&self, held: &HomeLock<'_>, b: usize, c: u64, bt: u64) -> Option<usize> {
+        // Under the lock a zero byte is an empty word (see the module docs).
+        let z = zero_bytes(c);
+        if z != 0 {
+            let i = first(z);
+            held.set_byte(i, 0, bt);
+            return Some(i);
+        }
+        self.claim_stale(held, b, c, bt)
+    }
+
+    /// [`Index::claim_empty`] when no byte is zero: the words, read, tell which are empty.
+    #[cold]
+    fn claim_stale(&self, held: &HomeLock<'_>, b: usize, c: u64, bt: u64) -> Option<usize> {
+        let mut got = None;
+        for (i, w) in self.buckets[b].words.iter().enumerate() {
+            // Relaxed: only emptiness matters, and an empty word stays empty under the lock.
+            if w.load(Ordering::Relaxed) == 0 {
+                let new = if got.is_none() { bt } else { 0 };
+                held.set_byte(i, byte(c, i), new);
+                got.get_or_insert(i);
+            }
+        }
+        got
+    }
+
     /// Under the home lock: where the entry accepted by `m` (a word test) sits, and the word
     /// value `m` accepted (a CAS must expect exactly it: the word may change right after); and
-    /// the first empty word of the home bucket seen on the way (one scan serves both). `pin`
+    /// the control word of the home bucket (its byte tags cannot change under the lock). `pin`
     /// as in [`Index::find`].
     #[inline]
-    fn locate<P: FnMut() -> bool, M: FnMut(u32) -> bool>(
+    fn locate<P: FnMut(u32) -> bool, M: FnMut(u32) -> bool>(
         &self,
         lock: &HomeLock<'_>,
-        tag: u64,
+        hash: u64,
         pin: &mut P,
         m: &mut M,
-    ) -> Located {
-        // The home bucket, noting its first empty word.
-        let home = &self.buckets[lock.home];
-        let mut empty = None;
-        for (i, w) in home.words.iter().enumerate() {
-            // Acquire: other homes' writers publish words here concurrently; `m` reads
-            // the slot of any word with our tag, whose contents the Acquire makes visible.
-            let x = w.load(Ordering::Acquire);
-            if x >> 32 == tag {
-                // Acquire: as above, pinned (see `find`).
-                if pin() && w.load(Ordering::Acquire) != x {
-                    return self.locate(lock, tag, &mut pinned, m);
-                }
-                if m(slot_of(x)) {
-                    return (Some((At { bucket: lock.home, word: i }, x)), empty);
-                }
-            }
-            if x == 0 && empty.is_none() {
-                empty = Some(i);
-            }
-        }
-        // Acquire: a writer raises the count before it publishes a word further on.
-        if home.pass.load(Ordering::Acquire) == 0 {
-            return (None, empty);
-        }
-        // The buckets overflow passes through.
-        let mut b = self.next(lock.home);
-        for _ in 1..self.buckets.len() {
+    ) -> (Option<(At, u64)>, u64) {
+        let (tag, bt) = (tag(hash), byte_tag(hash));
+        let mut b = lock.home;
+        let mut home_ctrl = 0;
+        for n in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
-            for (i, w) in bucket.words.iter().enumerate() {
-                // Acquire: as above.
+            // Acquire: as in `probe`. (Under the home lock every word of our key has its byte:
+            // the buckets it was stored in were unlocked before our home was.)
+            let c = bucket.ctrl.load(Ordering::Acquire);
+            if n == 0 {
+                home_ctrl = c;
+            }
+            let mut cand = matching(c, bt);
+            while cand != 0 {
+                let i = first(cand);
+                let w = &bucket.words[i];
+                // Acquire: as in `probe`; `m` reads the slot.
                 let x = w.load(Ordering::Acquire);
                 if x >> 32 == tag {
                     // Acquire: as above, pinned (see `find`).
-                    if pin() && w.load(Ordering::Acquire) != x {
-                        return self.locate(lock, tag, &mut pinned, m);
+                    if pin(slot_of(x)) && w.load(Ordering::Acquire) != x {
+                        return self.locate(lock, hash, &mut pinned, m);
                     }
                     if m(slot_of(x)) {
-                        return (Some((At { bucket: b, word: i }, x)), empty);
+                        return (Some((At { bucket: b, word: i }, x)), home_ctrl);
                     }
                 }
+                cand &= cand - 1;
             }
-            // Acquire: as above.
-            if bucket.pass.load(Ordering::Acquire) == 0 {
-                return (None, empty);
+            if pass(c) == 0 {
+                break;
             }
             b = self.next(b);
         }
-        (None, empty)
+        (None, home_ctrl)
     }
 
     /// Under the home lock of `hash`: replaces the entry accepted by `eq` with `slot` and
@@ -285,21 +382,22 @@ impl Index {
         lock: &HomeLock<'_>,
         hash: u64,
         slot: u32,
-        mut pin: impl FnMut() -> bool,
+        mut pin: impl FnMut(u32) -> bool,
         mut eq: impl FnMut(u32) -> bool,
     ) -> Option<u32> {
         let new = word(hash, slot);
+        let bt = byte_tag(hash);
         // Empty words become non-empty only under their bucket's lock: ours for the home
         // bucket, the bucket's own for overflow (taken while we hold our home's: no deadlock,
         // since a cycle of such waits would need every bucket full, and the table is at most
         // 4/7 full). Evictions and replacements change only non-empty words. So an empty word
-        // seen under the lock is ours to fill with a plain store, not a CAS — in particular an
-        // empty word of the home bucket seen by `locate` is still empty.
-        let empty = loop {
-            match self.locate(lock, tag(hash), &mut pin, &mut eq) {
+        // seen under the lock is ours to fill with a plain store, not a CAS.
+        let home_ctrl = loop {
+            match self.locate(lock, hash, &mut pin, &mut eq) {
                 (Some((at, old)), _) => {
-                    // Replace: a lock-free `remove_slot` (eviction) may clear the word under
-                    // us, hence the CAS; if it does, the key is gone: look again.
+                    // Replace (same tag, same byte): a lock-free `remove_slot` (eviction) may
+                    // clear the word under us, hence the CAS; if it does, the key is gone:
+                    // look again.
                     let w = &self.buckets[at.bucket].words[at.word];
                     // AcqRel: Release publishes the new slot's contents to lookups (Acquire in
                     // `find`); Acquire orders our later reads of the old slot.
@@ -307,30 +405,71 @@ impl Index {
                         return Some(slot_of(old));
                     }
                 }
-                (None, empty) => break empty,
+                (None, c) => break c,
             }
         };
-        if let Some(i) = empty {
-            // Release: publishes the slot's contents to lookups (Acquire in `find`).
+        if let Some(i) = self.claim_empty(lock, lock.home, home_ctrl, bt) {
+            // Release: publishes the slot's contents to lookups (Acquire in `find`); the byte
+            // tag follows at the unlock.
             self.buckets[lock.home].words[i].store(new, Ordering::Release);
             return None;
         }
         // The home bucket is full: overflow into the following buckets.
-        let mut b = lock.home;
-        for _ in 0..self.buckets.len() {
-            let bucket = &self.buckets[b];
-            let _overflow = (b != lock.home).then(|| self.lock_bucket(b));
-            if let Some(w) = bucket.words.iter().find(|w| w.load(Ordering::Relaxed) == 0) {
-                // Release: publishes the slot's contents to lookups (Acquire in `find`).
-                w.store(new, Ordering::Release);
+        self.raise_pass(lock.home);
+        let mut b = self.next(lock.home);
+        for _ in 1..self.buckets.len() {
+            let held = self.lock_bucket(b);
+            // Acquire: as in `lock_bucket` (the control word's byte tags, seen under its lock).
+            let c = self.buckets[b].ctrl.load(Ordering::Acquire);
+            if let Some(i) = self.claim_empty(&held, b, c, bt) {
+                // Release: as above.
+                self.buckets[b].words[i].store(new, Ordering::Release);
                 return None;
             }
-            // Release: the count is raised before the word is published further on, so a
-            // lookup that misses the count has not been able to see the word either.
-            bucket.pass.fetch_add(1, Ordering::Release);
+            self.raise_pass(b);
             b = self.next(b);
         }
         unreachable!("the index is sized so that it never fills")
+    }
+
+    /// Raises bucket `b`'s pass-through count (the caller holds its lock), unless it is
+    /// saturated.
+    fn raise_pass(&self, b: usize) {
+        let ctrl = &self.buckets[b].ctrl;
+        let mut c = ctrl.load(Ordering::Relaxed);
+        while pass(c) < PASS_MAX {
+            // Release: the count is raised before the word is published further on, so a
+            // lookup that misses the count has not been able to see the word either. A CAS:
+            // evictions lower counts concurrently.
+            match ctrl.compare_exchange_weak(
+                c,
+                c + (1 << PASS_SHIFT),
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(now) => c = now,
+            }
+        }
+    }
+
+    /// Lowers bucket `b`'s pass-through count, unless it is saturated (sticky).
+    fn lower_pass(&self, b: usize) {
+        let ctrl = &self.buckets[b].ctrl;
+        let mut c = ctrl.load(Ordering::Relaxed);
+        while pass(c) < PASS_MAX {
+            debug_assert!(pass(c) > 0, "bucket {b}: pass-through count below zero");
+            // Release: after the word is gone (lookups may stop early only once it is).
+            match ctrl.compare_exchange_weak(
+                c,
+                c - (1 << PASS_SHIFT),
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(now) => c = now,
+            }
+        }
     }
 
     /// Under the home lock of `hash`: removes the entry accepted by `m` (called with slot
@@ -343,8 +482,13 @@ impl Index {
     ) -> Option<u32> {
         let mut m = m;
         loop {
-            let (at, seen) = self.locate(lock, tag(hash), &mut pinned, &mut m).0?;
+            let (at, seen) = self.locate(lock, hash, &mut pinned, &mut m).0?;
             if let Some(s) = self.clear_word(lock.home, at, seen) {
+                if at.bucket == lock.home {
+                    // Nobody else fills a word of our home while we hold its lock: the word is
+                    // still empty at the unlock, which clears its byte.
+                    lock.set_byte(at.word, byte_tag(hash), 0);
+                }
                 return Some(s);
             }
             // An eviction cleared it first: look again (the key is most likely gone).
@@ -357,7 +501,35 @@ impl Index {
     #[inline(always)]
     pub fn remove_slot(&self, hash: u64, slot: u32) -> bool {
         let want = word(hash, slot);
+        let bt = byte_tag(hash);
         let home = self.home(hash);
+        let mut b = home;
+        for _ in 0..self.buckets.len() {
+            let bucket = &self.buckets[b];
+            // Acquire: as in `probe`.
+            let c = bucket.ctrl.load(Ordering::Acquire);
+            let mut cand = matching(c, bt);
+            while cand != 0 {
+                let i = first(cand);
+                // Relaxed: compared with a value we know; the CAS decides.
+                if bucket.words[i].load(Ordering::Relaxed) == want {
+                    return self.clear_word(home, At { bucket: b, word: i }, want).is_some();
+                }
+                cand &= cand - 1;
+            }
+            if pass(c) == 0 {
+                break;
+            }
+            b = self.next(b);
+        }
+        // Not found by its byte: gone, or stored by an insert that still holds the bucket's
+        // lock (its byte is set at the unlock, but the slot may already be LIVE).
+        self.remove_slot_slow(home, want)
+    }
+
+    /// [`Index::remove_slot`] by the words themselves, not their bytes.
+    #[cold]
+    fn remove_slot_slow(&self, home: usize, want: u64) -> bool {
         let mut b = home;
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
@@ -367,8 +539,8 @@ impl Index {
                     return self.clear_word(home, At { bucket: b, word: i }, want).is_some();
                 }
             }
-            // Acquire: as in `find`.
-            if bucket.pass.load(Ordering::Acquire) == 0 {
+            // Acquire: as in `probe`.
+            if pass(bucket.ctrl.load(Ordering::Acquire)) == 0 {
                 return false;
             }
             b = self.next(b);
@@ -378,6 +550,7 @@ impl Index {
 
     /// CASes the word at `at` (homed at `home`) from `old` to empty and lowers the
     /// pass-through counts before it; the slot it held, or `None` if the word changed first.
+    /// (Its byte tag stays behind: see the module docs.)
     #[inline(always)]
     fn clear_word(&self, home: usize, at: At, old: u64) -> Option<u32> {
         let w = &self.buckets[at.bucket].words[at.word];
@@ -389,8 +562,7 @@ impl Index {
         }
         let mut b = home;
         while b != at.bucket {
-            // Release: after the word is gone (lookups may stop early only once it is).
-            self.buckets[b].pass.fetch_sub(1, Ordering::Release);
+            self.lower_pass(b);
             b = self.next(b);
         }
         Some(slot_of(old))
@@ -431,12 +603,13 @@ impl Index {
     /// equals the number of entries whose home precedes it and that sit after it.
     pub fn validate(&self, hash_of: impl Fn(u32) -> u64) -> Result<(), String> {
         let n = self.buckets.len();
-        let mut pass = vec![0u64; n];
+        let mut passing = vec![0u64; n];
         for (b, bucket) in self.buckets.iter().enumerate() {
-            if bucket.lock.load(Ordering::Relaxed) != 0 {
+            let c = bucket.ctrl.load(Ordering::Relaxed);
+            if c & LOCK != 0 {
                 return Err(format!("index bucket {b} is still locked"));
             }
-            for w in &bucket.words {
+            for (i, w) in bucket.words.iter().enumerate() {
                 let x = w.load(Ordering::Relaxed);
                 if x == 0 {
                     continue;
@@ -445,19 +618,28 @@ impl Index {
                 if tag(h) != x >> 32 {
                     return Err(format!("slot {}: index tag does not match its hash", slot_of(x)));
                 }
+                if byte(c, i) != byte_tag(h) {
+                    return Err(format!(
+                        "index bucket {b} word {i} (slot {}): byte tag {:#x}, expected {:#x}",
+                        slot_of(x),
+                        byte(c, i),
+                        byte_tag(h)
+                    ));
+                }
                 let mut c = self.home(h);
                 while c != b {
-                    pass[c] += 1;
+                    passing[c] += 1;
                     c = self.next(c);
                 }
             }
         }
         for (b, bucket) in self.buckets.iter().enumerate() {
-            let have = bucket.pass.load(Ordering::Relaxed) as u64;
-            if have != pass[b] {
+            let have = pass(bucket.ctrl.load(Ordering::Relaxed));
+            // A saturated count is sticky: it may exceed the entries passing now.
+            if have != passing[b] && have != PASS_MAX {
                 return Err(format!(
                     "index bucket {b}: pass-through count {have}, entries passing {}",
-                    pass[b]
+                    passing[b]
                 ));
             }
         }
