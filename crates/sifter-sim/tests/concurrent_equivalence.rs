@@ -1,7 +1,7 @@
 //! The simulator is the oracle for the concurrent caches: replayed read-through (get; insert on
 //! a miss) on one thread, `sifter::Cache` must give the simulator's miss ratio — exactly for
-//! FIFO, LRU, SIEVE and CLOCK below 1,024 entries (CLOCK above: within 0.002, new entries are
-//! enqueued in chains), and within 0.5 percentage points of SIEVE for Mobius (the Mobius
+//! LRU and SIEVE, and for FIFO and CLOCK below 1,024 entries (above: within 0.002, new entries
+//! are enqueued in chains and victims taken 8 at a time), and within 0.5 percentage points of SIEVE for Mobius (the Mobius
 //! paper's claim) — on Zipf(1.0) and on real traces from `../shared/traces/`.
 //!
 //! Prob-LRU (q = 0.5) flips its own coins, so it is held to 0.5 points of the simulator's.
@@ -48,9 +48,10 @@ fn check(t: &LoadedTrace, caps: &[u64]) {
             (Policy::Sieve, "sieve"),
         ] {
             let (got, want) = (replay(t, p, true, cap), sim(t, name, cap));
-            if p == Policy::Clock && cap >= 1024 {
-                // Caches of 1,024+ entries enqueue new entries in chains of 8 per stripe, so a
-                // reinsertion can overtake up to 7 newer entries: within 0.002 (the issue's
+            if matches!(p, Policy::Clock | Policy::Fifo) && cap >= 1024 {
+                // Queue policies' caches of 1,024+ entries enqueue new entries in chains of 8
+                // per stripe (a CLOCK reinsertion can overtake up to 7 newer entries) and
+                // evict 8 at a time (up to 7 entries go early): within 0.002 (the issue's
                 // bound), not exact.
                 let diff = (got as f64 - want as f64).abs() / t.len() as f64;
                 assert!(diff <= 0.002, "{} {p:?} at {cap}: {got} vs {want} misses", t.name);

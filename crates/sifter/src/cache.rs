@@ -11,10 +11,11 @@
 //! not even transiently, however many inserts are in flight or preempted.
 //!
 //! Stripes (one per group of threads, cache-padded) keep the common path off shared lines: at
-//! steady state an insert evicts one victim and takes back its tokens in its own stripe. A
-//! stripe keeps at most `spill` tokens (about 1/1024 of the capacity) after a removal; the rest
-//! goes back to the global pool, so tokens stranded in idle threads' stripes are bounded by
-//! `stripes × spill`. An insert that finds nothing in its stripe, the pool, or the policy takes
+//! steady state an insert evicts victims and takes back their tokens in its own stripe (queue
+//! policies take [`EVICT_BATCH`] victims at once, leaving the spare tokens for the stripe's
+//! next inserts). A stripe keeps at most `spill` tokens (about 1/1024 of the capacity) after a
+//! removal; the rest goes back to the global pool, so tokens stranded in idle threads' stripes
+//! are bounded by `stripes × max(spill, EVICT_BATCH - 1)`. An insert that finds nothing in its stripe, the pool, or the policy takes
 //! the other stripes' tokens.
 //!
 //! An insert that cannot get tokens within a bounded number of attempts (every entry held by
@@ -28,7 +29,7 @@ use crate::loader::Loads;
 use crate::panics;
 use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::Nodes;
-use crate::policy::queues::{link_private, reset, Mode, Queues};
+use crate::policy::queues::{link_private, reset, Mode, Queues, Taken};
 use crate::policy::s3fifo::{S3Fifo, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Epochs, Guard, LazyPin};
 use crate::raw::index::{pinned, Index};
@@ -86,6 +87,12 @@ struct Lists {
 /// 1,024 entries; smaller ones enqueue each entry at once). Gathered entries cannot be evicted
 /// until the chain is enqueued; an eviction that finds the queues empty flushes every stripe.
 const BATCH: u32 = 8;
+
+/// Victims an insert that must evict takes from a queue policy at once, in caches of at least
+/// 1,024 entries without a weigher: one scan and one head CAS for all of them, and their
+/// tokens serve the stripe's next inserts without an eviction each. The cache then holds up
+/// to `EVICT_BATCH - 1` entries per stripe fewer than its capacity until those inserts come.
+const EVICT_BATCH: usize = 8;
 
 /// Slots a sweep for removed entries passes over at most (see [`Cache::sweep_removed`]).
 const SWEEP: usize = 64;
@@ -187,6 +194,8 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     spill: u64,
     /// New entries gathered per stripe before one enqueue (see [`BATCH`]).
     batch: u32,
+    /// Victims an insert that must evict takes at once (see [`EVICT_BATCH`]).
+    evict_batch: usize,
     stats: Stats,
     listener: Option<ListenerFn<K, V>>,
     expiration: Option<Expiration<K, V>>,
@@ -375,6 +384,9 @@ where
                 Structure::Queues(Queues::new(Mode::NbqClock { batched: consecutive }))
             }
         };
+        let queues = matches!(structure, Structure::Queues(_));
+        let evict_batch =
+            if capacity >= 1024 && weigher.is_none() && queues { EVICT_BATCH } else { 1 };
         let n_stripes = std::thread::available_parallelism()
             .map_or(4, |n| n.get() * 4)
             .clamp(4, 64)
@@ -397,6 +409,7 @@ where
             resize: crate::sync::Mutex::new(()),
             spill: (capacity / 1024).max(1),
             batch: if capacity >= 1024 { BATCH } else { 1 },
+            evict_batch,
             stats: Stats::new(),
             listener: extras.listener,
             expiration: extras.expiration,
@@ -1072,64 +1085,91 @@ where
         Unlink::Done(unsafe { slot.weight() })
     }
 
-    /// Takes one victim from the policy and unlinks it from the index: returns it (to be
-    /// retired by the caller) and the tokens that freed (not credited anywhere yet), or `None`
-    /// if the policy had nothing to give.
+    /// Takes up to `want` victims from the policy (more than one only from the queue
+    /// policies, in one scan) and unlinks them from the index: pushes them to `victims` (to be
+    /// retired by the caller; it has room for `want`) and returns the tokens that freed (not
+    /// credited anywhere yet), or `None` if the policy had nothing to give.
     #[inline(always)]
-    fn evict_one(&self, tid: usize, now: u64) -> Option<(u32, u64)> {
+    fn evict_some(&self, tid: usize, now: u64, want: usize, victims: &mut Victims) -> Option<u64> {
         for _ in 0..4 {
-            let (v, to_ghost) = match &self.expiration {
-                None => self.take_victim(&self.arena, tid),
-                Some(_) => self.take_victim(&Sweep { arena: &self.arena, now }, tid),
+            let mut taken = Taken::default();
+            let to_ghost = match &self.expiration {
+                None => self.take_victims(&self.arena, tid, want, &mut taken),
+                Some(_) => {
+                    self.take_victims(&Sweep { arena: &self.arena, now }, tid, want, &mut taken)
+                }
             }?;
-            // An S3-FIFO small-queue victim's fingerprint goes to the ghost once it is
-            // unlinked: its key is hashed once for both, and the ghost's bucket is fetched
-            // while the index removal runs.
-            let mut hash = None;
-            if let (true, Structure::S3(q)) = (to_ghost, &self.structure) {
-                // (A panicking `Hash` leaves no ghost; `unlink_slot` then keeps the entry.)
-                hash = self.key_hash(v);
-                if let Some(h) = hash {
-                    q.ghost.prefetch(h, true);
+            let (mut freed, mut any) = (0, false);
+            for &v in &taken.slots[..taken.len] {
+                // An S3-FIFO small-queue victim's fingerprint goes to the ghost once it is
+                // unlinked: its key is hashed once for both, and the ghost's bucket is fetched
+                // while the index removal runs.
+                let mut hash = None;
+                if let (true, Structure::S3(q)) = (to_ghost, &self.structure) {
+                    // (A panicking `Hash` leaves no ghost; `unlink_slot` then keeps the entry.)
+                    hash = self.key_hash(v);
+                    if let Some(h) = hash {
+                        q.ghost.prefetch(h, true);
+                    }
+                }
+                match self.unlink_slot(v, tid, RemovalCause::Evicted, now, true, hash) {
+                    Unlink::Done(w) => {
+                        if let (Some(h), Structure::S3(q)) = (hash, &self.structure) {
+                            q.ghost.insert(q.local(tid), h);
+                        }
+                        victims.push(v);
+                        freed += w;
+                        any = true;
+                    }
+                    Unlink::Gone => {
+                        self.count_garbage(self.stripe(tid), -1);
+                        victims.push(v);
+                        any = true;
+                    }
+                    // Its key could not be hashed, or its insert is still in flight (only a
+                    // queue policy's gathered slot): it stays, back in the policy.
+                    Unlink::Kept | Unlink::NotYet => match &self.structure {
+                        Structure::Queues(q) => q.insert(&self.arena, v),
+                        Structure::Locked(l) => l.insert(v),
+                        Structure::S3(q) => {
+                            // SAFETY: `v` is ours (taken from the policy), published, not
+                            // retired.
+                            let w = unsafe { self.slot(v).weight() };
+                            q.insert(&self.arena, q.local(tid), v, w, true)
+                        }
+                    },
                 }
             }
-            match self.unlink_slot(v, tid, RemovalCause::Evicted, now, true, hash) {
-                Unlink::Done(w) => {
-                    if let (Some(h), Structure::S3(q)) = (hash, &self.structure) {
-                        q.ghost.insert(q.local(tid), h);
-                    }
-                    return Some((v, w));
-                }
-                Unlink::Gone => {
-                    self.count_garbage(self.stripe(tid), -1);
-                    return Some((v, 0));
-                }
-                // Its key could not be hashed, or its insert is still in flight (only a queue
-                // policy's gathered slot): it stays, back in the policy.
-                Unlink::Kept | Unlink::NotYet => match &self.structure {
-                    Structure::Queues(q) => q.insert(&self.arena, v),
-                    Structure::Locked(l) => l.insert(v),
-                    Structure::S3(q) => {
-                        // SAFETY: `v` is ours (taken from the policy), published, not retired.
-                        let w = unsafe { self.slot(v).weight() };
-                        q.insert(&self.arena, q.local(tid), v, w, true)
-                    }
-                },
+            if any {
+                return Some(freed);
             }
         }
         None
     }
 
-    /// The policy's victim, seen through `n`, and whether its fingerprint goes to the ghost
-    /// (S3-FIFO's small queue).
+    /// Up to `want` of the policy's victims (more than one only from the queue policies), seen
+    /// through `n`, into `out`; whether their fingerprints go to the ghost (S3-FIFO's small
+    /// queue); `None` if the policy had none.
     #[inline]
-    fn take_victim<N: Nodes>(&self, n: &N, tid: usize) -> Option<(u32, bool)> {
+    fn take_victims<N: Nodes>(
+        &self,
+        n: &N,
+        tid: usize,
+        want: usize,
+        out: &mut Taken,
+    ) -> Option<bool> {
+        let one = |out: &mut Taken, v: u32| {
+            out.slots[0] = v;
+            out.len = 1;
+        };
         match &self.structure {
-            Structure::Queues(q) => q
-                .evict(n)
-                .or_else(|| if self.flush_pending() { q.evict(n) } else { None })
-                .map(|v| (v, false)),
-            Structure::Locked(l) => l.evict(n).map(|v| (v, false)),
+            Structure::Queues(q) => (q.evict_many(n, want, out)
+                || (self.flush_pending() && q.evict_many(n, want, out)))
+            .then_some(false),
+            Structure::Locked(l) => {
+                one(out, l.evict(n)?);
+                Some(false)
+            }
             Structure::S3(q) => {
                 let local = q.local(tid);
                 // SAFETY: the policy holds `s` (a published slot) until it is retired.
@@ -1141,7 +1181,8 @@ where
                         None
                     }
                 })?;
-                Some((v.slot, v.to_ghost))
+                one(out, v.slot);
+                Some(v.to_ghost)
             }
         }
     }
@@ -1205,10 +1246,11 @@ where
 
     /// Evicts one victim, crediting its tokens to `st` and retiring it there.
     fn evict_and_retire(&self, st: &Stripe, tid: usize, now: u64) -> bool {
-        match self.evict_one(tid, now) {
-            Some((v, w)) => {
+        let mut victims = Victims::default();
+        match self.evict_some(tid, now, 1, &mut victims) {
+            Some(w) => {
                 self.credit(st, w);
-                self.retire(st, v);
+                let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
                 true
             }
             None => false,
@@ -1359,14 +1401,14 @@ where
             if t0.is_none() {
                 t0 = crate::profile::start();
             }
-            if let Some((v, freed)) = self.evict_one(tid, now) {
-                if victims.len == victims.slots.len() {
-                    let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
-                    victims.len = 0;
-                }
-                victims.push(v);
-                // The common case at steady state: the victim frees exactly what we need, and
-                // its tokens never touch the stripe.
+            if victims.len + self.evict_batch > victims.slots.len() {
+                let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
+                victims.len = 0;
+            }
+            if let Some(freed) = self.evict_some(tid, now, self.evict_batch, victims) {
+                // The common case at steady state: the victims free what we need (one of them
+                // exactly that, the others the stripe's next inserts'), and our own tokens
+                // never touch the stripe.
                 if freed >= w {
                     if freed > w {
                         self.credit(st, freed - w);

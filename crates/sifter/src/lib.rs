@@ -115,7 +115,11 @@
 //! not at rest. Removed and replaced entries give their capacity back at once (with the
 //! lock-free queues their slot waits for the eviction scan, which takes it first). Tokens are
 //! striped per group of threads; up to `stripes × capacity/1024` of them may sit unused in the
-//! stripes of idle threads, which the others take when the pool runs dry. An entry whose weight
+//! stripes of idle threads, which the others take when the pool runs dry. The queue policies
+//! (Mobius, CLOCK, FIFO, NbQ-CLOCK) evict 8 entries at a time in caches of 1,024 entries or
+//! more without a weigher (one scan and one shared write for all 8), so such a cache holds up
+//! to 7 entries per active group of threads fewer than its capacity until the next inserts
+//! use that room. An entry whose weight
 //! exceeds the capacity is not stored. An insert that cannot make room within a bounded number
 //! of attempts (extreme preemption of tiny caches) is not stored either, and counted by
 //! [`Cache::rejected`].

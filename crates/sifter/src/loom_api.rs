@@ -118,9 +118,25 @@ impl Core {
     }
     /// Evicts one slot.
     pub fn evict(&self) -> Option<u32> {
+        self.evict_many(1).first().copied()
+    }
+    /// Evicts up to `want` (1–8) slots in one scan, in eviction order (the queue policies;
+    /// S3-FIFO takes one).
+    pub fn evict_many(&self, want: usize) -> Vec<u32> {
         match &self.q {
-            Policy::Queues(q) => q.evict(&self.slots),
-            Policy::S3(q) => q.evict(&self.slots, q.local(usize::MAX), |_| 1).map(|v| v.slot),
+            Policy::Queues(q) => {
+                let mut t = crate::policy::queues::Taken::default();
+                if q.evict_many(&self.slots, want, &mut t) {
+                    t.slots[..t.len].to_vec()
+                } else {
+                    Vec::new()
+                }
+            }
+            Policy::S3(q) => q
+                .evict(&self.slots, q.local(usize::MAX), |_| 1)
+                .map(|v| v.slot)
+                .into_iter()
+                .collect(),
         }
     }
     /// Sweeps removed (killed) slots out of the queues, up to `max` per queue: returns them

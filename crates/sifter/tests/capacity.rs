@@ -181,10 +181,11 @@ fn replacing_hot_entries_keeps_every_entry() {
             for k in 0..n {
                 c.insert(k, k + round);
             }
-            // (The first replacement in a full cache evicts one entry: an insert takes its
-            // tokens before the old version gives its own back.)
+            // (The first replacement in a full cache evicts: an insert takes its tokens before
+            // the old version gives its own back. A queue policy's cache of 1,024+ entries
+            // evicts 8 at a time, so up to 8 go.)
             let kept = (0..n).filter(|k| c.peek(k) == Some(k + round)).count() as u64;
-            assert!(kept + 1 >= n, "{p:?} cd={cd} round {round}: {kept} of {n} kept ({c:?})");
+            assert!(kept + 8 >= n, "{p:?} cd={cd} round {round}: {kept} of {n} kept ({c:?})");
             assert_eq!(c.rejected(), rejected, "{p:?} cd={cd} round {round}: inserts rejected");
             c.validate().unwrap_or_else(|e| panic!("{p:?} cd={cd} round {round}: {e}"));
         }

@@ -180,6 +180,46 @@ fn two_evictors_every_mode_and_length() {
     }
 }
 
+/// Batched eviction: one scan takes several victims with one head CAS, the visited slots
+/// between them re-enqueued as one chain (joined across the victims). Two batched evictors
+/// race on a queue of alternating visited and unvisited slots (so one scan closes two visited
+/// runs, which must be joined across the victim between them).
+#[test]
+fn batched_evictors() {
+    for mode in ["mobius", "clock", "fifo", "nbq-clock"] {
+        model(move || {
+            let core = filled(mode, &[true, false, true, false, true, false]);
+            let c2 = core.clone();
+            let t = thread::spawn(move || c2.evict_many(2));
+            let a = core.evict_many(3);
+            let b = t.join().expect("thread");
+            let evicted: Vec<Option<u32>> = a.iter().chain(&b).map(|&s| Some(s)).collect();
+            conserved(&core, 6, evicted);
+        });
+    }
+}
+
+/// A batched eviction that reaches the tail while an insert is in its enqueue gap, and then
+/// reuses its first victim at once (enqueues the same slot again, as the arena does) while the
+/// other thread's enqueue completes.
+#[test]
+fn batched_evict_reuse_vs_insert() {
+    for mode in ["mobius", "clock", "fifo"] {
+        model(move || {
+            let core = filled(mode, &[false, true, false]);
+            let c2 = core.clone();
+            let t = thread::spawn(move || c2.insert(3));
+            let mut a = core.evict_many(4);
+            if let Some(&s) = a.first() {
+                core.insert(s);
+                a.remove(0);
+            }
+            t.join().expect("thread");
+            conserved(&core, 4, a.into_iter().map(Some).collect());
+        });
+    }
+}
+
 /// The published code's ABA: a thread evicts a slot and at once enqueues *the same slot*
 /// again (reuse, as the arena does) while another thread scans from a head it read earlier.
 /// With unversioned head/tail words this loses or duplicates slots.

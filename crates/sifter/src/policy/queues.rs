@@ -96,9 +96,17 @@ pub(crate) struct Queues {
 
 /// Outcome of one scan attempt.
 enum Step {
-    Victim(u32),
+    /// Victims are in the caller's [`Taken`].
+    Victim,
     Retry,
     Empty,
+}
+
+/// Victims detached by one [`Queues::evict_many`]: `slots[..len]`.
+#[derive(Debug, Default)]
+pub(crate) struct Taken {
+    pub slots: [u32; 8],
+    pub len: usize,
 }
 
 impl Queues {
@@ -120,19 +128,23 @@ impl Queues {
         self.q[w].enqueue_chain(n, first, last);
     }
 
-    /// Detaches one victim and returns it (the policy no longer holds it), or `None` if the
-    /// queues are empty or no victim was found within the attempt bound.
+    /// Detaches up to `want` (1–8) victims in one scan and one head CAS into `out` (the policy
+    /// no longer holds them); false if the queues are empty or no victim was found within the
+    /// attempt bound. The victims are the first `want` the policy would evict one at a time,
+    /// in order; visited slots met before the last of them get their pass as usual (one
+    /// re-enqueue for all of them).
     #[inline(always)]
-    pub fn evict<N: Nodes>(&self, n: &N) -> Option<u32> {
+    pub fn evict_many<N: Nodes>(&self, n: &N, want: usize, out: &mut Taken) -> bool {
+        debug_assert!((1..=out.slots.len()).contains(&want));
         let mut backoff = Backoff::default();
         for _ in 0..MAX_ATTEMPTS {
-            match self.try_evict(n) {
-                Step::Victim(v) => return Some(v),
-                Step::Empty => return None,
+            match self.try_evict(n, want, out) {
+                Step::Victim => return true,
+                Step::Empty => return false,
                 Step::Retry => backoff.snooze(),
             }
         }
-        None
+        false
     }
 
     #[inline(always)]
@@ -148,9 +160,9 @@ impl Queues {
         }
     }
 
-    /// One scan from the active head.
+    /// One scan from the active head, for up to `want` victims (into `out`).
     #[inline(always)]
-    fn try_evict<N: Nodes>(&self, n: &N) -> Step {
+    fn try_evict<N: Nodes>(&self, n: &N, want: usize, out: &mut Taken) -> Step {
         let mobius = matches!(self.mode, Mode::Mobius { .. });
         let (w, a, d) = self.queues();
         let hw = a.head();
@@ -171,12 +183,20 @@ impl Queues {
             self.mode,
             Mode::Mobius { consecutive: false } | Mode::NbqClock { batched: false }
         );
+        // Visited runs closed by a victim after them (first, last), the run still open, the
+        // victims found and the successor of the last one (the new head).
+        let mut runs = [(NIL, NIL); 8];
+        let mut closed = 0;
+        let (mut run_first, mut run_end) = (NIL, NIL);
+        let (mut found, mut after) = (0, NIL);
         let mut cur = start;
-        let mut run_end = NIL;
         for _ in 0..=n.count() {
             // Acquire: pairs with the Release link in `enqueue_chain`.
             let next = slot(n.next(cur).load(Ordering::Acquire));
             if next == TAKEN {
+                if found > 0 {
+                    break; // detach what we have (the CAS checks the view)
+                }
                 // Being taken by another evictor (or a stale view): help, then rescan.
                 a.tail_settled(n);
                 return Step::Retry;
@@ -186,6 +206,9 @@ impl Queues {
                 && n.is_live(cur)
                 && n.visited(cur).load(Ordering::Relaxed) != 0;
             if keep {
+                if found > 0 && (next == NIL || one_at_a_time) {
+                    break; // this run stays in front, for the next scan
+                }
                 if next == NIL {
                     // Everything from `start` to the end is visited.
                     if a.head() != hw {
@@ -203,36 +226,68 @@ impl Queues {
                     }
                     return Step::Retry;
                 }
+                if run_first == NIL {
+                    run_first = cur;
+                }
                 run_end = cur;
                 cur = next;
                 continue;
             }
-            // `cur` is the victim candidate.
+            // `cur` is a victim candidate.
             if next != NIL {
-                if !a.tail_settled(n) || !a.detach(hw, next) {
-                    return Step::Retry;
+                if run_first != NIL {
+                    runs[closed] = (run_first, run_end);
+                    closed += 1;
+                    (run_first, run_end) = (NIL, NIL);
                 }
-                // The next eviction starts its scan at `next`: fetch its line meanwhile.
-                n.prefetch(next);
-                if run_end != NIL {
-                    self.requeue(n, start, run_end, d);
+                out.slots[found] = cur;
+                found += 1;
+                after = next;
+                if found == want {
+                    break;
                 }
-                return Step::Victim(cur);
+                cur = next;
+                continue;
+            }
+            if found > 0 {
+                break; // `cur`, the last slot, waits for the next scan
             }
             // `cur` is the last slot of the active queue.
-            if run_end != NIL {
+            if run_first != NIL {
                 if a.tail_settled(n) && a.detach(hw, cur) {
                     self.requeue(n, start, run_end, d);
                 }
                 return Step::Retry;
             }
             if a.take_last(n, hw) {
-                return Step::Victim(cur);
+                out.slots[0] = cur;
+                out.len = 1;
+                return Step::Victim;
             }
             return Step::Retry;
         }
-        // Longer than the arena: a stale view (links changed under the scan).
-        Step::Retry
+        if found == 0 {
+            // Longer than the arena: a stale view (links changed under the scan).
+            return Step::Retry;
+        }
+        // Detach `start..after` (every victim and the runs between them) in one CAS.
+        if !a.tail_settled(n) || !a.detach(hw, after) {
+            return Step::Retry;
+        }
+        // The next eviction starts its scan at `after`: fetch its line meanwhile.
+        n.prefetch(after);
+        if closed > 0 {
+            // The runs are ours now: join them across the victims between them (each join a
+            // new incarnation of the run's last slot, as any re-enqueued slot gets), then
+            // re-enqueue them as one chain.
+            for k in 1..closed {
+                reset(n, runs[k - 1].1);
+                link_private(n, runs[k - 1].1, runs[k].0);
+            }
+            self.requeue(n, runs[0].0, runs[closed - 1].1, d);
+        }
+        out.len = found;
+        Step::Victim
     }
 
     /// Collects removed slots (replaced or removed entries, still queued until a scan reaches

@@ -312,19 +312,24 @@ impl Index {
         self.claim_stale(held, b, c, bt)
     }
 
-    /// [`Index::claim_empty`] when no byte is zero: the words, read, tell which are empty.
-    #[cold]
+    /// [`Index::claim_empty`] when no byte is zero: the words, read, tell which are empty (all
+    /// seven read, no branch per word); the first is claimed, the others' stale bytes cleared.
+    #[inline]
     fn claim_stale(&self, held: &HomeLock<'_>, b: usize, c: u64, bt: u64) -> Option<usize> {
-        let mut got = None;
+        let mut empty = 0;
         for (i, w) in self.buckets[b].words.iter().enumerate() {
             // Relaxed: only emptiness matters, and an empty word stays empty under the lock.
-            if w.load(Ordering::Relaxed) == 0 {
-                let new = if got.is_none() { bt } else { 0 };
-                held.set_byte(i, byte(c, i), new);
-                got.get_or_insert(i);
-            }
+            empty |= u64::from(w.load(Ordering::Relaxed) == 0) << (8 * i + 7);
         }
-        got
+        if empty == 0 {
+            return None;
+        }
+        let i = first(empty);
+        // Every empty word's byte goes to zero, then word i's to `bt`: flip the old bytes
+        // (0xFF in each empty word's byte selects them) and `bt` in.
+        let stale = c & ((empty >> 7) * 0xFF);
+        held.flip.set(held.flip.get() ^ stale ^ (bt << (8 * i)));
+        Some(i)
     }
 
     /// Under the home lock: where the entry accepted by `m` (a word test) sits, and the word
