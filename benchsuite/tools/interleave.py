@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Interleaved A/B runs of `sifter bench` builds on a noisy host.
+
+Runs each build's `sifter bench` in turn, round after round (so host slowdowns hit every build
+alike), keeps each run's results.csv under OUT/<name>-<round>/, and prints, per build and
+configuration, the ratio of one cache to another within each run (the only figure that means
+anything on a shared machine), their mean, and the mean throughput and hit ratios.
+
+    python3 benchsuite/tools/interleave.py --rounds 6 --out /tmp/ab \\
+        --build old=/tmp/sifter-old --build new=target/release/sifter \\
+        --num mobius --den quick_cache -- -c mobius,quick_cache -t 1,2 -s 0.01,0.1 -r 3 --duration 300ms
+
+With --summarize-only, only reads OUT (runs made earlier).
+"""
+import argparse
+import collections
+import csv
+import glob
+import os
+import statistics
+import subprocess
+import sys
+
+
+def run(builds, rounds, out, bench_args):
+    for r in range(1, rounds + 1):
+        for name, binary in builds:
+            d = os.path.join(out, f"{name}-{r}")
+            print(f"round {r}/{rounds}: {name}", file=sys.stderr, flush=True)
+            subprocess.run(
+                [binary, "bench", *bench_args, "-q", "--no-plots", "-o", d],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+
+
+def summarize(out, num, den):
+    res = collections.defaultdict(list)
+    for d in sorted(glob.glob(os.path.join(out, "*-*"))):
+        name = os.path.basename(d).rsplit("-", 1)[0]
+        path = os.path.join(d, "results.csv")
+        if not os.path.exists(path):
+            continue
+        tp, hr = {}, {}
+        for row in csv.DictReader(open(path)):
+            k = (row["cache"], row["mode"], row["size"], row["threads"])
+            tp[k] = float(row["mops_median"])
+            hr[k] = float(row["hit_ratio"] or 0)
+        for k, v in tp.items():
+            kd = (den,) + k[1:]
+            if k[0] == num and kd in tp and tp[kd] > 0:
+                res[(name,) + k[1:]].append((v / tp[kd], v, hr[k], hr[kd]))
+    print(f"{'build':<10} {'mode':<8} {'size':<6} {'thr':>3}  {num} / {den} per round  "
+          f"(mean)  {num} Mops/s  hit ratios")
+    for k in sorted(res, key=lambda k: (k[1], float(k[2]), int(k[3]), k[0])):
+        v = res[k]
+        ratios = " ".join(f"{x[0]:.2f}" for x in v)
+        print(f"{k[0]:<10} {k[1]:<8} {k[2]:<6} {k[3]:>3}  {ratios}  "
+              f"({statistics.mean(x[0] for x in v):.3f})  "
+              f"{statistics.mean(x[1] for x in v):.2f}  "
+              f"{statistics.mean(x[2] for x in v):.4f} / {statistics.mean(x[3] for x in v):.4f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", action="append", default=[], metavar="NAME=BINARY",
+                    help="a sifter binary to run (repeatable; names must not contain '-')")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--num", default="mobius", help="cache whose throughput is the numerator")
+    ap.add_argument("--den", default="quick_cache", help="cache whose throughput is the denominator")
+    ap.add_argument("--summarize-only", action="store_true")
+    ap.add_argument("bench_args", nargs=argparse.REMAINDER,
+                    help="after --: the arguments of `sifter bench` (both caches must be in -c)")
+    a = ap.parse_args()
+    bench_args = a.bench_args[1:] if a.bench_args[:1] == ["--"] else a.bench_args
+    if not a.summarize_only:
+        builds = []
+        for b in a.build:
+            name, sep, binary = b.partition("=")
+            if not sep or not name or "-" in name or not os.path.exists(binary):
+                ap.error(f"--build {b!r}: expected NAME=BINARY (an existing file, NAME without '-')")
+            builds.append((name, binary))
+        if not builds or not bench_args:
+            ap.error("give at least one --build and the bench arguments after --")
+        run(builds, a.rounds, a.out, bench_args)
+    summarize(a.out, a.num, a.den)
+
+
+if __name__ == "__main__":
+    main()
