@@ -31,7 +31,7 @@ use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues, Taken};
 use crate::policy::s3fifo::{S3Fifo, MAX_FREQ};
-use crate::raw::epoch::{thread_id, Epochs, Guard, LazyPin};
+use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, LazyPin};
 use crate::raw::index::{pinned, Index};
 use crate::raw::queue::Links;
 use crate::raw::slot::{Arena, Slot, Times, DEAD, EMPTY, LIVE, RETIRED};
@@ -69,10 +69,14 @@ enum Structure {
 struct Lists {
     /// Reusable slots (EMPTY, or RETIRED with contents to drop at reuse).
     free: Vec<u32>,
-    /// Retired slots by epoch residue mod 4 (a mask, not a division; reuse needs only 2
-    /// advances, so a bucket's slots are always reusable by the time its residue returns):
-    /// (epoch, slots).
+    /// Retired slots by epoch residue mod 4 (a mask, not a division): (epoch, slots). Moved
+    /// to `free` by [`Lists::collect`] after an advance attempt whose hazards cover them.
     limbo: [(u64, Vec<u32>); 4],
+    /// Retired slots waiting for an advance attempt that frees them: those a hazard named
+    /// (their epochs are past), and a limbo bucket's whose residue came round before any
+    /// attempt freed them. `wait_epoch` is the latest retirement epoch among them.
+    wait: Vec<u32>,
+    wait_epoch: u64,
     /// Retirements since this stripe last tried to advance the epoch.
     since_advance: u32,
     /// New slots of this stripe's inserts not yet enqueued (queue policies): a private chain
@@ -102,11 +106,42 @@ const SWEEP: usize = 64;
 const ADVANCE_EVERY: u32 = 16;
 
 impl Lists {
-    /// Moves every limbo bucket old enough at epoch `now` to the free list.
-    fn collect(&mut self, now: u64) {
-        for (e, v) in &mut self.limbo {
-            if !v.is_empty() && Epochs::reusable(*e, now) {
-                self.free.append(v);
+    /// Moves the retired slots that advance attempt `adv` allows to the free list: every limbo
+    /// bucket it covers, minus the slots a hazard names (to `wait`), and `wait` if it covers
+    /// that.
+    fn collect(&mut self, adv: &Advance) {
+        if !self.wait.is_empty() && adv.covers(self.wait_epoch) {
+            let (mut wait, e) = (std::mem::take(&mut self.wait), self.wait_epoch);
+            self.wait_epoch = 0;
+            self.release(wait.drain(..), adv, e);
+            if self.wait.is_empty() {
+                self.wait = wait; // keep the allocation
+            }
+        }
+        for i in 0..self.limbo.len() {
+            let e = self.limbo[i].0;
+            if self.limbo[i].1.is_empty() || !adv.covers(e) {
+                continue;
+            }
+            if adv.any_hazard() {
+                let mut v = std::mem::take(&mut self.limbo[i].1);
+                self.release(v.drain(..), adv, e);
+                self.limbo[i].1 = v; // empty, its allocation kept
+            } else {
+                self.free.append(&mut self.limbo[i].1);
+            }
+        }
+    }
+
+    /// `slots` (retired at epoch `e` or before, covered by `adv`) to the free list, or to
+    /// `wait` where a hazard names them.
+    fn release(&mut self, slots: impl Iterator<Item = u32>, adv: &Advance, e: u64) {
+        for s in slots {
+            if adv.free(s) {
+                self.free.push(s);
+            } else {
+                self.wait.push(s);
+                self.wait_epoch = self.wait_epoch.max(e);
             }
         }
     }
@@ -116,8 +151,12 @@ impl Lists {
     fn retire(&mut self, s: u32, epoch: u64) -> bool {
         let (e, v) = &mut self.limbo[(epoch & 3) as usize];
         if *e < epoch {
-            // The bucket holds slots of epoch - 4 (or older): reusable already.
-            self.free.append(v);
+            // The bucket holds slots of epoch - 4 (or older) that no advance attempt has
+            // freed yet (this stripe made none since): they wait for the next.
+            if !v.is_empty() {
+                self.wait.append(v);
+                self.wait_epoch = self.wait_epoch.max(*e);
+            }
             *e = epoch;
         }
         // (If the bucket is newer — another thread of this stripe retired at a later epoch
@@ -448,20 +487,20 @@ where
         (self.epochs.pin(tid), tid)
     }
 
-    /// The `pin` closure of a lookup that is not pinned yet (see [`Index::find`]): before it
-    /// pins — a full fence — it starts fetching the slot it is about to read, so that line
-    /// arrives while the fence drains.
+    /// The `pin` closure of a lookup or insert not protected yet (see [`Index::find`]): before
+    /// it protects slot `s` — a full fence — it starts fetching that slot, so its line arrives
+    /// while the fence drains.
     #[inline]
     fn pin_at<'p, 'e>(
         &'p self,
         pin: &'p mut LazyPin<'e>,
     ) -> impl FnMut(u32) -> bool + use<'p, 'e, K, V, S> {
         move |s| {
-            if pin.is_pinned() {
+            if pin.covers(s) {
                 return false;
             }
             self.arena.prefetch(s, false);
-            pin.pin()
+            pin.protect(s)
         }
     }
 
@@ -516,12 +555,12 @@ where
     {
         let hash = self.hash(key);
         let tid = thread_id();
-        // Pinned only if the index holds a word with the key's tag (a hit, or a rare
-        // false match): most misses skip the pin's fence.
+        // Protected only if the index holds a word with the key's tag (a hit, or a rare
+        // false match): most misses skip the barrier.
         let mut pin = LazyPin::new(&self.epochs, tid);
         let s = self.lookup(hash, key, tid, how, self.pin_at(&mut pin))?;
-        // SAFETY: found in the index after `pin` pinned (a key comparison comes first): not
-        // reused before `pin` drops.
+        // SAFETY: found in the index after `pin` protected it (a key comparison comes first):
+        // not reused before `pin` drops.
         Some(unsafe { self.slot(s).value() }.clone())
     }
 
@@ -611,7 +650,7 @@ where
     fn read_moves_expiry(&self, exp: &Expiration<K, V>, s: u32, now: u64, at: u64) {
         let d = self.arena.deadline(s);
         let slot = self.slot(s);
-        // SAFETY: published, pinned (the caller's lookup).
+        // SAFETY: published, protected by the caller's lookup.
         let (k, v) = unsafe { (slot.key(), slot.value()) };
         if let Some(new) = exp.on_read(k, v, now, at, d.limit()) {
             // Relaxed: see `lookup`; racing readers store similar times.
@@ -846,9 +885,16 @@ where
             // Published with the slot by the index word's Release store.
             d.set(at, limit);
         }
-        // Pinned only if the index holds a word with the key's tag (a replacement, or a rare
-        // false match): only then are other slots read.
+        // Protected only if the index holds a word with the key's tag (a replacement, or a
+        // rare false match): only then are other slots read.
         let mut pin = LazyPin::new(&self.epochs, tid);
+        if self.expiration.as_ref().is_some_and(|e| e.custom.is_some()) {
+            // An update under a custom expiry reads our entry again after publishing it
+            // (`expire_after_update`, below), when an eviction may already have taken it: the
+            // epoch, pinned before it is published, covers it (a hazard would cover only the
+            // entry it replaces).
+            pin.pin();
+        }
         let old = {
             let lock = self.index.lock(hash);
             // SAFETY: `s` is ours and filled.
@@ -857,7 +903,7 @@ where
                 // Under the home lock no other writer of this key runs; an eviction may still
                 // remove its word (then we see it absent, or insert afresh below).
                 let cur = self.index.find(hash, self.pin_at(&mut pin), |o| {
-                    // SAFETY: a published slot, pinned (`pin`, before the comparison).
+                    // SAFETY: a published slot, protected (`pin`, before the comparison).
                     let other = unsafe { self.slot(o).key() };
                     other == key
                 });
@@ -868,7 +914,7 @@ where
                 }
             }
             let old = self.index.insert(&lock, hash, s, self.pin_at(&mut pin), |o| {
-                // SAFETY: a published slot, pinned (`pin`, before the comparison).
+                // SAFETY: a published slot, protected (`pin`, before the comparison).
                 let other = unsafe { self.slot(o).key() };
                 other == key
             });
@@ -879,7 +925,7 @@ where
             self.slot(s).state.store(LIVE, Ordering::Release);
             old.map(|o| {
                 self.mark_removed(st, o);
-                // SAFETY: published, pinned.
+                // SAFETY: published, protected (`pin` covers the slot it found).
                 (o, unsafe { self.slot(o).weight() })
             })
         };
@@ -905,7 +951,8 @@ where
                         // Relaxed: a hint, see `lookup`.
                         let old_at = self.arena.deadline(o).at.load(Ordering::Relaxed);
                         let slot = self.slot(s);
-                        // SAFETY: `s` is our filled slot, published and pinned.
+                        // SAFETY: `s` is our filled slot, published, and the epoch was pinned
+                        // before it was (see `pin` above).
                         let (k, v) = unsafe { (slot.key(), slot.value()) };
                         // A panicking `expire_after_update` leaves the creation-time expiry.
                         panics::defer(|| {
@@ -935,8 +982,9 @@ where
             Structure::Locked(l) => {
                 l.insert(s);
                 if let Some((o, _)) = old {
-                    // Still pinned (finding `o` pinned us): `o` cannot have been retired *and
-                    // reused* since we unlinked it, so the list's `o` is the entry we replaced.
+                    // Still protected (finding `o` protected it): `o` cannot have been retired
+                    // *and reused* since we unlinked it, so the list's `o` is the entry we
+                    // replaced.
                     if l.remove(o) {
                         self.retire(st, o);
                     }
@@ -1299,7 +1347,8 @@ where
             self.enqueue_new(first, last);
         }
         if advance {
-            self.epochs.try_advance();
+            let adv = self.epochs.try_advance();
+            st.lists.lock().collect(&adv);
         }
         got
     }
@@ -1486,12 +1535,14 @@ where
                 }
             }
             // Slots retired at epoch e are reusable at e + 2: up to two advances.
-            let mut epoch = 0;
+            let mut adv = self.epochs.try_advance();
             let mut got = None;
-            for _ in 0..2 {
-                epoch = self.epochs.try_advance();
+            for i in 0..2 {
+                if i > 0 {
+                    adv = self.epochs.try_advance();
+                }
                 let mut l = st.lists.lock();
-                l.collect(epoch);
+                l.collect(&adv);
                 got = l.free.pop();
                 if got.is_some() {
                     break;
@@ -1506,7 +1557,7 @@ where
                     continue;
                 }
                 let Some(mut l) = other.lists.try_lock() else { continue };
-                l.collect(epoch);
+                l.collect(&adv);
                 let n = l.free.len().div_ceil(2);
                 if n > 0 {
                     let at = l.free.len() - n;
@@ -1614,14 +1665,14 @@ where
 
     /// Makes every retired slot that no pinned thread can see reusable, and drops its contents.
     fn reclaim(&self) {
-        let mut now = self.epochs.current();
-        for _ in 0..3 {
-            now = self.epochs.try_advance();
+        let mut adv = self.epochs.try_advance();
+        for _ in 0..2 {
+            adv = self.epochs.try_advance();
         }
         for st in self.stripes.iter() {
             let taken: Vec<u32> = {
                 let mut l = st.lists.lock();
-                l.collect(now);
+                l.collect(&adv);
                 std::mem::take(&mut l.free)
             };
             for &s in &taken {
@@ -1837,7 +1888,11 @@ where
         let known = |s: usize| s < fresh || s >= self.arena.base_len();
         for st in self.stripes.iter() {
             let l = st.lists.lock();
-            let lists = l.free.iter().chain(l.limbo.iter().flat_map(|(_, v)| v.iter()));
+            let lists = l
+                .free
+                .iter()
+                .chain(l.wait.iter())
+                .chain(l.limbo.iter().flat_map(|(_, v)| v.iter()));
             for &s in lists {
                 if !known(s as usize) || where_[s as usize] != 0 {
                     return Err(format!("slot {s} is free or in limbo twice, or also held"));

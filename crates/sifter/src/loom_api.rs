@@ -191,23 +191,36 @@ impl Ebr {
         let _g = self.0.pin(tid);
         f()
     }
-    /// Runs `f` with thread `tid` not pinned yet and a `pin` closure that pins it (once; true
-    /// if it pinned just then), as `Cache::get` does; unpins after `f`.
-    pub fn lazily<R>(&self, tid: usize, f: impl FnOnce(&mut dyn FnMut() -> bool) -> R) -> R {
+    /// Runs `f` with thread `tid` not protected yet and a `pin` closure that protects the slot
+    /// it is given (a hazard for the first, the epoch for another; true if it protected it just
+    /// then), as `Cache::get` does; releases after `f`.
+    pub fn lazily<R>(&self, tid: usize, f: impl FnOnce(&mut dyn FnMut(u32) -> bool) -> R) -> R {
         let mut lazy = crate::raw::epoch::LazyPin::new(&self.0, tid);
-        f(&mut || lazy.pin())
+        f(&mut |s| lazy.protect(s))
     }
     /// The epoch for a slot retired now.
     pub fn retire_epoch(&self) -> u64 {
         self.0.retire_epoch()
     }
-    /// Tries to advance; the epoch now.
-    pub fn try_advance(&self) -> u64 {
-        self.0.try_advance()
+    /// Tries to advance; the epoch now and the hazards seen.
+    pub fn try_advance(&self) -> Advance {
+        Advance(self.0.try_advance())
     }
-    /// Whether a slot retired at `retired` is reusable at `now`.
-    pub fn reusable(retired: u64, now: u64) -> bool {
-        Epochs::reusable(retired, now)
+}
+
+/// What one advance attempt saw (see `raw::epoch::Advance`).
+#[derive(Debug)]
+pub struct Advance(crate::raw::epoch::Advance);
+
+impl Advance {
+    /// The epoch after the attempt.
+    pub fn now(&self) -> u64 {
+        self.0.now
+    }
+    /// Whether slot `s`, retired at epoch `retired`, may be reused: the epochs are past it and
+    /// no hazard names it (`Lists::collect` in the cache).
+    pub fn reusable(&self, s: u32, retired: u64) -> bool {
+        self.0.covers(retired) && self.0.free(s)
     }
 }
 
@@ -264,10 +277,10 @@ impl Idx {
         self.index.find(hash, crate::raw::index::pinned, |s| self.key(s) == key)
     }
 
-    /// The slot of `key`, as `Cache::get` finds it: `pin` is called before the first key
-    /// comparison and returns true if it pinned just then.
-    pub fn find_pinning(&self, hash: u64, key: u64, mut pin: impl FnMut() -> bool) -> Option<u32> {
-        self.index.find(hash, |_| pin(), |s| self.key(s) == key)
+    /// The slot of `key`, as `Cache::get` finds it: `pin` is called with each slot before its
+    /// key is compared and returns true if it protected it just then.
+    pub fn find_pinning(&self, hash: u64, key: u64, pin: impl FnMut(u32) -> bool) -> Option<u32> {
+        self.index.find(hash, pin, |s| self.key(s) == key)
     }
 
     /// Removes `key` under its home lock, as `Cache::remove` does: its slot.

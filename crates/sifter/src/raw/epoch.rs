@@ -5,24 +5,34 @@
 //! value, an evictor scanning past it. It is therefore *retired* with the current epoch and
 //! reused only after every thread that could have seen it has finished its operation.
 //!
-//! * An operation that reads slots pins: a thread with a record (the first [`RECORDS`] thread
-//!   ids) stores the global epoch into its own cache-padded record, then a `SeqCst` fence;
-//!   unpinning stores 0. No read-modify-write and nothing shared is written (on this host a pin
-//!   costs about as much as one uncontended atomic add). Nested pins of the same thread are
-//!   free. Lookups and inserts pin lazily ([`LazyPin`]): only when the index shows a word with
-//!   their key's tag, which they then read again, pinned, before they read its slot (see
-//!   `Index::find`).
-//! * Threads beyond the records count themselves in one of three shared counters (one per
-//!   epoch residue): correct for any number of threads, slower only for them.
-//! * The global epoch advances from `e` to `e + 1` only when no thread is pinned at an older
-//!   epoch. A slot retired at epoch `r` (read after its unlinking, behind a `SeqCst` fence) is
-//!   safe to reuse once the global epoch is `r + 2`: every thread pinned then pinned after the
-//!   advance to `r + 1`, which came after the unlinking, so it cannot reach the slot.
+//! Two kinds of protection, one record per thread:
 //!
-//! The fences pair as in every epoch scheme: a reader's record store + fence before its loads,
-//! against the retirer's unlinking stores + fence before reading the epoch and the advancer's
-//! fence before reading the records. Whichever fence comes first in the single `SeqCst` order,
-//! either the advancer sees the reader pinned (and waits), or the reader sees the slot unlinked.
+//! * **Slot hazards, for lookups and inserts** (the hot paths). A lookup or an insert probes
+//!   the index unprotected and, at the first word with its key's tag, *announces the slot*:
+//!   stores its number in its record's `hazard` word, then a full barrier, then reads the word
+//!   again and reads the slot only if the word still holds it ([`LazyPin`], `Index::find`). A
+//!   slot named by a hazard is never handed out for reuse. So a thread preempted in the middle
+//!   of a `get` holds back one slot, not the reclamation of the whole cache: under
+//!   oversubscription (more threads than cores), where some reader is nearly always
+//!   descheduled mid-read, the epochs below keep advancing and the arena keeps its size.
+//! * **Epochs, for everything else** (removals, iteration, `clear`, a second slot in one
+//!   operation, threads beyond the records): a thread pins by storing the global epoch into its
+//!   record, then a full barrier; unpinning stores 0. Nested pins of the same thread are free.
+//!   Threads beyond the first [`RECORDS`] count themselves in one of three shared counters (one
+//!   per epoch residue): correct for any number of threads, slower only for them.
+//! * The global epoch advances from `e` to `e + 1` only when no thread is pinned at an older
+//!   epoch; hazards do not hold it back. Each advance attempt ([`Epochs::try_advance`]) also
+//!   reads every record's hazard, after the same fence: an [`Advance`]. A slot retired at epoch
+//!   `r` (read after its unlinking, behind a `SeqCst` fence) may be reused once an advance
+//!   attempt that saw the global epoch at `r + 1` or later names it in no hazard and the epoch
+//!   is `r + 2` ([`Advance::reusable`]): every epoch-pinned thread pinned after the unlinking,
+//!   and every hazard announced before that attempt's fence was seen.
+//!
+//! The fences pair as in every epoch or hazard-pointer scheme: a reader's record store + fence
+//! before its loads, against the retirer's unlinking + fence before reading the epoch and the
+//! advancer's fence before reading the records. Whichever fence comes first in the single
+//! `SeqCst` order, either the advancer sees the reader's epoch or hazard (and waits, or keeps
+//! that slot back), or the reader sees the slot unlinked (its second read of the index word).
 
 use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
@@ -51,13 +61,22 @@ fn announce(r: &AtomicU64, e: u64) {
     }
 }
 
+/// One thread's record: both words on one line, written only by the thread (read by advancers).
+#[derive(Debug, Default)]
+struct Record {
+    /// 0, or the epoch the thread is pinned at.
+    epoch: AtomicU64,
+    /// 0, or one more than the slot the thread has announced (see the module docs).
+    hazard: AtomicU64,
+}
+
 /// The epochs of one cache.
 #[derive(Debug)]
 pub(crate) struct Epochs {
     /// The global epoch; starts at 1 (a record holding 0 is unpinned).
     global: CachePadded<AtomicU64>,
-    /// Per-thread records: 0, or the epoch the thread is pinned at.
-    records: Box<[CachePadded<AtomicU64>]>,
+    /// Per-thread records.
+    records: Box<[CachePadded<Record>]>,
     /// One more than the highest record index ever pinned (advancers scan only these).
     used: CachePadded<AtomicUsize>,
     /// Threads without a record: how many are pinned at an epoch of each residue mod 3.
@@ -67,7 +86,7 @@ pub(crate) struct Epochs {
 /// How a guard pinned.
 #[derive(Debug)]
 enum Pin<'a> {
-    /// Through its own record, cleared on drop (the record itself: no index on the way out).
+    /// Through its own record's epoch word, cleared on drop.
     Record(&'a AtomicU64),
     /// The thread was already pinned in this cache: nothing to undo.
     Nested,
@@ -91,7 +110,7 @@ impl Epochs {
     pub fn with_records(n: usize) -> Self {
         Epochs {
             global: CachePadded::new(AtomicU64::new(1)),
-            records: (0..n).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
+            records: (0..n).map(|_| CachePadded::new(Record::default())).collect(),
             used: CachePadded::new(AtomicUsize::new(0)),
             shared: [
                 CachePadded::new(AtomicU64::new(0)),
@@ -105,16 +124,12 @@ impl Epochs {
     #[inline]
     pub fn pin(&self, tid: usize) -> Guard<'_> {
         if let Some(r) = self.records.get(tid) {
+            let r = &r.epoch;
             // Relaxed: only this thread writes its record, so it reads its own last store.
             if r.load(Ordering::Relaxed) != 0 {
                 return Guard { pin: Pin::Nested };
             }
-            // Relaxed: the first pin of a thread raises the mark before its record is used;
-            // `try_advance` reads `used` after its fence, and the fence below orders this
-            // before our loads of the structures.
-            if tid >= self.used.load(Ordering::Relaxed) {
-                self.used.fetch_max(tid + 1, Ordering::SeqCst);
-            }
+            self.register(tid);
             // Relaxed: a stale (older) epoch only makes us more conservative.
             let e = self.global.load(Ordering::Relaxed);
             announce(r, e);
@@ -124,6 +139,13 @@ impl Epochs {
             let e = self.global.load(Ordering::SeqCst);
             // SeqCst: announces us before the re-check and before our loads of the structures.
             self.shared[(e % 3) as usize].fetch_add(1, Ordering::SeqCst);
+            // SeqCst fence: pairs with the advancer's and the retirer's fences. A `SeqCst`
+            // read-modify-write alone orders nothing against another thread's fence in the
+            // model (a locked instruction is a full barrier on x86-64, but not everywhere):
+            // without it, loom finds an advancer that misses this count and a reader that
+            // misses the unlinking (`epoch_reuse_shared_counters` with unpinned advancers).
+            // Only threads beyond the records come here.
+            fence(Ordering::SeqCst);
             if self.global.load(Ordering::SeqCst) == e {
                 return Guard { pin: Pin::Shared(&self.shared[(e % 3) as usize]) };
             }
@@ -148,70 +170,175 @@ impl Epochs {
         self.global.load(Ordering::SeqCst)
     }
 
-    /// The global epoch now.
-    #[cfg_attr(loom, allow(dead_code))]
-    pub fn current(&self) -> u64 {
-        // Acquire: pairs with the advancing CAS, so the check it made happened before.
-        self.global.load(Ordering::Acquire)
-    }
-
-    /// Advances the global epoch if no thread is pinned at an older one; returns the epoch.
-    pub fn try_advance(&self) -> u64 {
-        let e = self.global.load(Ordering::SeqCst);
+    /// Advances the global epoch if no thread is pinned at an older one; returns the epoch now
+    /// and the hazards announced (see [`Advance`]).
+    pub fn try_advance(&self) -> Advance {
+        let seen = self.global.load(Ordering::SeqCst);
         fence(Ordering::SeqCst);
+        let mut adv = Advance { now: seen, seen, hazards: [0; RECORDS], len: 0 };
         // Relaxed: read after the fence (see the module docs).
         let used = self.used.load(Ordering::Relaxed).min(self.records.len());
+        let mut blocked = false;
         for r in &self.records[..used] {
-            // Acquire: pairs with the Release unpin, so a slot reader's reads happen before
-            // the advance (and, through the global epoch's RMW chain, before the reuse).
-            let v = r.load(Ordering::Acquire);
-            if v != 0 && v != e {
-                return e;
+            // Acquire (both): pairs with the Release clears (unpin, hazard drop) and the
+            // Release hazard stores, so a reader's reads of a slot happen before the advance or
+            // the reuse that this read allows (through the global epoch's RMW chain, or the
+            // stripe lock of the free list).
+            let v = r.epoch.load(Ordering::Acquire);
+            blocked |= v != 0 && v != seen;
+            let h = r.hazard.load(Ordering::Acquire);
+            if h != 0 && adv.len < RECORDS {
+                adv.hazards[adv.len] = (h - 1) as u32;
+                adv.len += 1;
             }
         }
         // Counted threads pinned at e - 1 or e - 2 block the advance (none can be older).
         // Acquire: as for the records.
-        if self.shared[((e + 1) % 3) as usize].load(Ordering::Acquire) != 0
-            || self.shared[((e + 2) % 3) as usize].load(Ordering::Acquire) != 0
-        {
-            return e;
+        blocked = blocked
+            || self.shared[((seen + 1) % 3) as usize].load(Ordering::Acquire) != 0
+            || self.shared[((seen + 2) % 3) as usize].load(Ordering::Acquire) != 0;
+        if !blocked {
+            adv.now = match self.global.compare_exchange(
+                seen,
+                seen + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => seen + 1,
+                Err(now) => now,
+            };
         }
-        match self.global.compare_exchange(e, e + 1, Ordering::SeqCst, Ordering::SeqCst) {
-            Ok(_) => e + 1,
-            Err(now) => now,
-        }
+        adv
     }
 
-    /// Whether a slot retired at epoch `retired` may be reused when the global epoch is `now`.
-    pub fn reusable(retired: u64, now: u64) -> bool {
-        retired + 2 <= now
+    /// The record of thread `tid`, if it has one.
+    fn record(&self, tid: usize) -> Option<&Record> {
+        self.records.get(tid).map(|r| &**r)
+    }
+
+    /// Makes advancers read record `tid` from now on (before the thread first uses it).
+    #[inline]
+    fn register(&self, tid: usize) {
+        // Relaxed: the first use of a record raises the mark before it; `try_advance` reads
+        // `used` after its fence, and the fence that follows every use of a record (the pin's
+        // or the hazard's) orders this before the thread's loads of the structures.
+        if tid >= self.used.load(Ordering::Relaxed) {
+            self.used.fetch_max(tid + 1, Ordering::SeqCst);
+        }
     }
 }
 
-/// A pin taken on first need: an operation that may not have to read any slot (a lookup or an
-/// insert that meets no index word with its key's tag, see `Index::find`) pins only when it
-/// is about to, and so skips the pin's fence otherwise. Unpins when dropped.
+/// What one [`Epochs::try_advance`] saw: the global epoch before its fence (`seen`) and after
+/// the attempt (`now`), and the slots that threads had announced (hazards), read after the fence.
+#[derive(Debug, Clone)]
+pub(crate) struct Advance {
+    pub now: u64,
+    seen: u64,
+    hazards: [u32; RECORDS],
+    len: usize,
+}
+
+impl Advance {
+    /// Whether slots retired at epoch `retired` are past every epoch-pinned reader, and this
+    /// attempt's hazards cover them: its fence came after their retirement (it saw the epoch
+    /// at `retired + 1`, which came after the retirer read `retired` behind its fence).
+    #[inline]
+    pub fn covers(&self, retired: u64) -> bool {
+        retired + 2 <= self.now.min(self.seen + 1)
+    }
+
+    /// Whether a slot that [`Advance::covers`] may be reused: no thread announced it.
+    #[inline]
+    pub fn free(&self, slot: u32) -> bool {
+        !self.hazards[..self.len].contains(&slot)
+    }
+
+    /// Whether any thread announced a slot.
+    #[inline]
+    pub fn any_hazard(&self) -> bool {
+        self.len > 0
+    }
+}
+
+/// Stores `v` into the thread's own hazard word `h`, ordered before every load the thread
+/// then makes of the cache's structures: as [`announce`], with a Release store, so an advancer
+/// whose Acquire load reads it also sees everything the thread did before (its reads of the
+/// slot it announced before this one).
+#[inline]
+fn announce_slot(h: &AtomicU64, v: u64) {
+    #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+    {
+        // SeqCst: a locked exchange, a full barrier (see `announce`); also a Release store.
+        h.swap(v, Ordering::SeqCst);
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
+    {
+        // Release + the fence: as above.
+        h.store(v, Ordering::Release);
+        fence(Ordering::SeqCst);
+    }
+}
+
+/// Protection taken on first need, for lookups and inserts: an operation that may not have to
+/// read any slot (one that meets no index word with its key's tag, see `Index::find`) protects
+/// nothing and skips the barrier. The first slot it is about to read is *announced* (a hazard:
+/// only that slot is held back from reuse, so a thread preempted here blocks no reclamation);
+/// a second one, or a thread without a record or whose hazard is in use (an operation nested
+/// in another of the same thread, say from a listener), pins the epoch instead. Released when
+/// dropped.
 #[derive(Debug)]
 pub(crate) struct LazyPin<'a> {
     epochs: &'a Epochs,
     tid: usize,
+    /// The hazard word this protection announced a slot in (cleared on drop), and the slot.
+    hazard: Option<(&'a AtomicU64, u32)>,
     guard: Option<Guard<'a>>,
 }
 
 impl<'a> LazyPin<'a> {
-    /// Not pinned yet; [`LazyPin::pin`] pins thread `tid`.
+    /// Nothing protected yet; [`LazyPin::protect`] protects for thread `tid`.
     #[inline]
     pub fn new(epochs: &'a Epochs, tid: usize) -> Self {
-        LazyPin { epochs, tid, guard: None }
+        LazyPin { epochs, tid, hazard: None, guard: None }
     }
 
-    /// Whether [`LazyPin::pin`] has pinned.
+    /// Whether slot `s` is protected already (no barrier needed to read it again).
     #[inline]
-    pub fn is_pinned(&self) -> bool {
-        self.guard.is_some()
+    pub fn covers(&self, s: u32) -> bool {
+        self.guard.is_some() || matches!(self.hazard, Some((_, h)) if h == s)
     }
 
-    /// Pins if not pinned yet; true if it pinned just now.
+    /// Protects slot `s` (about to be read, found in an index word) unless it is protected
+    /// already; true if it did just now: the caller must then read the index word again and
+    /// read the slot only if the word still holds it (see the module docs).
+    #[inline]
+    pub fn protect(&mut self, s: u32) -> bool {
+        if self.covers(s) {
+            return false;
+        }
+        if self.hazard.is_none() {
+            if let Some(r) = self.epochs.record(self.tid) {
+                // Relaxed (both): only this thread writes its record. A pinned epoch (an outer
+                // operation of this thread) covers every slot; a hazard in use is an outer
+                // operation's, which this one must not overwrite.
+                if r.epoch.load(Ordering::Relaxed) != 0 {
+                    self.guard = Some(Guard { pin: Pin::Nested });
+                    return true;
+                }
+                if r.hazard.load(Ordering::Relaxed) == 0 {
+                    self.epochs.register(self.tid);
+                    announce_slot(&r.hazard, u64::from(s) + 1);
+                    self.hazard = Some((&r.hazard, s));
+                    return true;
+                }
+            }
+        }
+        self.pin();
+        true
+    }
+
+    /// Pins the epoch (every slot protected from then on); true if it pinned just now.
     #[inline]
     pub fn pin(&mut self) -> bool {
         if self.guard.is_some() {
@@ -219,6 +346,17 @@ impl<'a> LazyPin<'a> {
         }
         self.guard = Some(self.epochs.pin(self.tid));
         true
+    }
+}
+
+impl Drop for LazyPin<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some((h, _)) = self.hazard {
+            // Release: every read this thread made of the slot happens before an advancer
+            // that sees the hazard gone lets the slot be reused.
+            h.store(0, Ordering::Release);
+        }
     }
 }
 

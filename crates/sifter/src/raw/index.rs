@@ -199,12 +199,13 @@ impl Index {
 
     /// Finds the slot whose key `eq` accepts among the entries tagged like `hash`.
     ///
-    /// `pin` runs before the first key comparison, with the slot about to be compared (to
-    /// fetch its line while the pin's fence drains), and returns true if it pinned the caller
-    /// just then: the word is then read again, pinned, and only if it still holds the same
-    /// slot is that slot read (else the probe starts over, pinned). So a caller that is not
-    /// pinned yet needs a pin only if it meets its tag — most misses read one line of words
-    /// and no slot, and skip the pin's fence. (Pinned callers pass [`pinned`].)
+    /// `pin` runs before each key comparison, with the slot about to be compared (to fetch
+    /// its line while the barrier drains), and returns true if it protected that slot just
+    /// then (announced it as a hazard, or pinned the epoch; see `LazyPin`): the word is then
+    /// read again, and only if it still holds the same slot is that slot read (else the probe
+    /// starts over, with the same `pin`). So a caller needs protection only if it meets its
+    /// tag — most misses read one line of words and no slot, and skip the barrier. (Pinned
+    /// callers pass [`pinned`].)
     #[inline]
     pub fn find(
         &self,
@@ -215,8 +216,8 @@ impl Index {
         self.probe(hash, &mut pin, &mut eq)
     }
 
-    /// [`Index::find`] with its closures by reference (a probe whose word changed under the pin
-    /// starts over, pinned, through this with [`pinned`]).
+    /// [`Index::find`] with its closures by reference (a probe whose word changed before its
+    /// protection took starts over through this).
     #[inline]
     fn probe<P: FnMut(u32) -> bool, E: FnMut(u32) -> bool>(
         &self,
@@ -238,11 +239,13 @@ impl Index {
                 // slot's key and value written before it are visible.
                 let x = w.load(Ordering::Acquire);
                 if x >> 32 == tag {
-                    // Acquire: as above; read after the pin's fence, this is the load the
-                    // epoch protocol protects (a slot still linked after we pinned is not
-                    // reused while we stay pinned).
+                    // Acquire: as above; read after the protection's fence, this is the load
+                    // the protocol protects (a slot still linked after we announced it or
+                    // pinned is not reused while we hold the protection).
                     if pin(slot_of(x)) && w.load(Ordering::Acquire) != x {
-                        return self.probe(hash, &mut pinned, eq);
+                        // Changed before the protection took: start over (protected from
+                        // then on as `pin` decides: a slot it covers is not announced again).
+                        return self.probe(hash, pin, eq);
                     }
                     if eq(slot_of(x)) {
                         return Some(slot_of(x));
@@ -362,9 +365,10 @@ impl Index {
                 // Acquire: as in `probe`; `m` reads the slot.
                 let x = w.load(Ordering::Acquire);
                 if x >> 32 == tag {
-                    // Acquire: as above, pinned (see `find`).
+                    // Acquire: as above, protected (see `find`).
                     if pin(slot_of(x)) && w.load(Ordering::Acquire) != x {
-                        return self.locate(lock, hash, &mut pinned, m);
+                        // Changed before the protection took: start over (see `probe`).
+                        return self.locate(lock, hash, pin, m);
                     }
                     if m(slot_of(x)) {
                         return (Some((At { bucket: b, word: i }, x)), home_ctrl);
