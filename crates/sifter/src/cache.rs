@@ -500,7 +500,8 @@ where
                 return false;
             }
             self.arena.prefetch(s, false);
-            pin.protect(s)
+            pin.protect_uncovered(s);
+            true
         }
     }
 
@@ -559,6 +560,8 @@ where
         // false match): most misses skip the barrier.
         let mut pin = LazyPin::new(&self.epochs, tid);
         let s = self.lookup(hash, key, tid, how, self.pin_at(&mut pin))?;
+        #[cfg(all(feature = "test-hooks", not(loom)))]
+        crate::raw::queue::hooks::protected();
         // SAFETY: found in the index after `pin` protected it (a key comparison comes first):
         // not reused before `pin` drops.
         Some(unsafe { self.slot(s).value() }.clone())

@@ -105,7 +105,9 @@
 //! * `get` returns a clone of the value (`V: Clone`); store `Arc<T>` for large values. A value
 //!   being read is never dropped under the reader: entries live in a preallocated arena of
 //!   slots, and a slot is reused only after every thread that could have found it has left
-//!   the cache (epochs, one pin per operation, no shared write to pin).
+//!   the cache. A `get` announces the one slot it reads (a hazard in the thread's own record,
+//!   no shared write), so a reader preempted mid-`get` keeps that slot, not the reclamation of
+//!   the whole cache, from going on; rarer operations (removal, iteration) pin an epoch.
 //!
 //! # Capacity: the bound always holds
 //!
@@ -129,8 +131,9 @@
 //! Per entry, beyond the key and value: [`Cache::overhead_per_entry`] bytes (a 16-byte slot
 //! header with the weight, queue link, reference bit and state; about 16 bytes of index — a
 //! 64-byte bucket per four entries; a share of the 1/16 spare slots). `sifter bench --mem`
-//! measures it: about 35 bytes per u64 → u64 entry. Hits: one hash, one pin (a store to the thread's own
-//! record), one index line (tags of seven entries), one slot line, an optional bit store, and
+//! measures it: about 35 bytes per u64 → u64 entry, whatever the number of threads (the arena
+//! grows only if reclamation stalls, which preempted readers no longer cause). Hits: one hash,
+//! one hazard (a locked store to the thread's own record), one index line (tags of seven entries), one slot line, an optional bit store, and
 //! the value clone. Misses: the index line; inserts take tokens and a slot from the thread's
 //! stripe and evict into it (one CAS on the queue head), all without allocation.
 //!

@@ -120,6 +120,62 @@ fn a_thread_parked_in_the_enqueue_gap_blocks_nothing() {
     }
 }
 
+static READER_RELEASE: AtomicBool = AtomicBool::new(false);
+static READER_PARKED: AtomicBool = AtomicBool::new(false);
+
+fn park_reader() {
+    READER_PARKED.store(true, Ordering::SeqCst);
+    while !READER_RELEASE.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// A reader stopped between finding an entry and reading its value (a thread preempted in a
+/// `get`, which under oversubscription is always happening somewhere) holds back the one slot
+/// it found, not the reclamation of the cache: while it is parked, another thread inserts many
+/// times the capacity — every insert evicts and retires — and the cache keeps its memory (the
+/// arena does not grow), rejects nothing, and stays within capacity; the parked reader then
+/// reads the value it found, which its slot still holds. (With the epoch pin alone, the arena
+/// grew to twice its size and then inserts waited and were rejected.)
+#[test]
+fn a_reader_parked_mid_get_holds_back_only_its_slot() {
+    for (p, cd) in configs() {
+        let cap = if cfg!(miri) { 8u64 } else { 2_000 };
+        READER_RELEASE.store(false, Ordering::SeqCst);
+        READER_PARKED.store(false, Ordering::SeqCst);
+        let c: Arc<Cache<u64, u64>> =
+            Arc::new(Cache::builder().capacity(cap).policy(p).consecutive_detection(cd).build());
+        for k in 0..cap {
+            c.insert(k, k + 7);
+        }
+        let overhead = c.overhead_per_entry();
+        let c2 = c.clone();
+        let reader = std::thread::spawn(move || {
+            hooks::on_protected(Some(park_reader));
+            let v = c2.get(&0);
+            hooks::on_protected(None);
+            v
+        });
+        while !READER_PARKED.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        let tag = format!("{p:?} cd={cd}");
+        for i in 0..cap * if cfg!(miri) { 4 } else { 50 } {
+            c.insert(1_000_000 + i, i);
+        }
+        assert_eq!(
+            c.overhead_per_entry(),
+            overhead,
+            "{tag}: the arena grew behind a parked reader"
+        );
+        assert_eq!(c.rejected(), 0, "{tag}: inserts rejected behind a parked reader");
+        assert!(c.len() as u64 <= cap);
+        READER_RELEASE.store(true, Ordering::SeqCst);
+        assert_eq!(reader.join().expect("reader"), Some(7), "{tag}: the found slot was reused");
+        c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
+    }
+}
+
 #[test]
 fn removed_and_replaced_entries_give_capacity_back_at_once() {
     let (n, rounds) = if cfg!(miri) { (10u64, 2) } else { (100u64, 20) };

@@ -311,12 +311,21 @@ impl<'a> LazyPin<'a> {
 
     /// Protects slot `s` (about to be read, found in an index word) unless it is protected
     /// already; true if it did just now: the caller must then read the index word again and
-    /// read the slot only if the word still holds it (see the module docs).
+    /// read the slot only if the word still holds it (see the module docs). (The cache calls
+    /// [`LazyPin::protect_uncovered`] after its own check; the loom models call this.)
+    #[cfg_attr(not(loom), allow(dead_code))]
     #[inline]
     pub fn protect(&mut self, s: u32) -> bool {
         if self.covers(s) {
             return false;
         }
+        self.protect_uncovered(s);
+        true
+    }
+
+    /// [`LazyPin::protect`] for a slot not [covered](LazyPin::covers) yet.
+    #[inline]
+    pub fn protect_uncovered(&mut self, s: u32) {
         if self.hazard.is_none() {
             if let Some(r) = self.epochs.record(self.tid) {
                 // Relaxed (both): only this thread writes its record. A pinned epoch (an outer
@@ -324,18 +333,17 @@ impl<'a> LazyPin<'a> {
                 // operation's, which this one must not overwrite.
                 if r.epoch.load(Ordering::Relaxed) != 0 {
                     self.guard = Some(Guard { pin: Pin::Nested });
-                    return true;
+                    return;
                 }
                 if r.hazard.load(Ordering::Relaxed) == 0 {
                     self.epochs.register(self.tid);
                     announce_slot(&r.hazard, u64::from(s) + 1);
                     self.hazard = Some((&r.hazard, s));
-                    return true;
+                    return;
                 }
             }
         }
         self.pin();
-        true
     }
 
     /// Pins the epoch (every slot protected from then on); true if it pinned just now.

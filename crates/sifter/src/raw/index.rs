@@ -226,40 +226,45 @@ impl Index {
         eq: &mut E,
     ) -> Option<u32> {
         let (tag, bt) = (tag(hash), byte_tag(hash));
-        let mut b = self.home(hash);
-        for _ in 0..self.buckets.len() {
-            let bucket = &self.buckets[b];
-            // Acquire: pairs with the Release unlock that set a byte tag after its word was
-            // stored, and with the Release raise of the pass count.
-            let c = bucket.ctrl.load(Ordering::Acquire);
-            let mut m = matching(c, bt);
-            while m != 0 {
-                let w = &bucket.words[first(m)];
-                // Acquire: pairs with the Release CAS/store that published the word, so the
-                // slot's key and value written before it are visible.
-                let x = w.load(Ordering::Acquire);
-                if x >> 32 == tag {
-                    // Acquire: as above; read after the protection's fence, this is the load
-                    // the protocol protects (a slot still linked after we announced it or
-                    // pinned is not reused while we hold the protection).
-                    if pin(slot_of(x)) && w.load(Ordering::Acquire) != x {
-                        // Changed before the protection took: start over (protected from
-                        // then on as `pin` decides: a slot it covers is not announced again).
-                        return self.probe(hash, pin, eq);
+        // A loop, not a call to itself, so that the probe is inlined into its callers.
+        'probe: loop {
+            let mut b = self.home(hash);
+            for _ in 0..self.buckets.len() {
+                let bucket = &self.buckets[b];
+                // Acquire: pairs with the Release unlock that set a byte tag after its word was
+                // stored, and with the Release raise of the pass count.
+                let c = bucket.ctrl.load(Ordering::Acquire);
+                let mut m = matching(c, bt);
+                while m != 0 {
+                    let w = &bucket.words[first(m)];
+                    // Acquire: pairs with the Release CAS/store that published the word, so the
+                    // slot's key and value written before it are visible.
+                    let x = w.load(Ordering::Acquire);
+                    if x >> 32 == tag {
+                        // Acquire: as above; read after the protection's fence, this is the
+                        // load the protocol protects (a slot still linked after we announced
+                        // it or pinned is not reused while we hold the protection).
+                        if pin(slot_of(x)) && w.load(Ordering::Acquire) != x {
+                            // Changed before the protection took: start over (protected from
+                            // then on as `pin` decides: a slot it covers is not announced
+                            // again).
+                            continue 'probe;
+                        }
+                        if eq(slot_of(x)) {
+                            return Some(slot_of(x));
+                        }
                     }
-                    if eq(slot_of(x)) {
-                        return Some(slot_of(x));
-                    }
+                    m &= m - 1;
                 }
-                m &= m - 1;
+                // A writer raises the count before it publishes a word further on (the load
+                // above).
+                if pass(c) == 0 {
+                    return None;
+                }
+                b = self.next(b);
             }
-            // A writer raises the count before it publishes a word further on (the load above).
-            if pass(c) == 0 {
-                return None;
-            }
-            b = self.next(b);
+            return None;
         }
-        None
     }
 
     /// Locks the home bucket of `hash` for writing.
@@ -348,40 +353,43 @@ impl Index {
         m: &mut M,
     ) -> (Option<(At, u64)>, u64) {
         let (tag, bt) = (tag(hash), byte_tag(hash));
-        let mut b = lock.home;
-        let mut home_ctrl = 0;
-        for n in 0..self.buckets.len() {
-            let bucket = &self.buckets[b];
-            // Acquire: as in `probe`. (Under the home lock every word of our key has its byte:
-            // the buckets it was stored in were unlocked before our home was.)
-            let c = bucket.ctrl.load(Ordering::Acquire);
-            if n == 0 {
-                home_ctrl = c;
-            }
-            let mut cand = matching(c, bt);
-            while cand != 0 {
-                let i = first(cand);
-                let w = &bucket.words[i];
-                // Acquire: as in `probe`; `m` reads the slot.
-                let x = w.load(Ordering::Acquire);
-                if x >> 32 == tag {
-                    // Acquire: as above, protected (see `find`).
-                    if pin(slot_of(x)) && w.load(Ordering::Acquire) != x {
-                        // Changed before the protection took: start over (see `probe`).
-                        return self.locate(lock, hash, pin, m);
-                    }
-                    if m(slot_of(x)) {
-                        return (Some((At { bucket: b, word: i }, x)), home_ctrl);
-                    }
+        // A loop, not a call to itself (see `probe`).
+        'locate: loop {
+            let mut b = lock.home;
+            let mut home_ctrl = 0;
+            for n in 0..self.buckets.len() {
+                let bucket = &self.buckets[b];
+                // Acquire: as in `probe`. (Under the home lock every word of our key has its
+                // byte: the buckets it was stored in were unlocked before our home was.)
+                let c = bucket.ctrl.load(Ordering::Acquire);
+                if n == 0 {
+                    home_ctrl = c;
                 }
-                cand &= cand - 1;
+                let mut cand = matching(c, bt);
+                while cand != 0 {
+                    let i = first(cand);
+                    let w = &bucket.words[i];
+                    // Acquire: as in `probe`; `m` reads the slot.
+                    let x = w.load(Ordering::Acquire);
+                    if x >> 32 == tag {
+                        // Acquire: as above, protected (see `find`).
+                        if pin(slot_of(x)) && w.load(Ordering::Acquire) != x {
+                            // Changed before the protection took: start over (see `probe`).
+                            continue 'locate;
+                        }
+                        if m(slot_of(x)) {
+                            return (Some((At { bucket: b, word: i }, x)), home_ctrl);
+                        }
+                    }
+                    cand &= cand - 1;
+                }
+                if pass(c) == 0 {
+                    break;
+                }
+                b = self.next(b);
             }
-            if pass(c) == 0 {
-                break;
-            }
-            b = self.next(b);
+            return (None, home_ctrl);
         }
-        (None, home_ctrl)
     }
 
     /// Under the home lock of `hash`: replaces the entry accepted by `eq` with `slot` and

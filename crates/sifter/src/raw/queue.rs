@@ -118,6 +118,20 @@ pub mod hooks {
             f();
         }
     }
+    thread_local! {
+        static PROTECTED: Cell<Option<fn()>> = const { Cell::new(None) };
+    }
+    /// Runs `f` in this thread's `get`s between finding the entry's slot (protected from
+    /// reuse from then on) and reading its value: a reader preempted mid-read. Taken out
+    /// before it runs.
+    pub fn on_protected(f: Option<fn()>) {
+        PROTECTED.with(|g| g.set(f));
+    }
+    pub(crate) fn protected() {
+        if let Some(f) = PROTECTED.with(|g| g.take()) {
+            f();
+        }
+    }
 }
 
 /// A prefix detached by [`Queue::detach_prefix`].

@@ -17,7 +17,8 @@
 //!        │ the policy lets go (eviction, or a locked list's eager unlink)
 //!        ▼
 //!      RETIRED: in a stripe's limbo, tagged with the epoch; contents still readable by
-//!               threads pinned before ── two epoch advances ──► free list (reusable)
+//!               threads pinned before, or that announced it ── two epoch advances, and no
+//!               hazard naming it ──► free list (reusable)
 //! ```
 //!
 //! (*) Queue policies that gather new entries into chains take the slot into the stripe's
