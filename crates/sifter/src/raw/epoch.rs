@@ -291,8 +291,9 @@ fn announce_slot(h: &AtomicU64, v: u64) {
 pub(crate) struct LazyPin<'a> {
     epochs: &'a Epochs,
     tid: usize,
-    /// The hazard word this protection announced a slot in (cleared on drop), and the slot.
-    hazard: Option<(&'a AtomicU64, u32)>,
+    /// The hazard word this protection announced `slot` in (cleared on drop), if it did.
+    hazard: Option<&'a AtomicU64>,
+    slot: u32,
     guard: Option<Guard<'a>>,
 }
 
@@ -300,13 +301,13 @@ impl<'a> LazyPin<'a> {
     /// Nothing protected yet; [`LazyPin::protect`] protects for thread `tid`.
     #[inline]
     pub fn new(epochs: &'a Epochs, tid: usize) -> Self {
-        LazyPin { epochs, tid, hazard: None, guard: None }
+        LazyPin { epochs, tid, hazard: None, slot: 0, guard: None }
     }
 
     /// Whether slot `s` is protected already (no barrier needed to read it again).
     #[inline]
     pub fn covers(&self, s: u32) -> bool {
-        self.guard.is_some() || matches!(self.hazard, Some((_, h)) if h == s)
+        self.guard.is_some() || (self.hazard.is_some() && self.slot == s)
     }
 
     /// Protects slot `s` (about to be read, found in an index word) unless it is protected
@@ -328,21 +329,19 @@ impl<'a> LazyPin<'a> {
     pub fn protect_uncovered(&mut self, s: u32) {
         if self.hazard.is_none() {
             if let Some(r) = self.epochs.record(self.tid) {
-                // Relaxed (both): only this thread writes its record. A pinned epoch (an outer
-                // operation of this thread) covers every slot; a hazard in use is an outer
-                // operation's, which this one must not overwrite.
-                if r.epoch.load(Ordering::Relaxed) != 0 {
-                    self.guard = Some(Guard { pin: Pin::Nested });
-                    return;
-                }
+                // Relaxed: only this thread writes its record. A hazard in use is an outer
+                // operation's of this thread (from a listener, say), not to be overwritten. (A
+                // pinned epoch of an outer operation does not matter: a hazard protects alone.)
                 if r.hazard.load(Ordering::Relaxed) == 0 {
                     self.epochs.register(self.tid);
                     announce_slot(&r.hazard, u64::from(s) + 1);
-                    self.hazard = Some((&r.hazard, s));
+                    self.hazard = Some(&r.hazard);
+                    self.slot = s;
                     return;
                 }
             }
         }
+        // A second slot, a hazard in use, or a thread without a record: the epoch.
         self.pin();
     }
 
@@ -360,7 +359,7 @@ impl<'a> LazyPin<'a> {
 impl Drop for LazyPin<'_> {
     #[inline]
     fn drop(&mut self) {
-        if let Some((h, _)) = self.hazard {
+        if let Some(h) = self.hazard {
             // Release: every read this thread made of the slot happens before an advancer
             // that sees the hazard gone lets the slot be reused.
             h.store(0, Ordering::Release);
