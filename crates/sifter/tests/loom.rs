@@ -400,6 +400,48 @@ fn hazard_reuse_without_records() {
     hazard_reuse(0);
 }
 
+/// An advance attempt frees only what its hazards cover: slots retired before its fence. Here
+/// one thread (the advancer) decides and another retires, as two threads of one stripe do (the
+/// limbo is shared under a lock): the advancer's hazards may have been read before the
+/// retirement — before the reader announced — while the retirer's own advances move the epoch
+/// past it, so the attempt's CAS fails with a newer epoch. Freeing by that newer epoch alone
+/// (`r + 2 <= now`) reuses the slot under the reader; `Advance::covers` also requires the
+/// attempt to have seen `r + 1` before its fence.
+#[test]
+fn hazard_snapshot_older_than_the_retirement() {
+    model(|| {
+        let ebr = Arc::new(Ebr::new(4));
+        let word = Arc::new(AtomicU64::new(1));
+        let slot = Arc::new(UnsafeCell::new(7u64));
+        let limbo = Arc::new(loom::sync::Mutex::new(None::<u64>));
+        let (e2, w2, s2) = (ebr.clone(), word.clone(), slot.clone());
+        let reader = thread::spawn(move || {
+            e2.lazily(0, |pin| {
+                if w2.load(Ordering::Acquire) == 1 && (!pin(0) || w2.load(Ordering::Acquire) == 1) {
+                    let v = s2.with(|p| unsafe { *p });
+                    assert_eq!(v, 7, "read a reused slot");
+                }
+            })
+        });
+        let (e3, s3, l3) = (ebr.clone(), slot.clone(), limbo.clone());
+        let advancer = thread::spawn(move || {
+            let adv = e3.try_advance();
+            if let Some(r) = l3.lock().unwrap().take() {
+                if adv.reusable(0, r) {
+                    s3.with_mut(|p| unsafe { *p = 8 });
+                }
+            }
+        });
+        word.store(0, Ordering::Release);
+        let r = ebr.retire_epoch();
+        *limbo.lock().unwrap() = Some(r);
+        ebr.try_advance();
+        ebr.try_advance();
+        reader.join().expect("reader");
+        advancer.join().expect("advancer");
+    });
+}
+
 /// A thread stopped while it holds a hazard blocks no epoch advance, and only the slot it
 /// announced is kept from reuse: whatever the reader does meanwhile, the writer's attempts
 /// advance the epoch, and another retired slot becomes reusable.
