@@ -322,11 +322,15 @@ fn sweep_dormant_vs_evict() {
     });
 }
 
-/// The epochs against real reuse: a reader pins, finds the slot through a published word and
-/// reads its contents; a writer unlinks the word, retires the slot, advances the epochs and —
-/// only if they allow it — overwrites the contents. loom's `UnsafeCell` reports any read that
-/// races with the overwrite, so a broken pin/advance protocol fails here.
-fn epoch_reuse(records: usize) {
+/// The slot life cycle's last step against real reuse: a reader finds the slot through a
+/// published word and reads its contents; a writer unlinks the word, retires the slot, tries to
+/// advance (unpinned, as an insert does) and — only if its last attempt allows it — overwrites
+/// the contents. loom's `UnsafeCell` reports any read that races with the overwrite, so a broken
+/// protocol fails here. The reader either pins the epoch first (`hazard` false), or protects as
+/// `Cache::get` does: it announces the slot it found (`lazily`'s closure: a hazard with a
+/// private record, the epoch without one), reads the word again and reads the slot only if the
+/// word still holds it.
+fn slot_reuse(records: usize, hazard: bool) {
     model(move || {
         let ebr = Arc::new(Ebr::new(records));
         // word: 1 = the slot is linked, 0 = unlinked.
@@ -334,12 +338,25 @@ fn epoch_reuse(records: usize) {
         let slot = Arc::new(UnsafeCell::new(7u64));
         let (e2, w2, s2) = (ebr.clone(), word.clone(), slot.clone());
         let reader = thread::spawn(move || {
-            e2.pinned(0, || {
-                if w2.load(Ordering::Acquire) == 1 {
-                    let v = s2.with(|p| unsafe { *p });
-                    assert_eq!(v, 7, "read a reused slot");
-                }
-            })
+            let read = || {
+                let v = s2.with(|p| unsafe { *p });
+                assert_eq!(v, 7, "read a reused slot");
+            };
+            if hazard {
+                e2.lazily(0, |pin| {
+                    if w2.load(Ordering::Acquire) == 1
+                        && (!pin(0) || w2.load(Ordering::Acquire) == 1)
+                    {
+                        read();
+                    }
+                })
+            } else {
+                e2.pinned(0, || {
+                    if w2.load(Ordering::Acquire) == 1 {
+                        read();
+                    }
+                })
+            }
         });
         word.store(0, Ordering::Release);
         let r = ebr.retire_epoch();
@@ -356,48 +373,16 @@ fn epoch_reuse(records: usize) {
     });
 }
 
-/// Slot hazards against real reuse, as `Cache::get` protects a hit: the reader finds the slot
-/// through the word, announces it (`lazily`'s closure: a hazard with a private record, the
-/// epoch without one), reads the word again and reads the slot only if it still holds it; the
-/// writer unlinks, retires, tries to advance (unpinned, as an insert does) and reuses the
-/// slot only if its last attempt allows it. loom reports a reuse racing with the read.
-fn hazard_reuse(records: usize) {
-    model(move || {
-        let ebr = Arc::new(Ebr::new(records));
-        let word = Arc::new(AtomicU64::new(1));
-        let slot = Arc::new(UnsafeCell::new(7u64));
-        let (e2, w2, s2) = (ebr.clone(), word.clone(), slot.clone());
-        let reader = thread::spawn(move || {
-            e2.lazily(0, |pin| {
-                if w2.load(Ordering::Acquire) == 1 && (!pin(0) || w2.load(Ordering::Acquire) == 1) {
-                    let v = s2.with(|p| unsafe { *p });
-                    assert_eq!(v, 7, "read a reused slot");
-                }
-            })
-        });
-        word.store(0, Ordering::Release);
-        let r = ebr.retire_epoch();
-        let mut adv = ebr.try_advance();
-        for _ in 0..2 {
-            adv = ebr.try_advance();
-        }
-        if adv.reusable(0, r) {
-            slot.with_mut(|p| unsafe { *p = 8 });
-        }
-        reader.join().expect("reader");
-    });
-}
-
 /// A reader with a private record: a hazard.
 #[test]
 fn hazard_reuse_records() {
-    hazard_reuse(4);
+    slot_reuse(4, true);
 }
 
 /// A reader without a record: the epoch, through the shared counters.
 #[test]
 fn hazard_reuse_without_records() {
-    hazard_reuse(0);
+    slot_reuse(0, true);
 }
 
 /// An advance attempt frees only what its hazards cover: slots retired before its fence. Here
@@ -479,13 +464,13 @@ fn hazard_holds_back_only_its_slot() {
 /// Reader and writer with private records.
 #[test]
 fn epoch_reuse_records() {
-    epoch_reuse(4);
+    slot_reuse(4, false);
 }
 
 /// Reader and writer without records (the shared counters of threads beyond the records).
 #[test]
 fn epoch_reuse_shared_counters() {
-    epoch_reuse(0);
+    slot_reuse(0, false);
 }
 
 /// A lone slot is taken and at once re-enqueued (reused) while another thread's enqueue meets
