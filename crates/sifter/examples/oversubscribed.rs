@@ -42,7 +42,7 @@ fn main() {
                             c.insert(k, k);
                         }
                         ops += 1;
-                        if ops % 4096 == 0 && Instant::now() > end {
+                        if ops.is_multiple_of(4096) && Instant::now() > end {
                             break 'run;
                         }
                     }
