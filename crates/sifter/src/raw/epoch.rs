@@ -25,7 +25,7 @@
 //!   reads every record's hazard, after the same fence: an [`Advance`]. A slot retired at epoch
 //!   `r` (read after its unlinking, behind a `SeqCst` fence) may be reused once an advance
 //!   attempt that saw the global epoch at `r + 1` or later names it in no hazard and the epoch
-//!   is `r + 2` ([`Advance::reusable`]): every epoch-pinned thread pinned after the unlinking,
+//!   is `r + 2` ([`Advance::covers`], [`Advance::free`]): every epoch-pinned thread pinned after the unlinking,
 //!   and every hazard announced before that attempt's fence was seen.
 //!
 //! The fences pair as in every epoch or hazard-pointer scheme: a reader's record store + fence
@@ -41,22 +41,25 @@ use crossbeam_utils::CachePadded;
 #[cfg_attr(loom, allow(dead_code))]
 pub(crate) const RECORDS: usize = 64;
 
-/// Stores `e` into the thread's own record, ordered before every load the thread then makes of
-/// the cache's structures (see the module docs): a store and a `SeqCst` fence. On x86-64 a
-/// locked exchange is such a barrier and much cheaper than `mfence` (which also waits for
-/// outstanding cache misses), as crossbeam-epoch does; the compiler fence keeps the compiler
-/// from moving later loads above it.
+/// Stores `v` into one of the thread's own record words (its epoch, or its hazard), ordered
+/// before every load the thread then makes of the cache's structures (see the module docs): a
+/// Release store and a `SeqCst` fence. On x86-64 a locked exchange is such a barrier and much
+/// cheaper than `mfence` (which also waits for outstanding cache misses), as crossbeam-epoch
+/// does; the compiler fence keeps the compiler from moving later loads above it. Release, so an
+/// advancer whose Acquire load reads the new value also sees the thread's earlier reads (of the
+/// slot it announced before this one).
 #[inline]
-fn announce(r: &AtomicU64, e: u64) {
+fn announce(w: &AtomicU64, v: u64) {
     #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
     {
-        r.swap(e, Ordering::SeqCst);
+        // SeqCst: a locked exchange, a full barrier; also a Release store.
+        w.swap(v, Ordering::SeqCst);
         std::sync::atomic::compiler_fence(Ordering::SeqCst);
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
     {
-        // Relaxed + the fence: as above.
-        r.store(e, Ordering::Relaxed);
+        // Release + the fence: as above.
+        w.store(v, Ordering::Release);
         fence(Ordering::SeqCst);
     }
 }
@@ -260,26 +263,6 @@ impl Advance {
     }
 }
 
-/// Stores `v` into the thread's own hazard word `h`, ordered before every load the thread
-/// then makes of the cache's structures: as [`announce`], with a Release store, so an advancer
-/// whose Acquire load reads it also sees everything the thread did before (its reads of the
-/// slot it announced before this one).
-#[inline]
-fn announce_slot(h: &AtomicU64, v: u64) {
-    #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
-    {
-        // SeqCst: a locked exchange, a full barrier (see `announce`); also a Release store.
-        h.swap(v, Ordering::SeqCst);
-        std::sync::atomic::compiler_fence(Ordering::SeqCst);
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
-    {
-        // Release + the fence: as above.
-        h.store(v, Ordering::Release);
-        fence(Ordering::SeqCst);
-    }
-}
-
 /// Protection taken on first need, for lookups and inserts: an operation that may not have to
 /// read any slot (one that meets no index word with its key's tag, see `Index::find`) protects
 /// nothing and skips the barrier. The first slot it is about to read is *announced* (a hazard:
@@ -334,7 +317,7 @@ impl<'a> LazyPin<'a> {
                 // pinned epoch of an outer operation does not matter: a hazard protects alone.)
                 if r.hazard.load(Ordering::Relaxed) == 0 {
                     self.epochs.register(self.tid);
-                    announce_slot(&r.hazard, u64::from(s) + 1);
+                    announce(&r.hazard, u64::from(s) + 1);
                     self.hazard = Some(&r.hazard);
                     self.slot = s;
                     return;
