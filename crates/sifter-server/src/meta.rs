@@ -319,8 +319,8 @@ fn ms(
     }
     if &rest[len..len + 2] != b"\r\n" {
         out.extend_from_slice(b"CLIENT_ERROR bad data chunk\r\n");
-        let skip = rest[len..].iter().position(|&b| b == b'\n').map_or(rest.len(), |j| len + j + 1);
-        return Some(skip);
+        // As in the text protocol: exactly the block and two bytes are consumed (memcached).
+        return Some(len + 2);
     }
     let store = &shared.store;
     let req = MetaSet {

@@ -94,7 +94,9 @@ fn meta_errors_keep_the_connection_usable() {
     assert_eq!(c.ask("ms k 4 Z\r\nmn\r\n\r\n"), "CLIENT_ERROR invalid flag");
     assert_eq!(c.ask("mn\r\n"), "MN");
     assert_eq!(c.ask("ms k 2 MX\r\nab\r\n"), "CLIENT_ERROR invalid mode for ms");
+    // memcached consumes "abcdefg" (5 + 2 bytes) and reads the "\r\n" left as an empty line.
     assert_eq!(c.ask("ms big 5\r\nabcdefg\r\n"), "CLIENT_ERROR bad data chunk");
+    assert_eq!(c.line().trim_end(), "ERROR");
     assert_eq!(
         c.ask(&format!("mg {} v\r\n", "k".repeat(251))),
         "CLIENT_ERROR bad command line format"

@@ -123,7 +123,16 @@ fn noreply_pipelining_and_errors_keep_the_connection() {
     assert!(c.ask("delete a b c d e\r\n").starts_with("CLIENT_ERROR"));
     assert_eq!(c.ask("verbosity\r\n"), "ERROR\r\n");
     assert_eq!(c.ask("stats noreply\r\n"), "ERROR\r\n");
+    // A block longer than announced: memcached 1.6 consumes the announced bytes and two more,
+    // then reads the rest ("\n" here) as a command line.
     assert_eq!(c.ask("set a 0 0 2\r\nabc\r\n"), "CLIENT_ERROR bad data chunk\r\n");
+    assert_eq!(c.line(), "ERROR\r\n");
+    assert_eq!(
+        c.ask("set a 0 0 2\r\nabcdefghij klm\r\nget nothere\r\n"),
+        "CLIENT_ERROR bad data chunk\r\n"
+    );
+    assert_eq!(c.line(), "ERROR\r\n");
+    assert_eq!(c.line(), "END\r\n");
     assert!(c.ask("version\r\n").starts_with("VERSION"));
     // An item over the size limit: refused, and its data block consumed.
     let big = "x".repeat((1 << 20) + 1);
