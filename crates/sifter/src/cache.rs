@@ -791,6 +791,23 @@ where
     }
 
     /// A snapshot of the statistics (exact when no operation is in flight).
+    ///
+    /// ```
+    /// use sifter::Cache;
+    /// let cache: Cache<u64, u64> = Cache::builder().capacity(3).build();
+    /// cache.insert(0, 0);
+    /// cache.insert(1, 1);
+    /// cache.insert(1, 11); // an update
+    /// cache.insert(2, 2);
+    /// cache.insert(3, 3); // the cache is full: one older entry is evicted
+    /// let _ = cache.get(&3); // a hit
+    /// let _ = cache.get(&9); // a miss
+    /// let _ = cache.peek(&3); // not a use: not counted
+    /// cache.remove(&3);
+    /// let s = cache.stats();
+    /// assert_eq!((s.hits, s.misses), (1, 1));
+    /// assert_eq!((s.inserts, s.updates, s.evictions, s.removals), (4, 1, 1, 1));
+    /// ```
     pub fn stats(&self) -> CacheStats {
         self.stats.snapshot()
     }
@@ -814,6 +831,21 @@ where
     /// [`time_to_idle`](crate::CacheBuilder::time_to_idle), [`expiry`](crate::CacheBuilder::expiry) or
     /// [`per_entry_expiry`](crate::CacheBuilder::per_entry_expiry)): its entries have no room
     /// for an expiry time.
+    ///
+    /// ```
+    /// use sifter::{Cache, ManualClock};
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let cache: Cache<&str, u64> =
+    ///     Cache::builder().capacity(100).per_entry_expiry().clock(clock.clone()).build();
+    /// cache.insert_with_ttl("session", 1, Some(Duration::from_secs(30)));
+    /// cache.insert_with_ttl("config", 2, None); // never expires
+    /// cache.insert("plain", 3); // without a time: never expires either
+    /// clock.advance(Duration::from_secs(30));
+    /// assert!(!cache.contains_key(&"session"));
+    /// assert_eq!((cache.get(&"config"), cache.get(&"plain")), (Some(2), Some(3)));
+    /// ```
     pub fn insert_with_ttl(&self, key: K, value: V, ttl: Option<std::time::Duration>) {
         assert!(
             self.expiration.is_some(),

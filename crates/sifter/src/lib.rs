@@ -115,7 +115,10 @@
 //! an entry gives back the moment it leaves the index. So `len`/`weight` never exceed the
 //! capacity — not while inserts are in flight, not when a thread is preempted anywhere, and
 //! not at rest. Removed and replaced entries give their capacity back at once (with the
-//! lock-free queues their slot waits for the eviction scan, which takes it first). Tokens are
+//! lock-free queues their slot waits for the eviction scan, which takes it first). An update of
+//! a key takes its tokens before the value it replaces gives its own back, so in a full cache an
+//! update evicts like an insert does, and the replaced value's tokens go to the next insert.
+//! Tokens are
 //! striped per group of threads; up to `stripes × capacity/1024` of them may sit unused in the
 //! stripes of idle threads, which the others take when the pool runs dry. The queue policies
 //! (Mobius, CLOCK, FIFO, NbQ-CLOCK) evict 8 entries at a time in caches of 1,024 entries or
@@ -445,6 +448,29 @@ impl<K, V, S> CacheBuilder<K, V, S> {
 
     /// Entries expire when not read (`get`) or written for this long. With a time-to-live as
     /// well, an entry expires at whichever comes first.
+    ///
+    /// ```
+    /// use sifter::{Cache, ManualClock};
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let cache: Cache<u64, u64> = Cache::builder()
+    ///     .capacity(100)
+    ///     .time_to_idle(Duration::from_secs(10))
+    ///     .time_to_live(Duration::from_secs(25))
+    ///     .clock(clock.clone())
+    ///     .build();
+    /// cache.insert(1, 10);
+    /// cache.insert(2, 20);
+    /// clock.advance(Duration::from_secs(8));
+    /// assert_eq!(cache.get(&1), Some(10)); // a read: key 1 is idle from now on
+    /// assert_eq!(cache.peek(&2), Some(20)); // a peek is not a use: key 2 stays idle since 0
+    /// clock.advance(Duration::from_secs(8));
+    /// assert_eq!(cache.get(&1), Some(10)); // read 8 s ago
+    /// assert_eq!(cache.get(&2), None); // idle for 16 s
+    /// clock.advance(Duration::from_secs(9));
+    /// assert_eq!(cache.get(&1), None); // read recently, but written 25 s ago
+    /// ```
     pub fn time_to_idle(mut self, tti: std::time::Duration) -> Self {
         self.tti = Some(tti);
         self
