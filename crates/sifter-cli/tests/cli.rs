@@ -152,6 +152,12 @@ fn lab_quick_writes_a_report() {
     let at = |w: &str| html.find(w).unwrap_or_else(|| panic!("report lacks {w}"));
     assert!(at("id=\"findings\"") < at("id=\"throughput\""), "findings must come first");
     assert!(at("fastest cache is") < at("id=\"throughput\""));
+    // The model section leads with what was measured; the extrapolation follows, labelled.
+    assert!(at("id=\"model-vs-measured\"") < at("id=\"model-extrapolation\""));
+    assert!(at("Extrapolation to larger machines (model only)") > at("id=\"model-vs-measured\""));
+    assert!(
+        at("Measured hit ratios at the 0.98 target") < at("Extrapolated by the queueing model")
+    );
     assert!(stdout
         .trim_end()
         .rsplit("Findings of this run")
@@ -176,6 +182,7 @@ fn lab_quick_writes_a_report() {
         "id=\"latency\"",
         "id=\"throughput-model\"",
         "id=\"model-vs-measured\"",
+        "id=\"model-extrapolation\"",
         "Harness ceiling",
         "quick_cache",
         "moka",
@@ -193,6 +200,19 @@ fn lab_quick_writes_a_report() {
     .expect("valid json");
     for key in ["simulation", "throughput", "model", "machine", "command"] {
         assert!(json.get(key).is_some(), "results.json lacks {key}");
+    }
+    // Every closed-loop policy measured up to the 0.98 target, prefilled (a cold cache capped
+    // the hit ratio near 0.75 before).
+    let closed = json["model"]["closed_loop_100us_mpl8"].as_array().expect("closed-loop rows");
+    for pol in
+        ["lru", "problru", "problru-mpl", "fifo", "clock", "sieve", "s3fifo", "nbq-clock", "mobius"]
+    {
+        let top = closed
+            .iter()
+            .find(|r| r["policy"] == pol && r["target_hit"].as_f64() == Some(0.98))
+            .unwrap_or_else(|| panic!("no closed-loop row for {pol} at 0.98"));
+        let hit = top["hit"].as_f64().expect("hit");
+        assert!(hit > 0.95, "{pol}: measured hit ratio {hit} at the 0.98 target");
     }
     let rows = json["throughput"]["rows"].as_array().expect("throughput rows");
     assert!(rows.iter().any(|r| r["cache"] == "null" && r["mops"].as_f64().unwrap_or(0.0) > 0.0));
