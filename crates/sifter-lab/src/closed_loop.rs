@@ -334,9 +334,12 @@ const PREFILL_WINDOW: usize = 100_000;
 /// Warms `cache` to steady state before a measurement: replays the workers' sequences
 /// interleaved, single-threaded and without the backend wait (a miss just inserts), in windows
 /// of [`PREFILL_WINDOW`] requests, until the hit ratio of two consecutive windows differs by
-/// less than 0.002 (or three passes over the sequences). Returns the last window's hit ratio
-/// and the requests replayed.
-pub fn prefill(cache: &Cache<u64, u64>, seqs: &[Vec<u64>]) -> (f64, usize) {
+/// less than 0.002 (or three passes over the sequences). Returns the last window's hit ratio,
+/// the requests replayed, and where each worker's sequence stands: the measurement goes on
+/// from there. (Starting it over from the beginning would replay first the requests whose
+/// keys went in first — the ones a FIFO evicts first — and measure far below the steady
+/// state.)
+pub fn prefill(cache: &Cache<u64, u64>, seqs: &[Vec<u64>]) -> (f64, usize, Vec<usize>) {
     let total: usize = seqs.iter().map(Vec::len).sum();
     let limit = 3 * total.max(1);
     let mut pos = vec![0usize; seqs.len()];
@@ -364,7 +367,8 @@ pub fn prefill(cache: &Cache<u64, u64>, seqs: &[Vec<u64>]) -> (f64, usize) {
         stable = if (h - last).abs() < 0.002 { stable + 1 } else { 0 };
         last = h;
         if stable >= 2 || done >= limit {
-            return (h, done);
+            let at = pos.iter().zip(seqs).map(|(&p, s)| p % s.len().max(1)).collect();
+            return (h, done, at);
         }
     }
 }
@@ -385,9 +389,11 @@ fn twin(name: &str, mpl: usize) -> Option<String> {
     })
 }
 
-/// The smallest cache (entries) whose hit ratio on `trace`, by the simulator's twin of
-/// `policy` at `mpl` workers, reaches `target`, and that hit ratio; `None` if even all keys do
-/// not reach it.
+/// The smallest cache (entries) whose steady-state hit ratio on `trace`, by the simulator's
+/// twin of `policy` at `mpl` workers, reaches `target`, and that hit ratio; `None` if even all
+/// keys do not reach it. Steady state, as the measurement sees it after its prefill: the
+/// first half of the trace warms the cache, the second half is counted (so compulsory misses
+/// do not cap the targets, and a target is met rather than overshot).
 pub fn size_for_hit_ratio(
     policy: &str,
     target: f64,
@@ -395,13 +401,13 @@ pub fn size_for_hit_ratio(
     mpl: usize,
 ) -> Result<Option<(u64, f64)>> {
     use sifter_sim::registry::PolicySpec;
-    use sifter_sim::runner::{simulate, CacheSize};
+    use sifter_sim::runner::{simulate_after_warmup, CacheSize};
     let spec =
         PolicySpec::parse(&twin(policy, mpl).with_context(|| {
             format!("{policy}: no simulator policy to size it by (use --sizes)")
         })?)?;
     let hit_at = |cap: u64| -> Result<f64> {
-        let r = simulate(trace, &spec, CacheSize::Absolute(cap), false, 0, &|_| {})?;
+        let r = simulate_after_warmup(trace, &spec, CacheSize::Absolute(cap), trace.len() / 2)?;
         Ok(1.0 - r.miss_ratio)
     };
     let (mut lo, mut hi) = (1u64, trace.n_objects as u64);
@@ -569,8 +575,8 @@ pub fn point(
         (policy != Policy::Mobius).then(|| Calibrator::new(policy, q, cap, threads, hits, misses));
     let cache: Cache<u64, u64> =
         Cache::builder().capacity(cap).policy(policy).promotion_skip(q).build();
-    let pre = prefill(&cache, seqs);
-    let mut pos = vec![0; seqs.len()];
+    let (prefill_hit, replayed, mut pos) = prefill(&cache, seqs);
+    let pre = (prefill_hit, replayed);
     let slice = secs / SLICES as f64;
     let mut total = Window::default();
     let (mut model, mut sum) = (0.0, [0.0; 4]);
@@ -876,22 +882,22 @@ pub fn rows_csv(rows: &[Row]) -> String {
 mod size_search_tests {
     use super::*;
     use sifter_sim::registry::PolicySpec;
-    use sifter_sim::runner::{simulate, CacheSize};
+    use sifter_sim::runner::{simulate, simulate_after_warmup, CacheSize};
 
     #[test]
     fn the_size_found_is_the_smallest_that_reaches_the_target() {
         let seqs: Vec<Vec<u64>> = (0..2).map(|t| zipf_seq(5_000, 50_000, t + 1)).collect();
         let trace = stream_trace(&seqs).expect("load");
+        // The steady-state hit ratio: the second half, after the first half warmed the cache.
         let hit = |p: &str, cap: u64| {
-            let r = simulate(
+            let r = simulate_after_warmup(
                 &trace,
                 &PolicySpec::parse(p).expect("spec"),
                 CacheSize::Absolute(cap),
-                false,
-                0,
-                &|_| {},
+                trace.len() / 2,
             )
             .expect("sim");
+            assert_eq!(r.counts.requests as usize, trace.len() - trace.len() / 2);
             1.0 - r.miss_ratio
         };
         for (policy, twin) in [("lru", "lru"), ("mobius", "sieve"), ("s3fifo", "s3fifo")] {
@@ -909,8 +915,27 @@ mod size_search_tests {
                 );
             }
         }
+        // The steady state has no compulsory misses: a target above the cold-start hit ratio
+        // of every key cached is reachable (it was not when the whole trace counted).
+        let cold = |cap: u64| {
+            let r = simulate(
+                &trace,
+                &PolicySpec::parse("lru").expect("spec"),
+                CacheSize::Absolute(cap),
+                false,
+                0,
+                &|_| {},
+            )
+            .expect("sim");
+            1.0 - r.miss_ratio
+        };
+        let all = cold(trace.n_objects as u64);
+        let (_, h) = size_for_hit_ratio("lru", all + 0.01, &trace, 8)
+            .expect("search")
+            .expect("reachable in steady state");
+        assert!(h > all, "{h} vs the cold start's {all}");
         // Beyond what all keys give: None, not a wrong size.
-        assert_eq!(size_for_hit_ratio("lru", 0.9999, &trace, 8).expect("search"), None);
+        assert_eq!(size_for_hit_ratio("lru", 0.999_999_9, &trace, 8).expect("search"), None);
         assert!(size_for_hit_ratio("multistep", 0.5, &trace, 8).is_err(), "no twin: an error");
         // Prob-LRU with q = 1 − 1/MPL: at one worker q = 0, every hit promotes — LRU's size;
         // at 72 workers q is near 1, hits hardly promote, and it needs more room than LRU.
@@ -928,10 +953,12 @@ mod size_search_tests {
     fn prefill_reaches_the_steady_hit_ratio() {
         let seqs: Vec<Vec<u64>> = (0..2).map(|t| zipf_seq(2_000, 100_000, t + 1)).collect();
         let c: Cache<u64, u64> = Cache::builder().capacity(1_000).policy(Policy::Lru).build();
-        let (h, n) = prefill(&c, &seqs);
+        let (h, n, at) = prefill(&c, &seqs);
         assert!((3 * PREFILL_WINDOW..=3 * 200_000).contains(&n), "{n}");
+        // Round robin over the workers: each stands where its share of the replay ended.
+        assert_eq!(at, vec![(n / 2) % 100_000; 2]);
         // A second prefill of the warm cache sees the same steady hit ratio.
-        let (h2, _) = prefill(&c, &seqs);
+        let (h2, _, _) = prefill(&c, &seqs);
         assert!((h - h2).abs() < 0.01 && h > 0.5, "{h} then {h2}");
     }
 }

@@ -293,6 +293,32 @@ pub fn simulate_until(
     progress: &(dyn Fn(u64) + Sync),
     stop: &AtomicBool,
 ) -> Result<SimResult, SimError> {
+    run(trace, spec, size, bytes, seed, 0, progress, stop)
+}
+
+/// [`simulate`] that counts only the requests after the first `warmup`: those warm the cache
+/// (the steady-state miss ratio, with the cold start left out). The result's counts and miss
+/// ratios are of the counted requests.
+pub fn simulate_after_warmup(
+    trace: &LoadedTrace,
+    spec: &PolicySpec,
+    size: CacheSize,
+    warmup: usize,
+) -> Result<SimResult, SimError> {
+    run(trace, spec, size, false, 0, warmup, &|_| {}, &AtomicBool::new(false))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    trace: &LoadedTrace,
+    spec: &PolicySpec,
+    size: CacheSize,
+    bytes: bool,
+    seed: u64,
+    warmup: usize,
+    progress: &(dyn Fn(u64) + Sync),
+    stop: &AtomicBool,
+) -> Result<SimResult, SimError> {
     let capacity = size.resolve(trace, bytes);
     if capacity == 0 {
         return Err(SimError::Size(format!(
@@ -319,8 +345,13 @@ pub fn simulate_until(
                 size.label()
             )));
         }
+        // A chunk ends at the warm-up's end, so the warm requests are never counted.
         let end = (start + CHUNK).min(n);
-        counts.add(p.run_chunk(trace.chunk(start..end, with_next), bytes));
+        let end = if start < warmup { end.min(warmup) } else { end };
+        let c = p.run_chunk(trace.chunk(start..end, with_next), bytes);
+        if start >= warmup {
+            counts.add(c);
+        }
         progress((end - start) as u64);
         start = end;
     }
