@@ -26,7 +26,8 @@ pub struct ClosedLoopArgs {
     pub sizes: String,
     /// Target hit ratios instead of sizes (e.g. 0.5,0.8,0.9,0.95,0.98,0.99,0.995): each
     /// policy's cache size for a target is found on the workers' own request stream by the
-    /// simulator's twin of the policy (Mobius: SIEVE); the achieved hit ratio is reported
+    /// simulator's twin of the policy (Mobius: SIEVE), at steady state (the stream's first
+    /// half warms the cache, its second half is counted); the achieved hit ratio is reported
     /// beside it.
     #[arg(long)]
     pub hit_ratios: Option<String>,
