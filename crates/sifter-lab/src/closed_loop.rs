@@ -621,10 +621,13 @@ pub fn stream_trace(seqs: &[Vec<u64>]) -> Result<sifter_sim::trace::LoadedTrace>
     Ok(sifter_sim::trace::LoadedTrace::load("closed-loop", reqs, &|_| {})?)
 }
 
-/// Zipf(1.0) request sequences, one per worker: 2^20 requests each up to 8 workers, then 8 ×
-/// 2^20 shared out (at least 2^16 each), so 72 workers do not need 72 × 8 MB.
+/// Zipf(1.0) request sequences, one per worker: 8 × 2^20 requests shared out (at least 2^16
+/// each, so beyond 128 workers the total grows). At every MPL up to 128 the workers replay as
+/// many requests as the 8-worker stream the cache sizes are found on: fewer, longer
+/// sequences at a low MPL would otherwise cycle through fewer distinct keys than that stream
+/// (at MPL 2, 2 × 2^20 requests left a cache sized for 0.995 holding every key they use).
 pub fn sequences(keys: u64, workers: usize) -> Vec<Vec<u64>> {
-    let len = ((8usize << 20) / workers.max(1)).clamp(1 << 16, 1 << 20);
+    let len = ((8usize << 20) / workers.max(1)).max(1 << 16);
     (0..workers).map(|t| zipf_seq(keys, len, t as u64 + 1)).collect()
 }
 
