@@ -56,14 +56,43 @@ fn quiescent_rounds_hold_the_bound_exactly() {
     }
 }
 
-static RELEASE: AtomicBool = AtomicBool::new(false);
-static PARKED: AtomicBool = AtomicBool::new(false);
+/// Where a test parks a thread inside the cache (through a hook, which takes a plain `fn`, so
+/// each test has its own static gate) and releases it.
+struct Gate {
+    parked: AtomicBool,
+    release: AtomicBool,
+}
+
+impl Gate {
+    const fn new() -> Self {
+        Gate { parked: AtomicBool::new(false), release: AtomicBool::new(false) }
+    }
+    fn reset(&self) {
+        self.release.store(false, Ordering::SeqCst);
+        self.parked.store(false, Ordering::SeqCst);
+    }
+    /// Called by the parked thread: waits until released.
+    fn park(&self) {
+        self.parked.store(true, Ordering::SeqCst);
+        while !self.release.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    /// Waits until a thread is parked here.
+    fn wait_parked(&self) {
+        while !self.parked.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+    }
+    fn release(&self) {
+        self.release.store(true, Ordering::SeqCst);
+    }
+}
+
+static GAP: Gate = Gate::new();
 
 fn park() {
-    PARKED.store(true, Ordering::SeqCst);
-    while !RELEASE.load(Ordering::SeqCst) {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    GAP.park();
 }
 
 #[test]
@@ -73,8 +102,7 @@ fn a_thread_parked_in_the_enqueue_gap_blocks_nothing() {
             continue; // locked lists have no gap
         }
         for cap in if cfg!(miri) { vec![2u64] } else { vec![1u64, 2, 100] } {
-            RELEASE.store(false, Ordering::SeqCst);
-            PARKED.store(false, Ordering::SeqCst);
+            GAP.reset();
             let c: Arc<Cache<u64, u64>> = Arc::new(
                 Cache::builder().capacity(cap).policy(p).consecutive_detection(cd).build(),
             );
@@ -87,9 +115,7 @@ fn a_thread_parked_in_the_enqueue_gap_blocks_nothing() {
                 c2.insert(1_000_000, 0);
                 hooks::on_enqueue_gap(None);
             });
-            while !PARKED.load(Ordering::SeqCst) {
-                std::thread::yield_now();
-            }
+            GAP.wait_parked();
             // The others go on inserting while the parked insert holds its gap open.
             let hs: Vec<_> = (0..3u64)
                 .map(|t| {
@@ -112,7 +138,7 @@ fn a_thread_parked_in_the_enqueue_gap_blocks_nothing() {
             if cap >= 100 {
                 assert_eq!(c.rejected(), 0, "{tag}: inserts rejected while one thread is parked");
             }
-            RELEASE.store(true, Ordering::SeqCst);
+            GAP.release();
             parked.join().expect("parked");
             c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
             assert!(c.len() as u64 <= cap);
@@ -120,14 +146,10 @@ fn a_thread_parked_in_the_enqueue_gap_blocks_nothing() {
     }
 }
 
-static READER_RELEASE: AtomicBool = AtomicBool::new(false);
-static READER_PARKED: AtomicBool = AtomicBool::new(false);
+static READER: Gate = Gate::new();
 
 fn park_reader() {
-    READER_PARKED.store(true, Ordering::SeqCst);
-    while !READER_RELEASE.load(Ordering::SeqCst) {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    READER.park();
 }
 
 /// A reader stopped between finding an entry and reading its value (a thread preempted in a
@@ -141,8 +163,7 @@ fn park_reader() {
 fn a_reader_parked_mid_get_holds_back_only_its_slot() {
     for (p, cd) in configs() {
         let cap = if cfg!(miri) { 8u64 } else { 2_000 };
-        READER_RELEASE.store(false, Ordering::SeqCst);
-        READER_PARKED.store(false, Ordering::SeqCst);
+        READER.reset();
         let c: Arc<Cache<u64, u64>> =
             Arc::new(Cache::builder().capacity(cap).policy(p).consecutive_detection(cd).build());
         for k in 0..cap {
@@ -156,9 +177,7 @@ fn a_reader_parked_mid_get_holds_back_only_its_slot() {
             hooks::on_protected(None);
             v
         });
-        while !READER_PARKED.load(Ordering::SeqCst) {
-            std::thread::yield_now();
-        }
+        READER.wait_parked();
         let tag = format!("{p:?} cd={cd}");
         for i in 0..cap * if cfg!(miri) { 4 } else { 50 } {
             c.insert(1_000_000 + i, i);
@@ -170,7 +189,7 @@ fn a_reader_parked_mid_get_holds_back_only_its_slot() {
         );
         assert_eq!(c.rejected(), 0, "{tag}: inserts rejected behind a parked reader");
         assert!(c.len() as u64 <= cap);
-        READER_RELEASE.store(true, Ordering::SeqCst);
+        READER.release();
         assert_eq!(reader.join().expect("reader"), Some(7), "{tag}: the found slot was reused");
         c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
     }

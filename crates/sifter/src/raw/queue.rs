@@ -90,21 +90,33 @@ pub(crate) fn link_private<L: Links>(links: &L, a: u32, b: u32) {
 #[cfg(all(feature = "test-hooks", not(loom)))]
 pub mod hooks {
     use std::cell::Cell;
+    use std::thread::LocalKey;
+
+    /// A thread's hook: the function a test installed at one point of the cache's code.
+    type Slot = LocalKey<Cell<Option<fn()>>>;
+
     thread_local! {
         static GAP: Cell<Option<fn()>> = const { Cell::new(None) };
+        static UNPUBLISHED: Cell<Option<fn()>> = const { Cell::new(None) };
+        static PROTECTED: Cell<Option<fn()>> = const { Cell::new(None) };
     }
+
+    /// Runs `slot`'s hook, if any: every time, or (`once`) taken out before it runs, so that
+    /// cache operations it makes do not run it again.
+    fn run(slot: &'static Slot, once: bool) {
+        let f = if once { slot.with(Cell::take) } else { slot.with(Cell::get) };
+        if let Some(f) = f {
+            f();
+        }
+    }
+
     /// Runs `f` in this thread's enqueues between the link and the tail CAS (where the old
     /// core's enqueue gap was: a thread preempted there must block no one).
     pub fn on_enqueue_gap(f: Option<fn()>) {
         GAP.with(|g| g.set(f));
     }
     pub(crate) fn gap() {
-        if let Some(f) = GAP.with(Cell::get) {
-            f();
-        }
-    }
-    thread_local! {
-        static UNPUBLISHED: Cell<Option<fn()>> = const { Cell::new(None) };
+        run(&GAP, false);
     }
     /// Runs `f` in this thread's inserts between the slot's allocation (a queue policy has
     /// it in a pending chain from then on) and its publication in the index. `f` may use
@@ -114,12 +126,7 @@ pub mod hooks {
         UNPUBLISHED.with(|g| g.set(f));
     }
     pub(crate) fn unpublished() {
-        if let Some(f) = UNPUBLISHED.with(|g| g.take()) {
-            f();
-        }
-    }
-    thread_local! {
-        static PROTECTED: Cell<Option<fn()>> = const { Cell::new(None) };
+        run(&UNPUBLISHED, true);
     }
     /// Runs `f` in this thread's `get`s between finding the entry's slot (protected from
     /// reuse from then on) and reading its value: a reader preempted mid-read. Taken out
@@ -128,9 +135,7 @@ pub mod hooks {
         PROTECTED.with(|g| g.set(f));
     }
     pub(crate) fn protected() {
-        if let Some(f) = PROTECTED.with(|g| g.take()) {
-            f();
-        }
+        run(&PROTECTED, true);
     }
 }
 
