@@ -423,7 +423,7 @@ where
                 Structure::Queues(Queues::new(Mode::NbqClock { batched: consecutive }))
             }
         };
-        let queues = matches!(structure, Structure::Queues(_));
+        let queues = matches!(structure, Structure::Queues(_) | Structure::S3(_));
         let evict_batch =
             if capacity >= 1024 && weigher.is_none() && queues { EVICT_BATCH } else { 1 };
         let n_stripes = std::thread::available_parallelism()
@@ -1188,7 +1188,9 @@ where
                 // unlinked: its key is hashed once for both, and the ghost's bucket is fetched
                 // while the index removal runs.
                 let mut hash = None;
-                if let (true, Structure::S3(q)) = (to_ghost, &self.structure) {
+                if let (true, Structure::S3(q)) =
+                    (to_ghost && self.arena.is_live(v), &self.structure)
+                {
                     // (A panicking `Hash` leaves no ghost; `unlink_slot` then keeps the entry.)
                     hash = self.key_hash(v);
                     if let Some(h) = hash {
@@ -1241,31 +1243,26 @@ where
         want: usize,
         out: &mut Taken,
     ) -> Option<bool> {
-        let one = |out: &mut Taken, v: u32| {
-            out.slots[0] = v;
-            out.len = 1;
-        };
         match &self.structure {
             Structure::Queues(q) => (q.evict_many(n, want, out)
                 || (self.flush_pending() && q.evict_many(n, want, out)))
             .then_some(false),
             Structure::Locked(l) => {
-                one(out, l.evict(n)?);
+                out.slots[0] = l.evict(n)?;
+                out.len = 1;
                 Some(false)
             }
             Structure::S3(q) => {
                 let local = q.local(tid);
                 // SAFETY: the policy holds `s` (a published slot) until it is retired.
                 let weight = |s| unsafe { self.slot(s).weight() };
-                let v = q.evict(n, local, weight).or_else(|| {
+                q.evict(n, local, weight, want, out).or_else(|| {
                     if self.flush_pending() {
-                        q.evict(n, local, weight)
+                        q.evict(n, local, weight, want, out)
                     } else {
                         None
                     }
-                })?;
-                one(out, v.slot);
-                Some(v.to_ghost)
+                })
             }
         }
     }

@@ -120,8 +120,8 @@ impl Core {
     pub fn evict(&self) -> Option<u32> {
         self.evict_many(1).first().copied()
     }
-    /// Evicts up to `want` (1–8) slots in one scan, in eviction order (the queue policies;
-    /// S3-FIFO takes one).
+    /// Evicts up to `want` (1–8) slots in one scan, in eviction order (S3-FIFO: fewer where
+    /// the one-at-a-time algorithm would turn to the other queue).
     pub fn evict_many(&self, want: usize) -> Vec<u32> {
         match &self.q {
             Policy::Queues(q) => {
@@ -132,11 +132,13 @@ impl Core {
                     Vec::new()
                 }
             }
-            Policy::S3(q) => q
-                .evict(&self.slots, q.local(usize::MAX), |_| 1)
-                .map(|v| v.slot)
-                .into_iter()
-                .collect(),
+            Policy::S3(q) => {
+                let mut t = crate::policy::queues::Taken::default();
+                match q.evict(&self.slots, q.local(usize::MAX), |_| 1, want, &mut t) {
+                    Some(_) => t.slots[..t.len].to_vec(),
+                    None => Vec::new(),
+                }
+            }
         }
     }
     /// Sweeps removed (killed) slots out of the queues, up to `max` per queue: returns them

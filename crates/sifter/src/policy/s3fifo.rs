@@ -28,7 +28,7 @@
 //! write one shared line; a decision reads the shared counters plus the caller's record —
 //! exact with one thread, within a flush threshold per other thread otherwise.
 
-use crate::policy::queues::{reset, Nodes};
+use crate::policy::queues::{link_private, reset, Nodes, Taken};
 use crate::raw::epoch::RECORDS;
 use crate::raw::queue::{slot, Queue, NIL, TAKEN};
 use crate::sync::{AtomicU64, Backoff, Ordering};
@@ -44,18 +44,44 @@ pub(crate) const MAX_FREQ: u8 = 3;
 /// Frequency at which a small-queue entry moves to main.
 const TO_MAIN: u8 = 2;
 
-/// What a victim leaves behind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Victim {
-    pub slot: u32,
-    /// Evicted from the small queue: its fingerprint goes to the ghost.
-    pub to_ghost: bool,
+/// The queue weights as the one-at-a-time algorithm would see them before the next victim of
+/// a batch: those before the scan, changed by the runs and victims the scan has passed.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    main_cap: i64,
+    main: i64,
+    small: i64,
+}
+
+impl Budget {
+    /// Whether the next victim comes from main.
+    #[inline]
+    fn from_main(&self) -> bool {
+        self.main > self.main_cap || self.small <= 0
+    }
+
+    /// An entry of weight `w` passes from small to main.
+    #[inline]
+    fn to_main(&mut self, w: i64) {
+        self.small -= w;
+        self.main += w;
+    }
+
+    /// A victim of weight `w` leaves main (`in_main`) or small.
+    #[inline]
+    fn evicted(&mut self, in_main: bool, w: i64) {
+        if in_main {
+            self.main -= w;
+        } else {
+            self.small -= w;
+        }
+    }
 }
 
 /// Outcome of one scan.
 enum Scan {
-    /// Detached: the victim.
-    Victim(u32),
+    /// Detached: the victims (in the caller's [`Taken`]) and their weight.
+    Victims(i64),
     /// The queue's lone entry, detached; it may deserve another pass.
     Single(u32),
     /// A run was moved; no victim yet.
@@ -222,35 +248,48 @@ impl S3Fifo {
         g.load(Ordering::Relaxed) + l.load(Ordering::Relaxed)
     }
 
-    /// Detaches one victim (the policy no longer holds it), or `None` if the queues are empty
-    /// or none was found within the attempt bound. `weight` gives a slot's weight.
+    /// Detaches up to `want` victims (1–8, into `out`; the policy no longer holds them) and
+    /// returns whether they came from the small queue (the fingerprints of those still live go
+    /// to the ghost), or `None` if the queues are empty or none was found within the attempt
+    /// bound. The victims are those the one-at-a-time algorithm would take next, in order:
+    /// a batch stops where it would turn to the other queue (see [`Budget`]). `weight` gives a
+    /// slot's weight.
     pub fn evict<N: Nodes>(
         &self,
         n: &N,
         local: Mine<'_>,
         weight: impl Fn(u32) -> u64,
-    ) -> Option<Victim> {
+        want: usize,
+        out: &mut Taken,
+    ) -> Option<bool> {
+        debug_assert!((1..=out.slots.len()).contains(&want));
         let mut backoff = Backoff::default();
         let mut empty = 0;
         for _ in 0..MAX_ATTEMPTS {
-            // Relaxed: as in `to_small`.
-            let main_over = self.weight(local, true) > self.main_cap.load(Ordering::Relaxed);
-            let mut in_main = main_over || self.weight(local, false) <= 0;
-            let mut step = self.scan(n, local, in_main, &weight);
+            let budget = Budget {
+                // Relaxed: as in `to_small`.
+                main_cap: self.main_cap.load(Ordering::Relaxed),
+                main: self.weight(local, true),
+                small: self.weight(local, false),
+            };
+            let mut in_main = budget.from_main();
+            let mut step = self.scan(n, local, in_main, budget, want, out, &weight);
             if matches!(step, Scan::Empty) {
                 // The counters lag the queues (an insert counts before it links, an eviction
                 // after it detaches): look at the other queue before giving up.
                 in_main = !in_main;
-                step = self.scan(n, local, in_main, &weight);
+                step = self.scan(n, local, in_main, budget, want, out, &weight);
             }
             match step {
-                Scan::Victim(v) => {
-                    self.add(local, in_main, -(weight(v) as i64));
-                    return Some(Victim { slot: v, to_ghost: !in_main && n.is_live(v) });
+                Scan::Victims(gone) => {
+                    self.add(local, in_main, -gone);
+                    return Some(!in_main);
                 }
                 Scan::Single(h) => {
                     if let Some(v) = self.decide(n, local, h, in_main, &weight) {
-                        return Some(v);
+                        out.slots[0] = v;
+                        out.len = 1;
+                        return Some(!in_main);
                     }
                 }
                 Scan::Progress => {}
@@ -266,16 +305,23 @@ impl S3Fifo {
         None
     }
 
-    /// One scan of main (`in_main`) or small from its head, Mobius-style: the run of entries
-    /// that get another pass (live, with frequency ≥ 1 in main, ≥ 2 in small) up to the first
-    /// that does not — the victim — is detached with one CAS, and the run moves to main's tail
-    /// in one enqueue ([`S3Fifo::pass`]). With one thread this is exactly the one-at-a-time
-    /// algorithm: the run lands at main's tail in the same order.
+    /// One scan of main (`in_main`) or small from its head, Mobius-style: the runs of entries
+    /// that get another pass (live, with frequency ≥ 1 in main, ≥ 2 in small) and up to `want`
+    /// victims between them (those that do not) are detached with one CAS, the victims into
+    /// `out`, and the runs move to main's tail in one enqueue ([`S3Fifo::pass`]). The batch
+    /// ends early where `budget` (the queue weights before the scan) says the one-at-a-time
+    /// algorithm would turn to the other queue, so with one thread this takes exactly the
+    /// victims that algorithm takes, and the runs land at main's tail in the same order.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn scan<N: Nodes>(
         &self,
         n: &N,
         local: Mine<'_>,
         in_main: bool,
+        mut budget: Budget,
+        want: usize,
+        out: &mut Taken,
         weight: &impl Fn(u32) -> u64,
     ) -> Scan {
         let q = if in_main { &self.main } else { &self.small };
@@ -290,12 +336,20 @@ impl S3Fifo {
             return Scan::Empty;
         }
         let threshold = if in_main { 1 } else { TO_MAIN };
+        // Runs closed by a victim after them (first, last), the run still open, the victims
+        // found, their weight and the successor of the last one (the new head).
+        let mut runs = [(NIL, NIL); 8];
+        let mut closed = 0;
+        let (mut run_first, mut run_end) = (NIL, NIL);
+        let (mut found, mut gone, mut after) = (0, 0i64, NIL);
         let mut cur = start;
-        let mut run_end = NIL;
         for _ in 0..=n.count() {
             // Acquire: pairs with the Release link in `enqueue_chain`.
             let next = slot(n.next(cur).load(Ordering::Acquire));
             if next == TAKEN {
+                if found > 0 {
+                    break; // detach what we have (the CAS checks the view)
+                }
                 // Being taken by another evictor (or a stale view): help, then rescan.
                 q.tail_settled(n);
                 return Scan::Retry;
@@ -304,12 +358,21 @@ impl S3Fifo {
             let keep = n.is_live(cur) && n.visited(cur).load(Ordering::Relaxed) >= threshold;
             if keep {
                 if next != NIL {
+                    if run_first == NIL {
+                        run_first = cur;
+                    }
                     run_end = cur;
+                    if !in_main {
+                        budget.to_main(weight(cur) as i64);
+                    }
                     cur = next;
                     continue;
                 }
+                if found > 0 {
+                    break; // this run stays in front, for the next scan
+                }
                 // Everything from `start` to the end gets another pass.
-                if run_end == NIL {
+                if run_first == NIL {
                     // A lone entry: take it; the caller decides.
                     return if q.take_last(n, hw) { Scan::Single(cur) } else { Scan::Retry };
                 }
@@ -320,28 +383,65 @@ impl S3Fifo {
                 }
                 return Scan::Retry;
             }
-            // `cur` is the victim.
+            // `cur` is a victim.
             if next != NIL {
-                if !q.tail_settled(n) || !q.detach(hw, next) {
-                    return Scan::Retry;
+                if run_first != NIL {
+                    runs[closed] = (run_first, run_end);
+                    closed += 1;
+                    (run_first, run_end) = (NIL, NIL);
                 }
-            } else if run_end != NIL {
+                out.slots[found] = cur;
+                found += 1;
+                after = next;
+                let w = weight(cur) as i64;
+                gone += w;
+                budget.evicted(in_main, w);
+                if found == want || budget.from_main() != in_main {
+                    break;
+                }
+                cur = next;
+                continue;
+            }
+            if found > 0 {
+                break; // `cur`, the last entry, waits for the next scan
+            }
+            if run_first != NIL {
                 // The victim is the last entry: move the run now, take the victim alone later.
                 if q.tail_settled(n) && q.detach(hw, cur) {
                     self.pass(n, local, in_main, start, run_end, weight);
                     return Scan::Progress;
                 }
                 return Scan::Retry;
-            } else if !q.take_last(n, hw) {
+            }
+            if !q.take_last(n, hw) {
                 return Scan::Retry;
             }
-            if run_end != NIL {
-                self.pass(n, local, in_main, start, run_end, weight);
-            }
-            return Scan::Victim(cur);
+            out.slots[0] = cur;
+            out.len = 1;
+            return Scan::Victims(weight(cur) as i64);
         }
-        // Longer than the arena: a stale view (links changed under the scan).
-        Scan::Retry
+        if found == 0 {
+            // Longer than the arena: a stale view (links changed under the scan).
+            return Scan::Retry;
+        }
+        // Detach `start..after` (every victim and the runs between them) in one CAS.
+        if !q.tail_settled(n) || !q.detach(hw, after) {
+            return Scan::Retry;
+        }
+        // The next eviction starts its scan at `after`: fetch its line meanwhile.
+        n.prefetch(after);
+        if closed > 0 {
+            // The runs are ours now: join them across the victims between them (each join a
+            // new incarnation of the run's last slot, as any re-enqueued slot gets), then
+            // give them their pass as one chain.
+            for k in 1..closed {
+                reset(n, runs[k - 1].1);
+                link_private(n, runs[k - 1].1, runs[k].0);
+            }
+            self.pass(n, local, in_main, runs[0].0, runs[closed - 1].1, weight);
+        }
+        out.len = found;
+        Scan::Victims(gone)
     }
 
     /// Gives the detached run `start..=end` (the caller's) its next pass at main's tail: from
@@ -388,7 +488,7 @@ impl S3Fifo {
         h: u32,
         in_main: bool,
         weight: &impl Fn(u32) -> u64,
-    ) -> Option<Victim> {
+    ) -> Option<u32> {
         let w = weight(h) as i64;
         let live = n.is_live(h);
         // Relaxed: the frequency is a hint (a racing hit may be lost: one pass less).
@@ -401,7 +501,7 @@ impl S3Fifo {
                 return None;
             }
             self.add(local, true, -w);
-            return Some(Victim { slot: h, to_ghost: false });
+            return Some(h);
         }
         self.add(local, false, -w);
         if live && f >= TO_MAIN {
@@ -411,7 +511,7 @@ impl S3Fifo {
             self.main.enqueue_chain(n, h, h);
             return None;
         }
-        Some(Victim { slot: h, to_ghost: live })
+        Some(h)
     }
 
     /// Every slot in the queues, small then main (quiescent use only).
