@@ -18,8 +18,9 @@
 //! libCacheSim's `S3FIFO.c` (whose simulator twin is `sifter-sim`'s `s3fifo`).
 //!
 //! The queues are the same Michael–Scott-style queues as Mobius's (`raw/queue.rs`), scanned
-//! the way Mobius's consecutive detection scans: the run of entries at a head that get another
-//! pass, and the victim after it, are detached with one CAS, and the run moves to main's tail
+//! the way Mobius's consecutive detection scans: the runs of entries at a head that get another
+//! pass, and up to 8 victims between them (a batch, ending where the one-at-a-time algorithm
+//! would turn to the other queue), are detached with one CAS, and the runs move to main's tail
 //! with one enqueue (a lone last entry is taken with the last-node protocol). The slot is the
 //! node, so nothing is allocated.
 //! Queue weights are counted per thread ([`Local`], a record per thread id, written with plain
