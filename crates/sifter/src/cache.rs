@@ -32,7 +32,7 @@ use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues, Taken};
 use crate::policy::s3fifo::{S3Fifo, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, LazyPin};
-use crate::raw::index::{pinned, Index};
+use crate::raw::index::{pinned, Index, Inserted, GHOST};
 use crate::raw::queue::Links;
 use crate::raw::slot::{Arena, Slot, Times, DEAD, EMPTY, LIVE, RETIRED};
 use crate::stats::{CacheStats, Counter, Stats};
@@ -406,10 +406,16 @@ where
             }
             Some(_) => Times::At,
         };
+        // S3-FIFO's ghost words mark their low halves with `GHOST`, which no slot word may have.
+        if policy == Policy::S3Fifo && slots + extra >= GHOST as usize - 1 {
+            return Err(BuildError::TooLarge(entries as u64));
+        }
         let arena = Arena::new(slots, extra, times);
         // Entry-bounded caches index at most `capacity` entries (tokens); weighted ones at most
-        // one per slot.
-        let index = Index::new(if weigher.is_some() { arena.max_len() } else { slots });
+        // one per slot. S3-FIFO's index also holds its ghost (about 0.9 × as many words).
+        let linked = if weigher.is_some() { arena.max_len() } else { slots };
+        let ghosts = if policy == Policy::S3Fifo { linked - linked / 10 } else { 0 };
+        let index = Index::new(linked + ghosts);
         let structure = match policy {
             Policy::Mobius => Structure::Queues(Queues::new(Mode::Mobius { consecutive })),
             Policy::Clock => Structure::Queues(Queues::new(Mode::Clock)),
@@ -882,10 +888,6 @@ where
         let times =
             self.expiration.as_ref().map(|e| (now, e.on_write(&key, &value, now, None, ttl)));
         let hash = self.hash(&key);
-        if let Structure::S3(q) = &self.structure {
-            // Its ghost bucket, read at the end, arrives while the eviction runs.
-            q.ghost.prefetch(hash, false);
-        }
         // Tokens, slot and policy need no pin: the policies touch only slot numbers and
         // atomics, and a thread preempted there (say, in an enqueue gap) must not hold back the
         // reuse of slots. Only reading other entries' keys in the index needs one.
@@ -930,6 +932,7 @@ where
             // entry it replaces).
             pin.pin();
         }
+        let ghost_hit;
         let old = {
             let lock = self.index.lock(hash);
             // SAFETY: `s` is ours and filled.
@@ -948,11 +951,21 @@ where
                     return false; // `undo` retires the slot
                 }
             }
-            let old = self.index.insert(&lock, hash, s, self.pin_at(&mut pin), |o| {
+            // S3-FIFO: the ghost is in the index (a ghost word of our tag in our home bucket).
+            let ghosts = match &self.structure {
+                Structure::S3(q) => Some(q.ghost.now(q.local(tid))),
+                _ => None,
+            };
+            let inserted = self.index.insert(&lock, hash, s, ghosts, self.pin_at(&mut pin), |o| {
                 // SAFETY: a published slot, protected (`pin`, before the comparison).
                 let other = unsafe { self.slot(o).key() };
                 other == key
             });
+            ghost_hit = inserted == Inserted::GhostHit;
+            let old = match inserted {
+                Inserted::Replaced(o) => Some(o),
+                Inserted::Added | Inserted::GhostHit => None,
+            };
             undo.armed = false;
             // Release: after the index word, so whoever reads LIVE (Acquire) finds the word;
             // under the home lock, so no removal by key runs in between (and evictions and
@@ -1028,9 +1041,8 @@ where
             }
             Structure::S3(q) => {
                 drop(pin);
-                // A key evicted from small lately (its fingerprint in the ghost) goes to main;
+                // A key evicted from small lately (a ghost hit in the index) goes to main;
                 // others to small, gathered in chains like the other queue policies' inserts.
-                let ghost_hit = q.ghost.take(q.local(tid), hash);
                 if self.batch == 1 || !q.to_small(weight, ghost_hit) {
                     q.insert(&self.arena, q.local(tid), s, weight, ghost_hit);
                 } else {
@@ -1124,7 +1136,7 @@ where
         cause: RemovalCause,
         now: u64,
         owner: bool,
-        hash: Option<u64>,
+        ghost: Option<u32>,
     ) -> Unlink {
         let st = self.stripe(tid);
         let slot = self.slot(v);
@@ -1138,13 +1150,17 @@ where
             // slot found in the index while pinned that was retired since.
             _ => return Unlink::NotYet,
         }
-        // The hash is recomputed unless the caller has it (slots do not store it: 8 bytes per
-        // entry saved, one hash of the key per eviction spent). A key whose `Hash` panics
-        // cannot be found: it stays (the panic is resumed when the operation ends).
-        let Some(hash) = hash.or_else(|| self.key_hash(v)) else {
+        // The hash is recomputed (slots do not store it: 8 bytes per entry saved, one hash of
+        // the key per eviction spent). A key whose `Hash` panics cannot be found: it stays
+        // (the panic is resumed when the operation ends).
+        let Some(hash) = self.key_hash(v) else {
             return Unlink::Kept;
         };
-        if !self.index.remove_slot(hash, v) {
+        let unlinked = match ghost {
+            None => self.index.remove_slot(hash, v),
+            Some(stamp) => self.index.remove_slot_to_ghost(hash, v, stamp),
+        };
+        if !unlinked {
             return Unlink::Gone;
         }
         if owner {
@@ -1169,9 +1185,9 @@ where
     }
 
     /// Takes up to `want` victims from the policy (more than one only from the queue
-    /// policies and S3-FIFO, in one scan) and unlinks them from the index: pushes them to `victims` (to be
-    /// retired by the caller; it has room for `want`) and returns the tokens that freed (not
-    /// credited anywhere yet), or `None` if the policy had nothing to give.
+    /// policies and S3-FIFO, in one scan) and unlinks them from the index: pushes them to
+    /// `victims` (to be retired by the caller; it has room for `want`) and returns the tokens
+    /// that freed (not credited anywhere yet), or `None` if the policy had nothing to give.
     #[inline(always)]
     fn evict_some(&self, tid: usize, now: u64, want: usize, victims: &mut Victims) -> Option<u64> {
         for _ in 0..4 {
@@ -1184,24 +1200,16 @@ where
             }?;
             let (mut freed, mut any) = (0, false);
             for &v in &taken.slots[..taken.len] {
-                // An S3-FIFO small-queue victim's fingerprint goes to the ghost once it is
-                // unlinked: its key is hashed once for both, and the ghost's bucket is fetched
-                // while the index removal runs.
-                let mut hash = None;
-                if let (true, Structure::S3(q)) =
-                    (to_ghost && self.arena.is_live(v), &self.structure)
-                {
-                    // (A panicking `Hash` leaves no ghost; `unlink_slot` then keeps the entry.)
-                    hash = self.key_hash(v);
-                    if let Some(h) = hash {
-                        q.ghost.prefetch(h, true);
+                // An S3-FIFO small-queue victim's index word becomes its ghost word, stamped
+                // with the ghost's clock.
+                let ghost = match &self.structure {
+                    Structure::S3(q) if to_ghost && self.arena.is_live(v) => {
+                        Some(q.ghost.stamp(q.local(tid)))
                     }
-                }
-                match self.unlink_slot(v, tid, RemovalCause::Evicted, now, true, hash) {
+                    _ => None,
+                };
+                match self.unlink_slot(v, tid, RemovalCause::Evicted, now, true, ghost) {
                     Unlink::Done(w) => {
-                        if let (Some(h), Structure::S3(q)) = (hash, &self.structure) {
-                            q.ghost.insert(q.local(tid), h);
-                        }
                         victims.push(v);
                         freed += w;
                         any = true;
@@ -1820,7 +1828,7 @@ where
         let locked = match &self.structure {
             Structure::Locked(_) => 8 * self.arena.len(),
             Structure::Queues(_) => 0,
-            Structure::S3(q) => q.ghost.bytes(),
+            Structure::S3(_) => 0, // its ghost is in the index
         };
         let total = slot * self.arena.len() + self.index.bytes() + locked;
         let entries = (self.capacity() as usize).max(1);

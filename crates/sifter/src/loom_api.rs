@@ -271,7 +271,49 @@ impl Idx {
     pub fn insert(&self, hash: u64, s: u32, key: u64) -> Option<u32> {
         self.write_key(s, key);
         let lock = self.index.lock(hash);
-        self.index.insert(&lock, hash, s, crate::raw::index::pinned, |o| self.key(o) == key)
+        match self
+            .index
+            .insert(&lock, hash, s, None, crate::raw::index::pinned, |o| self.key(o) == key)
+        {
+            crate::raw::index::Inserted::Replaced(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// [`Idx::insert`] in an index with ghost words (S3-FIFO's): `now` and `len` are the
+    /// ghost's clock; returns the slot replaced and whether it took a live ghost word of its
+    /// tag (a ghost hit).
+    pub fn insert_ghosted(
+        &self,
+        hash: u64,
+        s: u32,
+        key: u64,
+        now: u32,
+        len: u32,
+    ) -> (Option<u32>, bool) {
+        use crate::raw::index::{Ghosts, Inserted};
+        self.write_key(s, key);
+        let lock = self.index.lock(hash);
+        let g = Some(Ghosts { now, len });
+        match self
+            .index
+            .insert(&lock, hash, s, g, crate::raw::index::pinned, |o| self.key(o) == key)
+        {
+            Inserted::Replaced(o) => (Some(o), false),
+            Inserted::Added => (None, false),
+            Inserted::GhostHit => (None, true),
+        }
+    }
+
+    /// Removes slot `s`'s word without a lock and leaves a ghost word stamped `stamp` (as an
+    /// S3-FIFO eviction from small does): true if this call removed it.
+    pub fn remove_slot_to_ghost(&self, hash: u64, s: u32, stamp: u32) -> bool {
+        self.index.remove_slot_to_ghost(hash, s, stamp)
+    }
+
+    /// The ghost words (quiescent).
+    pub fn ghost_words(&self) -> usize {
+        self.index.ghost_words()
     }
 
     /// The slot of `key` (the caller is pinned).

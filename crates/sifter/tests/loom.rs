@@ -620,6 +620,34 @@ fn index_eviction_racing_replace() {
     });
 }
 
+/// S3-FIFO's ghost in the index: an eviction turning the entry's word into a ghost word races
+/// a re-insert of the same key (which replaces the live entry, or takes the ghost word: a
+/// ghost hit) and a lookup (which must never follow a ghost word as if it named a slot: the
+/// model's slot array has 3 entries, so a followed ghost word is out of bounds).
+#[test]
+fn index_eviction_to_ghost_racing_reinsert_and_lookup() {
+    model(|| {
+        let idx = Arc::new(Idx::new(3));
+        let h = idx.hash_in(1, 0x40);
+        idx.insert(h, 0, 9);
+        let (i2, i3) = (idx.clone(), idx.clone());
+        let evictor = thread::spawn(move || i2.remove_slot_to_ghost(h, 0, 5));
+        let reader = thread::spawn(move || i3.find(h, 9));
+        let (replaced, ghost_hit) = idx.insert_ghosted(h, 1, 9, 6, 10);
+        let evicted = evictor.join().expect("evictor");
+        let found = reader.join().expect("reader");
+        assert!(matches!(found, None | Some(0) | Some(1)), "lookup found {found:?}");
+        // Exactly one of them unlinked slot 0; the re-insert hit the ghost iff the eviction
+        // came first.
+        assert!(evicted != (replaced == Some(0)), "evicted {evicted}, replaced {replaced:?}");
+        assert_eq!(ghost_hit, evicted, "ghost hit {ghost_hit}, evicted {evicted}");
+        assert_eq!(idx.slots(), vec![1]);
+        assert_eq!(idx.ghost_words(), 0);
+        assert_eq!(idx.find(h, 9), Some(1));
+        idx.validate(|_| h).expect("index");
+    });
+}
+
 /// Removal by key racing an eviction of the same slot: one of them unlinks it, never both.
 #[test]
 fn index_remove_racing_eviction() {

@@ -31,8 +31,9 @@
 
 use crate::policy::queues::{link_private, reset, Nodes, Taken};
 use crate::raw::epoch::RECORDS;
+use crate::raw::index::{Ghosts, GHOST};
 use crate::raw::queue::{slot, Queue, NIL, TAKEN};
-use crate::sync::{AtomicU64, Backoff, Ordering};
+use crate::sync::{Backoff, Ordering};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::AtomicI64;
 
@@ -564,32 +565,25 @@ impl S3Fifo {
     }
 }
 
-/// Entries per ghost bucket (one cache line of words).
-const WAYS: usize = 8;
-
-/// One ghost bucket, aligned to its own cache line (a membership test reads one line).
-#[derive(Debug)]
-#[repr(align(64))]
-struct Bucket([AtomicU64; WAYS]);
-
-/// The ghost: the fingerprints of the last `cap` entries evicted from small, as a FIFO of
-/// bounded length without a queue. Each word is `fingerprint << 32 | stamp`, the stamp being
-/// the ghost's insertion count (mod 2^32) when it went in; a word is in the FIFO while
-/// `now − stamp < cap`. Words live in buckets of eight (one line) chosen by the hash, in a
-/// table with room for twice the FIFO: a membership test reads one line; an insert takes a
-/// free or aged-out word of its bucket, or else the oldest (which was about to leave anyway).
-/// No allocation after construction.
+/// The ghost: the fingerprints of the last `len` entries evicted from small, as a FIFO of
+/// bounded length without a queue. The fingerprints live in the index itself, as ghost words
+/// (see `raw/index.rs`): an eviction from small leaves its victim's index word behind as
+/// `tag | GHOST | stamp`, the stamp being the ghost's insertion count (mod 2^31) then, and a
+/// word is in the ghost while fewer than `len` insertions came after it. A new entry's insert
+/// probes its home bucket anyway: a live ghost word with its tag there is a ghost hit, and the
+/// entry takes its place. So the ghost costs no line of its own, no allocation, and no
+/// instruction on a lookup beyond a bit test; it is bounded by the index's room (an insert
+/// takes the oldest ghost word of a full home bucket before it overflows).
 ///
-/// The insertion count is kept like the queue weights: each thread counts its own insertions
-/// ([`Local`]) and adds them to the shared count in steps of `flush` (1/256 of the ghost, at
-/// least 1, at most 64), so evictions do not all write one shared line. A thread's view of the
-/// count (shared + its own) is exact with one thread and behind by less than `flush` per
-/// other thread otherwise: the ghost then keeps a few more or fewer fingerprints than `cap`,
-/// by at most that much.
+/// This struct is the ghost's clock. Each thread counts its own insertions ([`Local`]) and
+/// adds them to the shared count in steps of `flush` (1/256 of the ghost, at least 1, at
+/// most 64), so evictions do not all write one shared line. A thread's view of the count
+/// (shared + its own) is exact with one thread and behind by less than `flush` per other
+/// thread otherwise: the ghost then keeps a few more or fewer fingerprints than `len`, by at
+/// most that much.
 #[derive(Debug)]
 pub(crate) struct Ghost {
-    buckets: Box<[Bucket]>,
-    cap: u64,
+    len: u32,
     /// Insertions so far, less those still counted in threads' records.
     clock: CachePadded<AtomicI64>,
     /// A thread's insertions are added to `clock` when they reach this.
@@ -597,94 +591,30 @@ pub(crate) struct Ghost {
 }
 
 impl Ghost {
-    pub fn new(cap: u64) -> Self {
-        let n = ((cap as usize * 2).div_ceil(WAYS)).max(1);
-        Ghost {
-            buckets: (0..n).map(|_| Bucket(std::array::from_fn(|_| AtomicU64::new(0)))).collect(),
-            cap,
-            clock: Default::default(),
-            flush: (cap / 256).clamp(1, 64) as i64,
-        }
+    /// A ghost of `len` fingerprints (at most 2^31 − 1).
+    pub fn new(len: u64) -> Self {
+        let len = len.min(GHOST - 1) as u32;
+        Ghost { len, clock: Default::default(), flush: (len / 256).clamp(1, 64) as i64 }
     }
 
-    /// Fetches `hash`'s bucket ahead of [`Ghost::take`] or [`Ghost::insert`] (`write`: for
-    /// the insert).
+    /// The clock as the thread counting in `local` sees it, for an insert's ghost test.
     #[inline]
-    pub fn prefetch(&self, hash: u64, write: bool) {
-        if self.cap > 0 {
-            crate::sync::prefetch(self.bucket(hash), write);
-        }
-    }
-
-    /// The insertion count as the thread counting in `local` sees it.
-    #[inline]
-    fn now(&self, local: Mine<'_>) -> u64 {
+    pub fn now(&self, local: Mine<'_>) -> Ghosts {
         // Relaxed (both): the ghost is a hint; a count seen stale only moves one word's age.
-        self.clock.load(Ordering::Relaxed).wrapping_add(local.local.ghost.load(Ordering::Relaxed))
-            as u64
+        let now = self
+            .clock
+            .load(Ordering::Relaxed)
+            .wrapping_add(local.local.ghost.load(Ordering::Relaxed));
+        Ghosts { now: now as u32, len: self.len }
     }
 
-    fn bucket(&self, hash: u64) -> &[AtomicU64; WAYS] {
-        &self.buckets[((hash as u32 as u64 * self.buckets.len() as u64) >> 32) as usize].0
-    }
-
-    /// The fingerprint of `hash` (never 0, so an empty word matches nothing).
-    fn fp(hash: u64) -> u64 {
-        (hash >> 32).max(1)
-    }
-
-    fn alive(&self, word: u64, now: u64) -> bool {
-        word != 0 && (now as u32).wrapping_sub(word as u32) < self.cap.min(u32::MAX as u64) as u32
-    }
-
-    /// Whether `hash` is in the ghost (as the thread counting in `local` sees it); removes it if so.
-    pub fn take(&self, local: Mine<'_>, hash: u64) -> bool {
-        if self.cap == 0 {
-            return false;
-        }
-        let fp = Self::fp(hash);
-        let now = self.now(local);
-        for w in self.bucket(hash) {
-            // Relaxed: the ghost is a hint; a racing insert or removal only changes one decision.
-            let x = w.load(Ordering::Relaxed);
-            if x >> 32 == fp && self.alive(x, now) {
-                // Only one taker wins (a key re-inserted twice concurrently goes to main once).
-                return w.compare_exchange(x, 0, Ordering::Relaxed, Ordering::Relaxed).is_ok();
-            }
-        }
-        false
-    }
-
-    /// Adds `hash` (evicted from small by the thread counting in `local`).
-    pub fn insert(&self, local: Mine<'_>, hash: u64) {
-        if self.cap == 0 {
-            return;
-        }
+    /// Counts one insertion (an eviction from small by the thread counting in `local`) and
+    /// returns its stamp.
+    #[inline]
+    pub fn stamp(&self, local: Mine<'_>) -> u32 {
         // Relaxed: see `now`. (Loaded before the add, which may move our count into it.)
-        let shared = self.clock.load(Ordering::Relaxed) as u64;
-        let mine = local.add(&local.local.ghost, 1, &self.clock, self.flush) as u64;
-        let now = shared.wrapping_add(mine);
-        let word = Self::fp(hash) << 32 | (now as u32 as u64);
-        let b = self.bucket(hash);
-        let mut oldest = 0;
-        let mut oldest_age = 0u32;
-        for (i, w) in b.iter().enumerate() {
-            let x = w.load(Ordering::Relaxed);
-            if !self.alive(x, now) {
-                oldest = i;
-                break;
-            }
-            let age = (now as u32).wrapping_sub(x as u32);
-            if age >= oldest_age {
-                oldest_age = age;
-                oldest = i;
-            }
-        }
-        b[oldest].store(word, Ordering::Relaxed);
-    }
-
-    /// Bytes of table.
-    pub fn bytes(&self) -> usize {
-        self.buckets.len() * WAYS * 8
+        let shared = self.clock.load(Ordering::Relaxed);
+        let mine = local.add(&local.local.ghost, 1, &self.clock, self.flush);
+        shared.wrapping_add(mine) as u32
     }
 }

@@ -37,11 +37,71 @@
 //!   move by CAS loops that keep the other bits.
 //! * The bucket count is fixed at build time from the arena size, about 4 slots per
 //!   bucket on average, so the table never fills.
+//! * **Ghost words** (S3-FIFO's ghost lives in the index): an eviction from S3-FIFO's small
+//!   queue may turn its victim's word into `tag << 32 | GHOST | stamp` (one CAS, like the
+//!   clearing it replaces) when the word sits in its home bucket, so the key's fingerprint
+//!   stays where its next insert probes anyway. A ghost word names no slot: lookups, removals
+//!   and walks skip it (they test [`GHOST`] after the tag), and nothing but an insert holding
+//!   its home bucket's lock changes it again: the insert of a key with the same tag takes it
+//!   (a ghost hit, while fewer than the ghost's length of insertions came after the stamp)
+//!   and reuses the word, and an insert that finds its home bucket without an empty word
+//!   takes the oldest ghost word before it overflows. So ghost words keep their bytes (a
+//!   ghost word's byte is its tag's, like any word's), never pass through, and never push
+//!   an entry out of its home bucket.
 
 use crate::sync::{AtomicU64, Backoff, Ordering};
 use std::cell::Cell;
 
 const WORDS: usize = 7;
+
+/// The low half of a ghost word has this bit set (a slot word's low half, `slot + 1`, never
+/// does: caches with ghosts have fewer than 2^31 − 1 slots); the rest is its stamp.
+pub(crate) const GHOST: u64 = 1 << 31;
+
+/// What a ghost word's stamp is measured against: the ghost's insertion count now, and how
+/// many insertions a ghost word outlives (both modulo 2^31).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ghosts {
+    pub now: u32,
+    pub len: u32,
+}
+
+impl Ghosts {
+    /// How many ghost insertions came after word `x`'s.
+    #[inline]
+    fn age(&self, x: u64) -> u32 {
+        self.now.wrapping_sub(x as u32) & (GHOST as u32 - 1)
+    }
+
+    /// Whether ghost word `x` is still in the ghost.
+    #[inline]
+    fn alive(&self, x: u64) -> bool {
+        self.age(x) < self.len
+    }
+}
+
+/// Whether index word `x` (non-zero) is a ghost word.
+#[inline]
+fn is_ghost(x: u64) -> bool {
+    x & GHOST != 0
+}
+
+/// The ghost word of `hash` stamped `stamp`.
+#[inline]
+fn ghost_word(hash: u64, stamp: u32) -> u64 {
+    (tag(hash) << 32) | GHOST | (u64::from(stamp) & (GHOST - 1))
+}
+
+/// What [`Index::insert`] did besides publishing the slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Inserted {
+    /// It replaced the entry in this slot (same key).
+    Replaced(u32),
+    /// It added the entry.
+    Added,
+    /// It added the entry in place of a live ghost word with its tag (a ghost hit).
+    GhostHit,
+}
 
 /// The control word's lock bit.
 const LOCK: u64 = 1 << 63;
@@ -178,6 +238,14 @@ impl Index {
         }
     }
 
+    /// The ghost words now (quiescent use).
+    #[cfg(any(test, loom))]
+    pub fn ghost_words(&self) -> usize {
+        let words = self.buckets.iter().flat_map(|b| b.words.iter());
+        // Relaxed: quiescent.
+        words.filter(|w| is_ghost(w.load(Ordering::Relaxed))).count()
+    }
+
     /// Bytes of table per entry slot it was sized for.
     pub fn bytes(&self) -> usize {
         self.buckets.len() * std::mem::size_of::<Bucket>()
@@ -240,7 +308,7 @@ impl Index {
                     // Acquire: pairs with the Release CAS/store that published the word, so the
                     // slot's key and value written before it are visible.
                     let x = w.load(Ordering::Acquire);
-                    if x >> 32 == tag {
+                    if x >> 32 == tag && !is_ghost(x) {
                         // Acquire: as above; read after the protection's fence, this is the
                         // load the protocol protects (a slot still linked after we announced
                         // it or pinned is not reused while we hold the protection).
@@ -371,7 +439,7 @@ impl Index {
                     let w = &bucket.words[i];
                     // Acquire: as in `probe`; `m` reads the slot.
                     let x = w.load(Ordering::Acquire);
-                    if x >> 32 == tag {
+                    if x >> 32 == tag && !is_ghost(x) {
                         // Acquire: as above, protected (see `find`).
                         if pin(slot_of(x)) && w.load(Ordering::Acquire) != x {
                             // Changed before the protection took: start over (see `probe`).
@@ -392,16 +460,21 @@ impl Index {
         }
     }
 
-    /// Under the home lock of `hash`: replaces the entry accepted by `eq` with `slot` and
-    /// returns the old slot, or adds `slot` and returns `None`. `pin` as in [`Index::find`].
+    /// Under the home lock of `hash`: replaces the entry accepted by `eq` with `slot`, or adds
+    /// `slot`. `pin` as in [`Index::find`]. In an index with ghost words (`ghosts`: their
+    /// clock; `None`: no ghosts) an added entry takes the place of a live ghost word with its
+    /// tag in its home bucket if there is one (a ghost hit, reported), else an empty word, else
+    /// the oldest ghost word of its home bucket, and only then overflows.
+    #[inline]
     pub fn insert(
         &self,
         lock: &HomeLock<'_>,
         hash: u64,
         slot: u32,
+        ghosts: Option<Ghosts>,
         mut pin: impl FnMut(u32) -> bool,
         mut eq: impl FnMut(u32) -> bool,
-    ) -> Option<u32> {
+    ) -> Inserted {
         let new = word(hash, slot);
         let bt = byte_tag(hash);
         // Empty words become non-empty only under their bucket's lock: ours for the home
@@ -419,17 +492,34 @@ impl Index {
                     // AcqRel: Release publishes the new slot's contents to lookups (Acquire in
                     // `find`); Acquire orders our later reads of the old slot.
                     if w.compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-                        return Some(slot_of(old));
+                        return Inserted::Replaced(slot_of(old));
                     }
                 }
                 (None, c) => break c,
             }
         };
+        if let Some(g) = ghosts {
+            if let Some((i, hit)) = self.ghost_for(lock.home, home_ctrl, hash, g) {
+                // Release: as below. A ghost word changes only under its home bucket's lock
+                // (ours): a plain store. Its byte stays or becomes ours at the unlock.
+                self.buckets[lock.home].words[i].store(new, Ordering::Release);
+                lock.set_byte(i, byte(home_ctrl, i), bt);
+                return if hit { Inserted::GhostHit } else { Inserted::Added };
+            }
+        }
         if let Some(i) = self.claim_empty(lock, lock.home, home_ctrl, bt) {
             // Release: publishes the slot's contents to lookups (Acquire in `find`); the byte
             // tag follows at the unlock.
             self.buckets[lock.home].words[i].store(new, Ordering::Release);
-            return None;
+            return Inserted::Added;
+        }
+        if ghosts.is_some() {
+            if let Some(i) = self.oldest_ghost(lock.home, ghosts) {
+                // Release, plain store: as above.
+                self.buckets[lock.home].words[i].store(new, Ordering::Release);
+                lock.set_byte(i, byte(home_ctrl, i), bt);
+                return Inserted::Added;
+            }
         }
         // The home bucket is full: overflow into the following buckets.
         self.raise_pass(lock.home);
@@ -441,12 +531,56 @@ impl Index {
             if let Some(i) = self.claim_empty(&held, b, c, bt) {
                 // Release: as above.
                 self.buckets[b].words[i].store(new, Ordering::Release);
-                return None;
+                return Inserted::Added;
             }
             self.raise_pass(b);
             b = self.next(b);
         }
         unreachable!("the index is sized so that it never fills")
+    }
+
+    /// Under the lock of bucket `home` (`c`: its control word): the word a new entry of
+    /// `hash` takes because of a ghost word, and whether that is a ghost hit: a live ghost
+    /// word with its tag (a hit), else — only if no byte is zero, so that an empty word may
+    /// not be left for it — a ghost word that has aged out.
+    #[inline]
+    fn ghost_for(&self, home: usize, c: u64, hash: u64, g: Ghosts) -> Option<(usize, bool)> {
+        let mut m = matching(c, byte_tag(hash));
+        let tag = tag(hash);
+        let words = &self.buckets[home].words;
+        while m != 0 {
+            let i = first(m);
+            // Relaxed: a ghost word changes only under this lock (held); a slot word we only
+            // compare (never follow).
+            let x = words[i].load(Ordering::Relaxed);
+            if x >> 32 == tag && is_ghost(x) && g.alive(x) {
+                return Some((i, true));
+            }
+            m &= m - 1;
+        }
+        if zero_bytes(c) != 0 {
+            return None;
+        }
+        words.iter().enumerate().find_map(|(i, w)| {
+            // Relaxed: as above.
+            let x = w.load(Ordering::Relaxed);
+            (x != 0 && is_ghost(x) && !g.alive(x)).then_some((i, false))
+        })
+    }
+
+    /// Under the lock of bucket `home`: its oldest ghost word, if any (`ghosts` gives the
+    /// clock).
+    fn oldest_ghost(&self, home: usize, ghosts: Option<Ghosts>) -> Option<usize> {
+        let g = ghosts?;
+        let mut best: Option<(usize, u32)> = None;
+        for (i, w) in self.buckets[home].words.iter().enumerate() {
+            // Relaxed: as in `ghost_for`.
+            let x = w.load(Ordering::Relaxed);
+            if x != 0 && is_ghost(x) && best.is_none_or(|(_, a)| g.age(x) > a) {
+                best = Some((i, g.age(x)));
+            }
+        }
+        best.map(|(i, _)| i)
     }
 
     /// Raises bucket `b`'s pass-through count (the caller holds its lock), unless it is
@@ -544,6 +678,37 @@ impl Index {
         self.remove_slot_slow(home, want)
     }
 
+    /// [`Index::remove_slot`] leaving a ghost word stamped `stamp` behind if the word sits in
+    /// its home bucket (else it is cleared, as by `remove_slot`: a ghost never passes
+    /// through); true if this call removed the entry.
+    pub fn remove_slot_to_ghost(&self, hash: u64, slot: u32, stamp: u32) -> bool {
+        let want = word(hash, slot);
+        let home = self.home(hash);
+        let bucket = &self.buckets[home];
+        // Acquire: as in `probe`.
+        let c = bucket.ctrl.load(Ordering::Acquire);
+        let mut cand = matching(c, byte_tag(hash));
+        while cand != 0 {
+            let i = first(cand);
+            let w = &bucket.words[i];
+            // Relaxed: compared with a value we know; the CAS decides.
+            if w.load(Ordering::Relaxed) == want {
+                // SeqCst: as in `clear_word` (this is the unlinking). No pass-through count
+                // changes: the word is in its home bucket.
+                return w
+                    .compare_exchange(
+                        want,
+                        ghost_word(hash, stamp),
+                        Ordering::SeqCst,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok();
+            }
+            cand &= cand - 1;
+        }
+        self.remove_slot(hash, slot)
+    }
+
     /// [`Index::remove_slot`] by the words themselves, not their bytes.
     #[cold]
     fn remove_slot_slow(&self, home: usize, want: u64) -> bool {
@@ -595,7 +760,7 @@ impl Index {
         for w in &self.buckets[b].words {
             // Acquire: as in `find`.
             let x = w.load(Ordering::Acquire);
-            if x != 0 {
+            if x != 0 && !is_ghost(x) {
                 out.push(slot_of(x));
             }
         }
@@ -608,7 +773,7 @@ impl Index {
             for w in &b.words {
                 // Acquire: as in `find`.
                 let x = w.load(Ordering::Acquire);
-                if x != 0 {
+                if x != 0 && !is_ghost(x) {
                     out.push(slot_of(x));
                 }
             }
@@ -629,6 +794,16 @@ impl Index {
             for (i, w) in bucket.words.iter().enumerate() {
                 let x = w.load(Ordering::Relaxed);
                 if x == 0 {
+                    continue;
+                }
+                if is_ghost(x) {
+                    // A ghost word: its byte is its tag's top bits (its home is not known).
+                    if byte(c, i) != ((x >> 56) | 0x80) {
+                        return Err(format!(
+                            "index bucket {b} word {i} (ghost {x:#x}): byte tag {:#x}",
+                            byte(c, i)
+                        ));
+                    }
                     continue;
                 }
                 let h = hash_of(slot_of(x));
@@ -661,5 +836,109 @@ impl Index {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A hash homed at bucket `b` of `idx` with tag bits `t`.
+    fn hash_in(idx: &Index, b: usize, t: u32) -> u64 {
+        let low = ((b as u64) << 32).div_ceil(idx.buckets.len() as u64);
+        let h = (u64::from(t) << 32) | low;
+        assert_eq!(idx.home(h), b);
+        h
+    }
+
+    #[test]
+    fn an_evicted_word_becomes_a_ghost_that_the_next_insert_of_its_tag_takes() {
+        let idx = Index::new(64);
+        let g = Ghosts { now: 10, len: 5 };
+        let h = hash_in(&idx, 3, 0xABCD_1234);
+        let lock = idx.lock(h);
+        assert_eq!(idx.insert(&lock, h, 7, Some(g), pinned, |_| false), Inserted::Added);
+        drop(lock);
+        assert!(idx.remove_slot_to_ghost(h, 7, 9));
+        // The ghost names no slot: lookups, walks and removals skip it.
+        assert_eq!(idx.find(h, pinned, |_| panic!("a ghost word was followed")), None);
+        assert!(idx.slots().is_empty());
+        assert_eq!(idx.ghost_words(), 1);
+        assert!(!idx.remove_slot(h, 7), "the entry is gone");
+        idx.validate(|_| h).expect("valid");
+        // A live ghost with the tag: a hit, and the entry takes its word.
+        let lock = idx.lock(h);
+        assert_eq!(idx.insert(&lock, h, 8, Some(g), pinned, |_| false), Inserted::GhostHit);
+        drop(lock);
+        assert_eq!(idx.ghost_words(), 0);
+        assert_eq!(idx.find(h, pinned, |s| s == 8), Some(8));
+        idx.validate(|_| h).expect("valid");
+        // Aged out (5 or more insertions since its stamp): no hit.
+        assert!(idx.remove_slot_to_ghost(h, 8, 5));
+        let lock = idx.lock(h);
+        assert_eq!(idx.insert(&lock, h, 9, Some(g), pinned, |_| false), Inserted::Added);
+        drop(lock);
+        assert_eq!(idx.slots(), vec![9]);
+    }
+
+    #[test]
+    fn ghosts_make_room_in_a_full_home_bucket_oldest_first_and_never_overflow() {
+        let idx = Index::new(64);
+        let h = |t: u32| hash_in(&idx, 5, t << 8 | 1);
+        // Fill bucket 5 with seven entries, then turn them all into ghosts (stamps 0..7).
+        for t in 0..7u32 {
+            let lock = idx.lock(h(t));
+            assert_eq!(
+                idx.insert(&lock, h(t), t, Some(Ghosts { now: 0, len: 100 }), pinned, |_| false),
+                Inserted::Added
+            );
+        }
+        for t in 0..7u32 {
+            assert!(idx.remove_slot_to_ghost(h(t), t, t));
+        }
+        assert_eq!(idx.ghost_words(), 7);
+        // New keys (other tags) take the oldest ghosts, in stamp order, in the home bucket.
+        let g = Ghosts { now: 7, len: 100 };
+        let stamps = |idx: &Index| {
+            let mut v: Vec<u32> = idx.buckets[5]
+                .words
+                .iter()
+                .map(|w| w.load(Ordering::Relaxed))
+                .filter(|&x| is_ghost(x))
+                .map(|x| x as u32 & (GHOST as u32 - 1))
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        for t in 100..103u32 {
+            let lock = idx.lock(h(t));
+            assert_eq!(
+                idx.insert(&lock, h(t), t - 50, Some(g), pinned, |_| false),
+                Inserted::Added
+            );
+        }
+        assert_eq!(stamps(&idx), vec![3, 4, 5, 6]);
+        // Nothing passed through bucket 5: no overflow.
+        assert_eq!(pass(idx.buckets[5].ctrl.load(Ordering::Relaxed)), 0);
+        idx.validate(|s| if s >= 50 { h(s + 50) } else { h(s) }).expect("valid");
+        // The youngest ghost (stamp 6) still hits.
+        let lock = idx.lock(h(6));
+        assert_eq!(idx.insert(&lock, h(6), 60, Some(g), pinned, |_| false), Inserted::GhostHit);
+    }
+
+    #[test]
+    fn an_overflowed_victim_leaves_no_ghost() {
+        let idx = Index::new(64);
+        let h = |t: u32| hash_in(&idx, 2, t << 8 | 1);
+        for t in 0..8u32 {
+            let lock = idx.lock(h(t));
+            idx.insert(&lock, h(t), t, None, pinned, |_| false);
+        }
+        // The eighth sits in bucket 3: evicting it clears the word and lowers bucket 2's count.
+        assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 1);
+        assert!(idx.remove_slot_to_ghost(h(7), 7, 0));
+        assert_eq!(idx.ghost_words(), 0);
+        assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 0);
+        idx.validate(|s| h(s)).expect("valid");
     }
 }
