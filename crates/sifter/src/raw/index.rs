@@ -513,14 +513,6 @@ impl Index {
             self.buckets[lock.home].words[i].store(new, Ordering::Release);
             return Inserted::Added;
         }
-        if ghosts.is_some() {
-            if let Some(i) = self.oldest_ghost(lock.home, ghosts) {
-                // Release, plain store: as above.
-                self.buckets[lock.home].words[i].store(new, Ordering::Release);
-                lock.set_byte(i, byte(home_ctrl, i), bt);
-                return Inserted::Added;
-            }
-        }
         // The home bucket is full: overflow into the following buckets.
         self.raise_pass(lock.home);
         let mut b = self.next(lock.home);
@@ -541,8 +533,9 @@ impl Index {
 
     /// Under the lock of bucket `home` (`c`: its control word): the word a new entry of
     /// `hash` takes because of a ghost word, and whether that is a ghost hit: a live ghost
-    /// word with its tag (a hit), else — only if no byte is zero, so that an empty word may
-    /// not be left for it — a ghost word that has aged out.
+    /// word with its tag (a hit); else, only if no byte is zero (an empty word is taken
+    /// first) and no word is empty, a ghost word that has aged out, or else the oldest ghost
+    /// word (one pass over the words).
     #[inline]
     fn ghost_for(&self, home: usize, c: u64, hash: u64, g: Ghosts) -> Option<(usize, bool)> {
         let mut m = matching(c, byte_tag(hash));
@@ -561,26 +554,24 @@ impl Index {
         if zero_bytes(c) != 0 {
             return None;
         }
-        words.iter().enumerate().find_map(|(i, w)| {
+        let mut oldest: Option<(usize, u32)> = None;
+        for (i, w) in words.iter().enumerate() {
             // Relaxed: as above.
             let x = w.load(Ordering::Relaxed);
-            (x != 0 && is_ghost(x) && !g.alive(x)).then_some((i, false))
-        })
-    }
-
-    /// Under the lock of bucket `home`: its oldest ghost word, if any (`ghosts` gives the
-    /// clock).
-    fn oldest_ghost(&self, home: usize, ghosts: Option<Ghosts>) -> Option<usize> {
-        let g = ghosts?;
-        let mut best: Option<(usize, u32)> = None;
-        for (i, w) in self.buckets[home].words.iter().enumerate() {
-            // Relaxed: as in `ghost_for`.
-            let x = w.load(Ordering::Relaxed);
-            if x != 0 && is_ghost(x) && best.is_none_or(|(_, a)| g.age(x) > a) {
-                best = Some((i, g.age(x)));
+            if x == 0 {
+                return None; // an empty word with a stale byte: `claim_stale` takes it
+            }
+            if is_ghost(x) {
+                let age = g.age(x);
+                if age >= g.len {
+                    return Some((i, false));
+                }
+                if oldest.is_none_or(|(_, a)| age > a) {
+                    oldest = Some((i, age));
+                }
             }
         }
-        best.map(|(i, _)| i)
+        oldest.map(|(i, _)| (i, false))
     }
 
     /// Raises bucket `b`'s pass-through count (the caller holds its lock), unless it is
