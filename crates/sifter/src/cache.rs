@@ -396,7 +396,9 @@ where
         // Growth room for when slots run out: more weighted entries than expected, or retired
         // slots not reusable in time (see `alloc`).
         let extra = slots;
-        if slots + extra > u32::MAX as usize - 2 {
+        // Slot words keep bit 31 clear (`slot + 1 < 2^31`): the index tells them from S3-FIFO's
+        // ghost words by it, in the same compare as the tag.
+        if slots + extra >= GHOST as usize - 1 {
             return Err(BuildError::TooLarge(entries as u64));
         }
         let times = match &extras.expiration {
@@ -406,10 +408,6 @@ where
             }
             Some(_) => Times::At,
         };
-        // S3-FIFO's ghost words mark their low halves with `GHOST`, which no slot word may have.
-        if policy == Policy::S3Fifo && slots + extra >= GHOST as usize - 1 {
-            return Err(BuildError::TooLarge(entries as u64));
-        }
         let arena = Arena::new(slots, extra, times);
         // Entry-bounded caches index at most `capacity` entries (tokens); weighted ones at most
         // one per slot. S3-FIFO's index also holds its ghost (about 0.9 × as many words).

@@ -293,7 +293,7 @@ impl std::fmt::Display for BuildError {
                 write!(f, ".weigher(..) and .weight_capacity(..) go together")
             }
             BuildError::TooLarge(c) => {
-                write!(f, "capacity {c} is too large (at most 2^32 entries)")
+                write!(f, "capacity {c} is too large (at most about 10^9 entries)")
             }
             BuildError::Resize { asked, max } => write!(
                 f,

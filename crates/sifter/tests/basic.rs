@@ -174,3 +174,22 @@ fn weighted_arena_grows_past_its_estimate() {
         c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
     }
 }
+
+/// S3-FIFO's ghost is bounded by the index, not by the weight budget: a weight-bounded
+/// S3-FIFO cache with a terabyte budget builds with memory for its estimated entries (its
+/// ghost once took a table of 16 bytes per unit of weight, and the allocation aborted).
+#[test]
+fn a_weighted_s3fifo_cache_with_a_huge_budget_builds_small() {
+    let c: Cache<u64, u64> = Cache::builder()
+        .weight_capacity(1 << 40)
+        .weigher(|_, _| 4096)
+        .estimated_entries(10_000)
+        .policy(Policy::S3Fifo)
+        .build();
+    for k in 0..20_000u64 {
+        c.insert(k, k);
+    }
+    assert_eq!(c.len(), 20_000);
+    assert_eq!(c.get(&7), Some(7));
+    c.validate().expect("valid");
+}

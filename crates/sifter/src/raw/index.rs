@@ -80,6 +80,13 @@ impl Ghosts {
     }
 }
 
+/// Whether index word `x` is a slot word with tag `tag` (not a ghost word): one compare of
+/// the tag and the ghost bit together, as slot words keep bit 31 clear.
+#[inline]
+fn live_tag(x: u64, tag: u64) -> bool {
+    x >> 31 == tag << 1
+}
+
 /// Whether index word `x` (non-zero) is a ghost word.
 #[inline]
 fn is_ghost(x: u64) -> bool {
@@ -308,7 +315,7 @@ impl Index {
                     // Acquire: pairs with the Release CAS/store that published the word, so the
                     // slot's key and value written before it are visible.
                     let x = w.load(Ordering::Acquire);
-                    if x >> 32 == tag && !is_ghost(x) {
+                    if live_tag(x, tag) {
                         // Acquire: as above; read after the protection's fence, this is the
                         // load the protocol protects (a slot still linked after we announced
                         // it or pinned is not reused while we hold the protection).
@@ -439,7 +446,7 @@ impl Index {
                     let w = &bucket.words[i];
                     // Acquire: as in `probe`; `m` reads the slot.
                     let x = w.load(Ordering::Acquire);
-                    if x >> 32 == tag && !is_ghost(x) {
+                    if live_tag(x, tag) {
                         // Acquire: as above, protected (see `find`).
                         if pin(slot_of(x)) && w.load(Ordering::Acquire) != x {
                             // Changed before the protection took: start over (see `probe`).
