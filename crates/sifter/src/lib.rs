@@ -407,8 +407,8 @@ impl<K, V, S> CacheBuilder<K, V, S> {
         self
     }
 
-    /// Expected entries of a weight-bounded cache (default `weight_capacity / 64` clamped to
-    /// 1,024..=4,194,304): its slot arena is preallocated for this many (plus 1/16 and 256
+    /// Expected entries of a weight-bounded cache (at most 10^9; default `weight_capacity / 64`
+    /// clamped to 1,024..=4,194,304): its slot arena is preallocated for this many (plus 1/16 and 256
     /// spare slots) and grows in chunks up to about twice that when slots run out; beyond, an
     /// insert evicts even if weight remains. The index is sized for the largest arena.
     /// Ignored by entry-bounded caches, whose arena is sized from the capacity.
@@ -532,7 +532,8 @@ impl<K, V, S> CacheBuilder<K, V, S> {
         let estimate = if self.capacity.is_some() {
             estimate
         } else {
-            self.estimated_entries.unwrap_or(estimate).min(1 << 30)
+            // (The arena's limit, just under 2^31 slots with growth room, fits 10^9 entries.)
+            self.estimated_entries.unwrap_or(estimate).min(1_000_000_000)
         };
         let expiring =
             self.ttl.is_some() || self.tti.is_some() || self.expiry.is_some() || self.per_entry;
