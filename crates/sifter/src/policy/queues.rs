@@ -271,20 +271,13 @@ impl Queues {
             return Step::Retry;
         }
         // Detach `start..after` (every victim and the runs between them) in one CAS.
-        if !a.tail_settled(n) || !a.detach(hw, after) {
+        let Ok(chain) = a.detach_batch(n, hw, after, &runs[..closed]) else {
             return Step::Retry;
-        }
+        };
         // The next eviction starts its scan at `after`: fetch its line meanwhile.
         n.prefetch(after);
-        if closed > 0 {
-            // The runs are ours now: join them across the victims between them (each join a
-            // new incarnation of the run's last slot, as any re-enqueued slot gets), then
-            // re-enqueue them as one chain.
-            for k in 1..closed {
-                reset(n, runs[k - 1].1);
-                link_private(n, runs[k - 1].1, runs[k].0);
-            }
-            self.requeue(n, runs[0].0, runs[closed - 1].1, d);
+        if let Some((first, last)) = chain {
+            self.requeue(n, first, last, d);
         }
         out.len = found;
         Step::Victim

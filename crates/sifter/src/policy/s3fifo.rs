@@ -29,7 +29,7 @@
 //! write one shared line; a decision reads the shared counters plus the caller's record —
 //! exact with one thread, within a flush threshold per other thread otherwise.
 
-use crate::policy::queues::{link_private, reset, Nodes, Taken};
+use crate::policy::queues::{reset, Nodes, Taken};
 use crate::raw::epoch::RECORDS;
 use crate::raw::index::{Ghosts, GHOST};
 use crate::raw::queue::{slot, Queue, NIL, TAKEN};
@@ -427,20 +427,13 @@ impl S3Fifo {
             return Scan::Retry;
         }
         // Detach `start..after` (every victim and the runs between them) in one CAS.
-        if !q.tail_settled(n) || !q.detach(hw, after) {
+        let Ok(chain) = q.detach_batch(n, hw, after, &runs[..closed]) else {
             return Scan::Retry;
-        }
+        };
         // The next eviction starts its scan at `after`: fetch its line meanwhile.
         n.prefetch(after);
-        if closed > 0 {
-            // The runs are ours now: join them across the victims between them (each join a
-            // new incarnation of the run's last slot, as any re-enqueued slot gets), then
-            // give them their pass as one chain.
-            for k in 1..closed {
-                reset(n, runs[k - 1].1);
-                link_private(n, runs[k - 1].1, runs[k].0);
-            }
-            self.pass(n, local, in_main, runs[0].0, runs[closed - 1].1, weight);
+        if let Some((first, last)) = chain {
+            self.pass(n, local, in_main, first, last, weight);
         }
         out.len = found;
         Scan::Victims(gone)

@@ -321,6 +321,33 @@ impl Queue {
             .is_ok()
     }
 
+    /// The end of a batched scan: detaches `start..after` (the victims found and the runs of
+    /// slots that get another pass between them, `runs`, each `(first, last)`) with one CAS,
+    /// once the tail has settled, and joins the runs into one chain across the victims (each
+    /// join a new incarnation of the run's last slot, as any re-enqueued slot gets). Returns
+    /// the chain's ends (`None`: no run), now the caller's to re-enqueue, or `Err` if the view
+    /// was stale (the caller rescans).
+    #[inline(always)]
+    pub fn detach_batch<L: Links>(
+        &self,
+        links: &L,
+        start: u64,
+        after: u32,
+        runs: &[(u32, u32)],
+    ) -> Result<Option<(u32, u32)>, ()> {
+        if !self.tail_settled(links) || !self.detach(start, after) {
+            return Err(());
+        }
+        let (Some(&(first, _)), Some(&(_, last))) = (runs.first(), runs.last()) else {
+            return Ok(None);
+        };
+        for w in runs.windows(2) {
+            reset(links, w[0].1);
+            link_private(links, w[0].1, w[1].0);
+        }
+        Ok(Some((first, last)))
+    }
+
     /// Detaches a prefix of up to `max` slots from the head, always leaving at least two slots
     /// (so the new head has a successor: no take of a lone last node can start on it while
     /// the head stays as this call left it, see [`Queue::restore_prefix`]). Returns the
