@@ -58,13 +58,13 @@ struct Budget {
 impl Budget {
     /// Whether the next victim comes from main.
     #[inline]
-    fn from_main(&self) -> bool {
+    fn next_in_main(&self) -> bool {
         self.main > self.main_cap || self.small <= 0
     }
 
     /// An entry of weight `w` passes from small to main.
     #[inline]
-    fn to_main(&mut self, w: i64) {
+    fn passes_to_main(&mut self, w: i64) {
         self.small -= w;
         self.main += w;
     }
@@ -274,7 +274,7 @@ impl S3Fifo {
                 main: self.weight(local, true),
                 small: self.weight(local, false),
             };
-            let mut in_main = budget.from_main();
+            let mut in_main = budget.next_in_main();
             let mut step = self.scan(n, local, in_main, budget, want, out, &weight);
             if matches!(step, Scan::Empty) {
                 // The counters lag the queues (an insert counts before it links, an eviction
@@ -365,7 +365,7 @@ impl S3Fifo {
                     }
                     run_end = cur;
                     if !in_main {
-                        budget.to_main(weight(cur) as i64);
+                        budget.passes_to_main(weight(cur) as i64);
                     }
                     cur = next;
                     continue;
@@ -398,7 +398,7 @@ impl S3Fifo {
                 let w = weight(cur) as i64;
                 gone += w;
                 budget.evicted(in_main, w);
-                if found == want || budget.from_main() != in_main {
+                if found == want || budget.next_in_main() != in_main {
                     break;
                 }
                 cur = next;
