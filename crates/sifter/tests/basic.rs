@@ -193,3 +193,22 @@ fn a_weighted_s3fifo_cache_with_a_huge_budget_builds_small() {
     assert_eq!(c.get(&7), Some(7));
     c.validate().expect("valid");
 }
+
+/// S3-FIFO's ghost words live in the index and are bounded by its room: however many keys
+/// pass through, an insert finds a word (a full home bucket gives up a ghost word, and so does
+/// a full bucket that an entry overflows into).
+#[test]
+fn s3fifo_ghost_words_never_fill_the_index() {
+    for cap in [1u64, 2, 16, 100, 1000] {
+        let c: Cache<u64, u64> = Cache::builder().capacity(cap).policy(Policy::S3Fifo).build();
+        let mut x = 1u64;
+        for i in 0..200_000u64 {
+            // Mostly new keys, some repeats (ghost hits), in a scrambled order.
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let k = if i % 4 == 0 { x % 64 } else { x };
+            c.insert(k, i);
+        }
+        assert!(c.len() as u64 <= cap);
+        c.validate().unwrap_or_else(|e| panic!("capacity {cap}: {e}"));
+    }
+}

@@ -42,10 +42,12 @@
 //!   clearing it replaces) when the word sits in its home bucket, so the key's fingerprint
 //!   stays where its next insert probes anyway. A ghost word names no slot: lookups, removals
 //!   and walks skip it (they test [`GHOST`] after the tag), and nothing but an insert holding
-//!   its home bucket's lock changes it again: the insert of a key with the same tag takes it
+//!   its bucket's lock changes it again: the insert of a key with the same tag takes it
 //!   (a ghost hit, while fewer than the ghost's length of insertions came after the stamp)
 //!   and reuses the word, and an insert that finds its home bucket without an empty word
-//!   takes the oldest ghost word before it overflows. So ghost words keep their bytes (a
+//!   takes the oldest ghost word before it overflows; an overflowing insert takes one in a
+//!   bucket it overflows into (holding that bucket's lock), so ghost words never fill the
+//!   table. So ghost words keep their bytes (a
 //!   ghost word's byte is its tag's, like any word's), never pass through, and never push
 //!   an entry out of its home bucket.
 
@@ -532,17 +534,23 @@ impl Index {
                 self.buckets[b].words[i].store(new, Ordering::Release);
                 return Inserted::Added;
             }
+            // A bucket full of entries and ghost words: a ghost word makes room (else ghost
+            // words, which only their home's inserts would take, could fill the table).
+            if let Some(i) = ghosts.and_then(|g| self.ghost_to_take(b, c, g)) {
+                // Release, plain store: as for a ghost word of the home bucket.
+                self.buckets[b].words[i].store(new, Ordering::Release);
+                held.set_byte(i, byte(c, i), bt);
+                return Inserted::Added;
+            }
             self.raise_pass(b);
             b = self.next(b);
         }
-        unreachable!("the index is sized so that it never fills")
+        unreachable!("the index is sized so that its entries never fill it")
     }
 
     /// Under the lock of bucket `home` (`c`: its control word): the word a new entry of
     /// `hash` takes because of a ghost word, and whether that is a ghost hit: a live ghost
-    /// word with its tag (a hit); else, only if no byte is zero (an empty word is taken
-    /// first) and no word is empty, a ghost word that has aged out, or else the oldest ghost
-    /// word (one pass over the words).
+    /// word with its tag (a hit), else the ghost word [`Index::ghost_to_take`] picks.
     #[inline]
     fn ghost_for(&self, home: usize, c: u64, hash: u64, g: Ghosts) -> Option<(usize, bool)> {
         let mut m = matching(c, byte_tag(hash));
@@ -558,12 +566,22 @@ impl Index {
             }
             m &= m - 1;
         }
+        self.ghost_to_take(home, c, g).map(|i| (i, false))
+    }
+
+    /// Under the lock of bucket `b` (`c`: its control word): a ghost word a new entry may take
+    /// (homed here, or overflowing into here: ghost words change only under their bucket's
+    /// lock, and they never pass through, so taking one changes no count) — only if no byte
+    /// is zero and no word is empty (an empty word is taken first), an aged-out ghost word,
+    /// else the oldest (one pass over the words).
+    #[inline]
+    fn ghost_to_take(&self, b: usize, c: u64, g: Ghosts) -> Option<usize> {
         if zero_bytes(c) != 0 {
             return None;
         }
         let mut oldest: Option<(usize, u32)> = None;
-        for (i, w) in words.iter().enumerate() {
-            // Relaxed: as above.
+        for (i, w) in self.buckets[b].words.iter().enumerate() {
+            // Relaxed: as in `ghost_for`.
             let x = w.load(Ordering::Relaxed);
             if x == 0 {
                 return None; // an empty word with a stale byte: `claim_stale` takes it
@@ -571,14 +589,14 @@ impl Index {
             if is_ghost(x) {
                 let age = g.age(x);
                 if age >= g.len {
-                    return Some((i, false));
+                    return Some(i);
                 }
                 if oldest.is_none_or(|(_, a)| age > a) {
                     oldest = Some((i, age));
                 }
             }
         }
-        oldest.map(|(i, _)| (i, false))
+        oldest.map(|(i, _)| i)
     }
 
     /// Raises bucket `b`'s pass-through count (the caller holds its lock), unless it is
@@ -922,6 +940,31 @@ mod tests {
         // The youngest ghost (stamp 6) still hits.
         let lock = idx.lock(h(6));
         assert_eq!(idx.insert(&lock, h(6), 60, Some(g), pinned, |_| false), Inserted::GhostHit);
+    }
+
+    #[test]
+    fn an_overflowing_insert_takes_a_ghost_word_of_the_bucket_it_overflows_into() {
+        let idx = Index::new(64);
+        let g = Ghosts { now: 100, len: 1000 };
+        let home3 = |t: u32| hash_in(&idx, 3, t << 8 | 1);
+        let home2 = |t: u32| hash_in(&idx, 2, t << 8 | 1);
+        // Bucket 3: seven ghost words of its own keys. Bucket 2: seven live entries.
+        for t in 0..7u32 {
+            let lock = idx.lock(home3(t));
+            idx.insert(&lock, home3(t), t, Some(g), pinned, |_| false);
+            drop(lock);
+            assert!(idx.remove_slot_to_ghost(home3(t), t, t));
+            let lock = idx.lock(home2(t));
+            idx.insert(&lock, home2(t), 10 + t, Some(g), pinned, |_| false);
+        }
+        // An eighth key of bucket 2 overflows into bucket 3 and takes its oldest ghost word.
+        let lock = idx.lock(home2(7));
+        assert_eq!(idx.insert(&lock, home2(7), 17, Some(g), pinned, |_| false), Inserted::Added);
+        drop(lock);
+        assert_eq!(idx.ghost_words(), 6);
+        assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 1);
+        assert_eq!(idx.find(home2(7), pinned, |s| s == 17), Some(17));
+        idx.validate(|s| home2(s - 10)).expect("valid");
     }
 
     #[test]
