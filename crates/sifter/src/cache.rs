@@ -430,8 +430,13 @@ where
         let queues = matches!(structure, Structure::Queues(_) | Structure::S3(_));
         let evict_batch =
             if capacity >= 1024 && weigher.is_none() && queues { EVICT_BATCH } else { 1 };
+        // Eight stripes per core: threads share a stripe (its token word and the spin lock of
+        // its pending chain) only beyond 8 per core, so an oversubscribed thread preempted in
+        // its stripe's lock rarely stalls another (at 16 threads on 2 cores, 16 stripes ran
+        // Mobius 7–8 % faster than 8; docs/BENCHMARKS.md). The tokens idle stripes may hold are
+        // bounded by the count (see the module docs).
         let n_stripes = std::thread::available_parallelism()
-            .map_or(4, |n| n.get() * 4)
+            .map_or(4, |n| n.get() * 8)
             .clamp(4, 64)
             .next_power_of_two();
         Ok(Cache {
