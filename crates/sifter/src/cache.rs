@@ -12,11 +12,11 @@
 //!
 //! Stripes (one per group of threads, cache-padded) keep the common path off shared lines: at
 //! steady state an insert evicts victims and takes back their tokens in its own stripe (queue
-//! policies and S3-FIFO take [`EVICT_BATCH`] victims at once, leaving the spare tokens for the stripe's
-//! next inserts). A stripe keeps at most `spill` tokens (about 1/1024 of the capacity) after a
-//! removal; the rest goes back to the global pool, so tokens stranded in idle threads' stripes
-//! are bounded by `stripes × max(spill, EVICT_BATCH - 1)`. An insert that finds nothing in its stripe, the pool, or the policy takes
-//! the other stripes' tokens.
+//! policies and S3-FIFO take [`EVICT_BATCH`] victims at once, leaving the spare tokens for the
+//! stripe's next inserts). A stripe keeps at most `spill` tokens (about 1/1024 of the
+//! capacity) after a removal; the rest goes back to the global pool, so tokens stranded in
+//! idle threads' stripes are bounded by `stripes × max(spill, EVICT_BATCH - 1)`. An insert
+//! that finds nothing in its stripe, the pool, or the policy takes the other stripes' tokens.
 //!
 //! An insert that cannot get tokens within a bounded number of attempts (every entry held by
 //! inserts in flight), or a slot within the attempts and then [`SLOT_WAIT`] (reclamation held
@@ -92,9 +92,9 @@ struct Lists {
 /// until the chain is enqueued; an eviction that finds the queues empty flushes every stripe.
 const BATCH: u32 = 8;
 
-/// Victims an insert that must evict takes from a queue policy or S3-FIFO at once, in caches of at least
-/// 1,024 entries without a weigher: one scan and one head CAS for all of them, and their
-/// tokens serve the stripe's next inserts without an eviction each. The cache then holds up
+/// Victims an insert that must evict takes from a queue policy or S3-FIFO at once, in caches
+/// of at least 1,024 entries without a weigher: one scan and one head CAS for all of them, and
+/// their tokens serve the stripe's next inserts without an eviction each. The cache then holds up
 /// to `EVICT_BATCH - 1` entries per stripe fewer than its capacity until those inserts come.
 const EVICT_BATCH: usize = 8;
 
@@ -1244,9 +1244,8 @@ where
     }
 
     /// Up to `want` of the policy's victims (more than one only from the queue policies and
-    /// S3-FIFO), seen
-    /// through `n`, into `out`; whether their fingerprints go to the ghost (S3-FIFO's small
-    /// queue); `None` if the policy had none.
+    /// S3-FIFO), seen through `n`, into `out`; whether their fingerprints go to the ghost
+    /// (S3-FIFO's small queue); `None` if the policy had none.
     #[inline]
     fn take_victims<N: Nodes>(
         &self,

@@ -118,14 +118,13 @@
 //! lock-free queues their slot waits for the eviction scan, which takes it first). An update of
 //! a key takes its tokens before the value it replaces gives its own back, so in a full cache an
 //! update evicts like an insert does, and the replaced value's tokens go to the next insert.
-//! Tokens are
-//! striped per group of threads; up to `stripes × capacity/1024` of them may sit unused in the
-//! stripes of idle threads, which the others take when the pool runs dry. The queue policies
-//! (Mobius, CLOCK, FIFO, NbQ-CLOCK) evict 8 entries at a time in caches of 1,024 entries or
-//! more without a weigher (one scan and one shared write for all 8), so such a cache holds up
-//! to 7 entries per active group of threads fewer than its capacity until the next inserts
-//! use that room. An entry whose weight
-//! exceeds the capacity is not stored. An insert that cannot make room within a bounded number
+//! Tokens are striped per group of threads; up to `stripes × capacity/1024` of them may sit
+//! unused in the stripes of idle threads, which the others take when the pool runs dry. The
+//! queue policies (Mobius, CLOCK, FIFO, NbQ-CLOCK) and S3-FIFO evict 8 entries at a time in
+//! caches of 1,024 entries or more without a weigher (one scan and one shared write for all
+//! 8), so such a cache holds up to 7 entries per active group of threads fewer than its
+//! capacity until the next inserts use that room. An entry whose weight exceeds the capacity
+//! is not stored. An insert that cannot make room within a bounded number
 //! of attempts (extreme preemption of tiny caches) is not stored either, and counted by
 //! [`Cache::rejected`].
 //!
@@ -408,9 +407,9 @@ impl<K, V, S> CacheBuilder<K, V, S> {
     }
 
     /// Expected entries of a weight-bounded cache (at most 10^9; default `weight_capacity / 64`
-    /// clamped to 1,024..=4,194,304): its slot arena is preallocated for this many (plus 1/16 and 256
-    /// spare slots) and grows in chunks up to about twice that when slots run out; beyond, an
-    /// insert evicts even if weight remains. The index is sized for the largest arena.
+    /// clamped to 1,024..=4,194,304): its slot arena is preallocated for this many (plus 1/16
+    /// and 256 spare slots) and grows in chunks up to about twice that when slots run out;
+    /// beyond, an insert evicts even if weight remains. The index is sized for the largest arena.
     /// Ignored by entry-bounded caches, whose arena is sized from the capacity.
     pub fn estimated_entries(mut self, n: usize) -> Self {
         self.estimated_entries = Some(n);

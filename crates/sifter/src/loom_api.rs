@@ -269,15 +269,7 @@ impl Idx {
     /// Publishes slot `s` holding `key` under the home lock of `hash`, as `Cache::insert` does:
     /// returns the slot it replaced.
     pub fn insert(&self, hash: u64, s: u32, key: u64) -> Option<u32> {
-        self.write_key(s, key);
-        let lock = self.index.lock(hash);
-        match self
-            .index
-            .insert(&lock, hash, s, None, crate::raw::index::pinned, |o| self.key(o) == key)
-        {
-            crate::raw::index::Inserted::Replaced(o) => Some(o),
-            _ => None,
-        }
+        self.insert_with(hash, s, key, None).0
     }
 
     /// [`Idx::insert`] in an index with ghost words (S3-FIFO's): `now` and `len` are the
@@ -291,13 +283,22 @@ impl Idx {
         now: u32,
         len: u32,
     ) -> (Option<u32>, bool) {
-        use crate::raw::index::{Ghosts, Inserted};
+        self.insert_with(hash, s, key, Some(crate::raw::index::Ghosts { now, len }))
+    }
+
+    fn insert_with(
+        &self,
+        hash: u64,
+        s: u32,
+        key: u64,
+        ghosts: Option<crate::raw::index::Ghosts>,
+    ) -> (Option<u32>, bool) {
+        use crate::raw::index::Inserted;
         self.write_key(s, key);
         let lock = self.index.lock(hash);
-        let g = Some(Ghosts { now, len });
         match self
             .index
-            .insert(&lock, hash, s, g, crate::raw::index::pinned, |o| self.key(o) == key)
+            .insert(&lock, hash, s, ghosts, crate::raw::index::pinned, |o| self.key(o) == key)
         {
             Inserted::Replaced(o) => (Some(o), false),
             Inserted::Added => (None, false),

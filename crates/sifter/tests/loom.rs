@@ -60,6 +60,32 @@ fn filled(mode: &str, visited: &[bool]) -> Arc<Core> {
     core
 }
 
+/// Two batched evictions race on `core`'s `n` slots (up to three victims here, two in the
+/// other thread); every slot ends evicted once or queued once.
+fn race_two_batches(core: Arc<Core>, n: usize) {
+    let c2 = core.clone();
+    let t = thread::spawn(move || c2.evict_many(2));
+    let a = core.evict_many(3);
+    let b = t.join().expect("thread");
+    assert!(!a.is_empty() || !b.is_empty(), "neither batch found a victim");
+    let evicted: Vec<Option<u32>> = a.iter().chain(&b).map(|&s| Some(s)).collect();
+    conserved(&core, n, evicted);
+}
+
+/// A batched eviction of up to four victims from `core` races an insert of slot `new` (the
+/// enqueue gap), then reuses its first victim at once, as the arena does; `new + 1` slots.
+fn batch_and_reuse_vs_insert(core: Arc<Core>, new: u32) {
+    let c2 = core.clone();
+    let t = thread::spawn(move || c2.insert(new));
+    let mut a = core.evict_many(4);
+    if let Some(&s) = a.first() {
+        core.insert(s);
+        a.remove(0);
+    }
+    t.join().expect("thread");
+    conserved(&core, new as usize + 1, a.into_iter().map(Some).collect());
+}
+
 /// Two evictors race on the head of a short queue with a visited run (consecutive detection).
 #[test]
 fn mobius_two_evictors() {
@@ -187,15 +213,7 @@ fn two_evictors_every_mode_and_length() {
 #[test]
 fn batched_evictors() {
     for mode in ["mobius", "clock", "fifo", "nbq-clock"] {
-        model(move || {
-            let core = filled(mode, &[true, false, true, false, true, false]);
-            let c2 = core.clone();
-            let t = thread::spawn(move || c2.evict_many(2));
-            let a = core.evict_many(3);
-            let b = t.join().expect("thread");
-            let evicted: Vec<Option<u32>> = a.iter().chain(&b).map(|&s| Some(s)).collect();
-            conserved(&core, 6, evicted);
-        });
+        model(move || race_two_batches(filled(mode, &[true, false, true, false, true, false]), 6));
     }
 }
 
@@ -205,18 +223,7 @@ fn batched_evictors() {
 #[test]
 fn batched_evict_reuse_vs_insert() {
     for mode in ["mobius", "clock", "fifo"] {
-        model(move || {
-            let core = filled(mode, &[false, true, false]);
-            let c2 = core.clone();
-            let t = thread::spawn(move || c2.insert(3));
-            let mut a = core.evict_many(4);
-            if let Some(&s) = a.first() {
-                core.insert(s);
-                a.remove(0);
-            }
-            t.join().expect("thread");
-            conserved(&core, 4, a.into_iter().map(Some).collect());
-        });
+        model(move || batch_and_reuse_vs_insert(filled(mode, &[false, true, false]), 3));
     }
 }
 
@@ -516,7 +523,7 @@ fn s3fifo_two_evictors() {
     });
 }
 
-/// S3-FIFO batches: two evictors each take up to three victims in one scan of a small queue
+/// S3-FIFO batches: two evictors take up to three and two victims in one scan of a small queue
 /// whose entries alternate between ones frequent enough for main and ones that are not, so a
 /// scan closes two runs that must be joined across the victim between them and moved to main
 /// as one chain, while the other evictor's scan races for the same head.
@@ -529,13 +536,7 @@ fn s3fifo_batched_evictors() {
         }
         core.slots.set_count(1, 2);
         core.slots.set_count(3, 2);
-        let c2 = core.clone();
-        let t = thread::spawn(move || c2.evict_many(2));
-        let a = core.evict_many(3);
-        let b = t.join().expect("thread");
-        assert!(!a.is_empty() || !b.is_empty());
-        let evicted: Vec<Option<u32>> = a.iter().chain(&b).map(|&s| Some(s)).collect();
-        conserved(&core, 6, evicted);
+        race_two_batches(core, 6);
     });
 }
 
@@ -549,15 +550,7 @@ fn s3fifo_batched_evict_reuse_vs_insert() {
             core.insert(s);
         }
         core.slots.set_count(1, 2);
-        let c2 = core.clone();
-        let t = thread::spawn(move || c2.insert(3));
-        let mut a = core.evict_many(4);
-        if let Some(&s) = a.first() {
-            core.insert(s);
-            a.remove(0);
-        }
-        t.join().expect("thread");
-        conserved(&core, 4, a.into_iter().map(Some).collect());
+        batch_and_reuse_vs_insert(core, 3);
     });
 }
 

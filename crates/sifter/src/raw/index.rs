@@ -41,15 +41,15 @@
 //!   queue may turn its victim's word into `tag << 32 | GHOST | stamp` (one CAS, like the
 //!   clearing it replaces) when the word sits in its home bucket, so the key's fingerprint
 //!   stays where its next insert probes anyway. A ghost word names no slot: lookups, removals
-//!   and walks skip it (they test [`GHOST`] after the tag), and nothing but an insert holding
-//!   its bucket's lock changes it again: the insert of a key with the same tag takes it
-//!   (a ghost hit, while fewer than the ghost's length of insertions came after the stamp)
-//!   and reuses the word, and an insert that finds its home bucket without an empty word
-//!   takes the oldest ghost word before it overflows; an overflowing insert takes one in a
-//!   bucket it overflows into (holding that bucket's lock), so ghost words never fill the
-//!   table. So ghost words keep their bytes (a
-//!   ghost word's byte is its tag's, like any word's), never pass through, and never push
-//!   an entry out of its home bucket.
+//!   and walks skip it (slot words keep bit 31 clear, so the tag compare rejects the
+//!   [`GHOST`] bit with it), and nothing but an insert holding its bucket's lock changes it
+//!   again: the insert of a key with the same tag takes it (a ghost hit, while fewer than the
+//!   ghost's length of insertions came after the stamp) and reuses the word; an insert that
+//!   finds its home bucket without an empty word takes the oldest ghost word before it
+//!   overflows; and an overflowing insert takes one in a full bucket it overflows into
+//!   (holding that bucket's lock), so ghost words never fill the table. Ghost words keep
+//!   their bytes (a ghost word's byte is its tag's, like any word's), never pass through,
+//!   and never push an entry out of its home bucket.
 
 use crate::sync::{AtomicU64, Backoff, Ordering};
 use std::cell::Cell;
@@ -57,7 +57,7 @@ use std::cell::Cell;
 const WORDS: usize = 7;
 
 /// The low half of a ghost word has this bit set (a slot word's low half, `slot + 1`, never
-/// does: caches with ghosts have fewer than 2^31 − 1 slots); the rest is its stamp.
+/// does: every cache has fewer than 2^31 − 1 slots); the rest is its stamp.
 pub(crate) const GHOST: u64 = 1 << 31;
 
 /// What a ghost word's stamp is measured against: the ghost's insertion count now, and how
