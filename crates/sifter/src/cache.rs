@@ -904,9 +904,31 @@ where
         }
         // Queue policies gathering new entries into chains take the slot into the stripe's
         // pending chain with the allocation (one stripe lock for both): it is NEW until
-        // published, and an eviction that meets it before puts it back.
-        let early = self.batch > 1 && matches!(self.structure, Structure::Queues(_));
+        // published, and an eviction that meets it before puts it back. S3-FIFO does so too
+        // for an entry bound for small — unless its key has a ghost word now (a look ahead:
+        // the insert's own answer under the lock may differ if another thread moves that
+        // word in between, and the entry then goes where the look said) — in caches without
+        // a weigher, where its scans never read an unpublished slot's weight.
+        let early = self.batch > 1
+            && match &self.structure {
+                Structure::Queues(_) => true,
+                Structure::S3(q) if self.weigher.is_none() => {
+                    let local = q.local(tid);
+                    let small = q.to_small(weight, self.index.has_ghost(hash, q.ghost.now(local)));
+                    if small {
+                        // Counted before it is linked (as every insert into small), so an
+                        // insert that fails before publication leaves a DEAD slot whose weight
+                        // small's count holds, for the scan to take.
+                        q.count_small(local, weight as i64);
+                    }
+                    small
+                }
+                _ => false,
+            };
         let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
+            if let (true, Structure::S3(q)) = (early, &self.structure) {
+                q.count_small(q.local(tid), -(weight as i64));
+            }
             self.credit(st, weight);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
@@ -1045,12 +1067,15 @@ where
             Structure::S3(q) => {
                 drop(pin);
                 // A key evicted from small lately (a ghost hit in the index) goes to main;
-                // others to small, gathered in chains like the other queue policies' inserts.
-                if self.batch == 1 || !q.to_small(weight, ghost_hit) {
-                    q.insert(&self.arena, q.local(tid), s, weight, ghost_hit);
-                } else {
-                    q.count_small(q.local(tid), weight);
-                    self.gather(st, s);
+                // others to small, gathered in chains like the other queue policies' inserts
+                // (with the allocation, if the look ahead sent it there: see above).
+                if !early {
+                    if self.batch == 1 || !q.to_small(weight, ghost_hit) {
+                        q.insert(&self.arena, q.local(tid), s, weight, ghost_hit);
+                    } else {
+                        q.count_small(q.local(tid), weight as i64);
+                        self.gather(st, s);
+                    }
                 }
             }
         }
@@ -1228,10 +1253,7 @@ where
                         Structure::Queues(q) => q.insert(&self.arena, v),
                         Structure::Locked(l) => l.insert(v),
                         Structure::S3(q) => {
-                            // SAFETY: `v` is ours (taken from the policy), published, not
-                            // retired.
-                            let w = unsafe { self.slot(v).weight() };
-                            q.insert(&self.arena, q.local(tid), v, w, true)
+                            q.insert(&self.arena, q.local(tid), v, self.policy_weight(v), true)
                         }
                     },
                 }
@@ -1265,8 +1287,7 @@ where
             }
             Structure::S3(q) => {
                 let local = q.local(tid);
-                // SAFETY: the policy holds `s` (a published slot) until it is retired.
-                let weight = |s| unsafe { self.slot(s).weight() };
+                let weight = |s| self.policy_weight(s);
                 q.evict(n, local, weight, want, out).or_else(|| {
                     if self.flush_pending() {
                         q.evict(n, local, weight, want, out)
@@ -1276,6 +1297,20 @@ where
                 })
             }
         }
+    }
+
+    /// The weight of slot `s`, which the policy holds, as S3-FIFO's queue counts see it:
+    /// 1 without a weigher (the slot is not read: it may be a gathered slot whose insert is
+    /// still filling it), else the slot's weight (published: such caches gather after
+    /// publication).
+    #[inline]
+    fn policy_weight(&self, s: u32) -> u64 {
+        if self.weigher.is_none() {
+            return 1;
+        }
+        // SAFETY: with a weigher, the policy holds only published slots (see `insert_inner`),
+        // not retired before the policy lets go of them.
+        unsafe { self.slot(s).weight() }
     }
 
     /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.

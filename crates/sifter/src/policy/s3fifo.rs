@@ -215,9 +215,10 @@ impl S3Fifo {
     }
 
     /// Counts a new entry of weight `w` into small before it is enqueued (gathered in a chain
-    /// by the cache, then [`S3Fifo::enqueue_small_chain`]).
-    pub fn count_small(&self, local: Mine<'_>, w: u64) {
-        self.add(local, false, w as i64);
+    /// by the cache, then [`S3Fifo::enqueue_small_chain`]); a negative `w` takes back the
+    /// count of one that was not stored.
+    pub fn count_small(&self, local: Mine<'_>, w: i64) {
+        self.add(local, false, w);
     }
 
     /// Enqueues the gathered chain `first..=last` of new slots (counted) at small's tail.

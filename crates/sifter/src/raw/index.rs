@@ -548,6 +548,26 @@ impl Index {
         unreachable!("the index is sized so that its entries never fill it")
     }
 
+    /// Whether `hash`'s home bucket holds a live ghost word with its tag now: a lock-free
+    /// look ahead of [`Index::insert`], whose own answer under the lock may differ when another
+    /// thread takes, ages out or creates that ghost word in between (a hint for where to put
+    /// a new entry; it also brings the bucket's line in for the insert).
+    #[inline]
+    pub fn has_ghost(&self, hash: u64, g: Ghosts) -> bool {
+        let bucket = &self.buckets[self.home(hash)];
+        // Relaxed (all): a hint; no slot is followed.
+        let mut m = matching(bucket.ctrl.load(Ordering::Relaxed), byte_tag(hash));
+        let tag = tag(hash);
+        while m != 0 {
+            let x = bucket.words[first(m)].load(Ordering::Relaxed);
+            if x >> 32 == tag && is_ghost(x) && g.alive(x) {
+                return true;
+            }
+            m &= m - 1;
+        }
+        false
+    }
+
     /// Under the lock of bucket `home` (`c`: its control word): the word a new entry of
     /// `hash` takes because of a ghost word, and whether that is a ghost hit: a live ghost
     /// word with its tag (a hit), else the ghost word [`Index::ghost_to_take`] picks.
