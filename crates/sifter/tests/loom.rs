@@ -696,8 +696,10 @@ fn index_stale_word_reuse() {
 /// The control word's parts under concurrent change: with bucket 1 full and one entry (key 7)
 /// already overflowed into bucket 2, an insert homed at bucket 1 holds its lock and overflows
 /// too (raising bucket 1's pass-through count, claiming a word of bucket 2 under that bucket's
-/// lock) while an eviction removes key 7 (lowering the same count, lock-free). The unlock's
-/// byte flips must not undo the eviction's count change, nor the count CASes the lock.
+/// lock) while an eviction removes key 7 (lowering the same count under bucket 1's lock).
+/// Only the lock holder changes a control word, with plain stores (the unlock too): loom
+/// checks each such store with a CAS that asserts the word did not change since the holder
+/// read it, and a build whose eviction lowers the count without the lock fails here.
 #[test]
 fn index_overflow_racing_eviction() {
     model(|| {
