@@ -514,18 +514,32 @@ where
         }
     }
 
-    /// Finds the slot of `key`; `pin` pins the caller before the first key comparison (see
-    /// [`Index::find`]; pinned callers pass [`pinned`]).
+    /// Finds the slot of `key`, and the slot itself (its address computed once for the key
+    /// comparison and the caller's reads); `pin` pins the caller before the first key
+    /// comparison (see [`Index::find`]; pinned callers pass [`pinned`]).
     #[inline]
-    fn find<Q>(&self, hash: u64, key: &Q, pin: impl FnMut(u32) -> bool) -> Option<u32>
+    fn find<Q>(
+        &self,
+        hash: u64,
+        key: &Q,
+        pin: impl FnMut(u32) -> bool,
+    ) -> Option<(u32, &Slot<K, V>)>
     where
         K: Borrow<Q>,
         Q: Eq + ?Sized,
     {
-        self.index.find(hash, pin, |s| {
+        let mut found = None;
+        let s = self.index.find(hash, pin, |s| {
+            let slot = self.slot(s);
             // SAFETY: `s` was read from a published index word after the caller pinned.
-            unsafe { self.slot(s).key() }.borrow() == key
-        })
+            let hit = unsafe { slot.key() }.borrow() == key;
+            if hit {
+                found = Some(slot);
+            }
+            hit
+        })?;
+        // The comparison that returned true was the last, on slot `s`.
+        found.map(|slot| (s, slot))
     }
 
     /// Returns a clone of the value for `key`, marking the entry as recently used.
@@ -568,12 +582,12 @@ where
         // Protected only if the index holds a word with the key's tag (a hit, or a rare
         // false match): most misses skip the barrier.
         let mut pin = LazyPin::new(&self.epochs, tid);
-        let s = self.lookup(hash, key, tid, how, self.pin_at(&mut pin))?;
+        let (_, slot) = self.lookup(hash, key, tid, how, self.pin_at(&mut pin))?;
         #[cfg(all(feature = "test-hooks", not(loom)))]
         crate::raw::queue::hooks::protected();
         // SAFETY: found in the index after `pin` protected it (a key comparison comes first):
         // not reused before `pin` drops.
-        Some(unsafe { self.slot(s).value() }.clone())
+        Some(unsafe { slot.value() }.clone())
     }
 
     /// Whether `key` is cached and not expired (does not count as a use).
@@ -588,9 +602,10 @@ where
         self.lookup(hash, key, tid, Use::Peek, self.pin_at(&mut pin)).is_some()
     }
 
-    /// Finds `key`'s live, unexpired slot (`pin` pins the caller before any slot is read, see
-    /// [`Cache::find`]); with [`Use::Get`] marks the hit in the policy, the statistics and the
-    /// expiry time. An expired entry found is removed (cause [`RemovalCause::Expired`]).
+    /// Finds `key`'s live, unexpired slot, and the slot itself (`pin` pins the caller before
+    /// any slot is read, see [`Cache::find`]); with [`Use::Get`] marks the hit in the policy,
+    /// the statistics and the expiry time. An expired entry found is removed (cause
+    /// [`RemovalCause::Expired`]).
     #[inline]
     fn lookup<Q>(
         &self,
@@ -599,20 +614,20 @@ where
         tid: usize,
         how: Use,
         pin: impl FnMut(u32) -> bool,
-    ) -> Option<u32>
+    ) -> Option<(u32, &Slot<K, V>)>
     where
         K: Borrow<Q>,
         Q: Eq + ?Sized,
     {
         let found = self.find(hash, key, pin);
-        let Some(s) = found else {
+        let Some((s, slot)) = found else {
             if how == Use::Get {
                 self.stats.add(tid, Counter::Misses, 1);
             }
             return None;
         };
         let slot = match &self.expiration {
-            None => self.slot(s),
+            None => slot,
             Some(exp) => {
                 let (slot, at) = self.arena.get_timed(s);
                 // Relaxed: written before the slot was published (ordered by the index word's
@@ -644,7 +659,7 @@ where
                 _ => slot.touch(),
             }
         }
-        Some(s)
+        Some((s, slot))
     }
 
     /// A lookup found expired slot `s` (the caller is pinned): removes it if nobody else did,
@@ -751,9 +766,9 @@ where
     {
         let hash = self.hash(key);
         let (_guard, tid) = self.pin();
-        let found = self.lookup(hash, key, tid, Use::Peek, pinned).map(|s| {
+        let found = self.lookup(hash, key, tid, Use::Peek, pinned).map(|(s, slot)| {
             // SAFETY: found in the index while pinned.
-            (s, unsafe { self.slot(s).value() })
+            (s, unsafe { slot.value() })
         });
         f(found, tid)
     }
