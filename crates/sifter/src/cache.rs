@@ -917,33 +917,9 @@ where
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
         }
-        // Queue policies gathering new entries into chains take the slot into the stripe's
-        // pending chain with the allocation (one stripe lock for both): it is NEW until
-        // published, and an eviction that meets it before puts it back. S3-FIFO does so too
-        // for an entry bound for small — unless its key has a ghost word now (a look ahead:
-        // the insert's own answer under the lock may differ if another thread moves that
-        // word in between, and the entry then goes where the look said) — in caches without
-        // a weigher, where its scans never read an unpublished slot's weight.
-        let early = self.batch > 1
-            && match &self.structure {
-                Structure::Queues(_) => true,
-                Structure::S3(q) if self.weigher.is_none() => {
-                    let local = q.local(tid);
-                    let small = q.to_small(weight, self.index.has_ghost(hash, q.ghost.now(local)));
-                    if small {
-                        // Counted before it is linked (as every insert into small), so an
-                        // insert that fails before publication leaves a DEAD slot whose weight
-                        // small's count holds, for the scan to take.
-                        q.count_small(local, weight as i64);
-                    }
-                    small
-                }
-                _ => false,
-            };
+        let early = self.gathers_early(hash, tid, weight);
         let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
-            if let (true, Structure::S3(q)) = (early, &self.structure) {
-                q.count_small(q.local(tid), -(weight as i64));
-            }
+            self.count_into_small(early, tid, -(weight as i64));
             self.credit(st, weight);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
@@ -1084,13 +1060,13 @@ where
                 // A key evicted from small lately (a ghost hit in the index) goes to main;
                 // others to small, gathered in chains like the other queue policies' inserts
                 // (with the allocation, if the look ahead sent it there: see above).
-                if !early {
-                    if self.batch == 1 || !q.to_small(weight, ghost_hit) {
-                        q.insert(&self.arena, q.local(tid), s, weight, ghost_hit);
-                    } else {
-                        q.count_small(q.local(tid), weight as i64);
-                        self.gather(st, s);
-                    }
+                if early {
+                    // Counted and gathered with the allocation.
+                } else if self.batch == 1 || !q.to_small(weight, ghost_hit) {
+                    q.insert(&self.arena, q.local(tid), s, weight, ghost_hit);
+                } else {
+                    self.count_into_small(true, tid, weight as i64);
+                    self.gather(st, s);
                 }
             }
         }
@@ -1311,6 +1287,42 @@ where
                     }
                 })
             }
+        }
+    }
+
+    /// Whether an insert of `weight` (key hash `hash`) gathers its slot into the stripe's
+    /// pending chain with the allocation; for S3-FIFO, also counts it into small.
+    ///
+    /// Queue policies gathering new entries into chains take the slot into the stripe's
+    /// pending chain with the allocation (one stripe lock for both): it is NEW until
+    /// published, and an eviction that meets it before puts it back. S3-FIFO does so too for
+    /// an entry bound for small — unless its key has a ghost word now (a look ahead: the
+    /// insert's own answer under the lock may differ if another thread moves that word in
+    /// between, and the entry then goes where the look said) — in caches without a weigher,
+    /// where its scans never read an unpublished slot's weight. Such an entry is counted into
+    /// small before it is linked (as every insert into small), so an insert that fails before
+    /// publication leaves a DEAD slot whose weight small's count holds, for the scan to take;
+    /// [`Cache::count_into_small`] takes the count back when no slot comes.
+    #[inline]
+    fn gathers_early(&self, hash: u64, tid: usize, weight: u64) -> bool {
+        let early = self.batch > 1
+            && match &self.structure {
+                Structure::Queues(_) => true,
+                Structure::S3(q) if self.weigher.is_none() => {
+                    let ghost = self.index.has_ghost(hash, q.ghost.now(q.local(tid)));
+                    q.to_small(weight, ghost)
+                }
+                _ => false,
+            };
+        self.count_into_small(early, tid, weight as i64);
+        early
+    }
+
+    /// S3-FIFO: adds `d` to small's count for an entry gathered into small (`small`).
+    #[inline]
+    fn count_into_small(&self, small: bool, tid: usize, d: i64) {
+        if let (true, Structure::S3(q)) = (small, &self.structure) {
+            q.count_small(q.local(tid), d);
         }
     }
 

@@ -580,18 +580,31 @@ impl Index {
     /// a new entry; it also brings the bucket's line in for the insert).
     #[inline]
     pub fn has_ghost(&self, hash: u64, g: Ghosts) -> bool {
-        let bucket = &self.buckets[self.home(hash)];
-        // Relaxed (all): a hint; no slot is followed.
-        let mut m = matching(bucket.ctrl.load(Ordering::Relaxed), byte_tag(hash));
+        let home = self.home(hash);
+        // Relaxed: a hint (see `live_ghost`).
+        let c = self.buckets[home].ctrl.load(Ordering::Relaxed);
+        self.live_ghost(home, c, hash, g).is_some()
+    }
+
+    /// The word of bucket `b` (`c`: its control word) holding a live ghost word with `hash`'s
+    /// tag, if any.
+    #[inline]
+    fn live_ghost(&self, b: usize, c: u64, hash: u64, g: Ghosts) -> Option<usize> {
+        let mut m = matching(c, byte_tag(hash));
         let tag = tag(hash);
+        let words = &self.buckets[b].words;
         while m != 0 {
-            let x = bucket.words[first(m)].load(Ordering::Relaxed);
+            let i = first(m);
+            // Relaxed: a ghost word changes only under its bucket's lock (held by an inserting
+            // caller; a look ahead takes the answer as a hint); a slot word we only compare
+            // (never follow).
+            let x = words[i].load(Ordering::Relaxed);
             if x >> 32 == tag && is_ghost(x) && g.alive(x) {
-                return true;
+                return Some(i);
             }
             m &= m - 1;
         }
-        false
+        None
     }
 
     /// Under the lock of bucket `home` (`c`: its control word): the word a new entry of
@@ -599,18 +612,8 @@ impl Index {
     /// word with its tag (a hit), else the ghost word [`Index::ghost_to_take`] picks.
     #[inline]
     fn ghost_for(&self, home: usize, c: u64, hash: u64, g: Ghosts) -> Option<(usize, bool)> {
-        let mut m = matching(c, byte_tag(hash));
-        let tag = tag(hash);
-        let words = &self.buckets[home].words;
-        while m != 0 {
-            let i = first(m);
-            // Relaxed: a ghost word changes only under this lock (held); a slot word we only
-            // compare (never follow).
-            let x = words[i].load(Ordering::Relaxed);
-            if x >> 32 == tag && is_ghost(x) && g.alive(x) {
-                return Some((i, true));
-            }
-            m &= m - 1;
+        if let Some(i) = self.live_ghost(home, c, hash, g) {
+            return Some((i, true));
         }
         self.ghost_to_take(home, c, g).map(|i| (i, false))
     }
