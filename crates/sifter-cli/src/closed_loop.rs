@@ -11,7 +11,8 @@ use sifter_lab::closed_loop::{parse_latency, rows_csv, Event, Experiment, Sizing
 #[derive(clap::Args, Debug)]
 pub struct ClosedLoopArgs {
     /// Policies (comma-separated): mobius, sieve, lru, problru (q = 0.5), problru-mpl
-    /// (q = 1 − 1/MPL), fifo, clock, s3fifo, nbq-clock.
+    /// (q = 1 − 1/MPL), fifo, clock, s3fifo, nbq-clock, multistep (the multi-step LRU cache,
+    /// 2 vectors of 4 ways per set).
     #[arg(short, long, default_value = "lru,fifo,clock,s3fifo,sieve,mobius")]
     pub policy: String,
     /// Worker threads (multiprogramming level), comma-separated for a sweep (e.g. 1,8,72: a

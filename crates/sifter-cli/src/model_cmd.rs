@@ -136,7 +136,9 @@ pub enum ModelCmd {
     },
     /// Measure the mean cost of a hit and of a miss of sifter's own caches on this machine.
     Calibrate {
-        /// Policies (comma-separated): mobius, sieve, lru, fifo, clock, s3fifo, nbq-clock.
+        /// Policies (comma-separated): mobius, sieve, lru, problru (q = 0.5), problru-mpl
+        /// (q = 1 − 1/threads), fifo, clock, s3fifo, nbq-clock, multistep (the multi-step LRU
+        /// cache).
         #[arg(short, long, default_value = "mobius,sieve,lru,fifo,clock,s3fifo")]
         policy: String,
         /// Cache capacity used for the measurement.
@@ -366,8 +368,7 @@ pub fn run(cmd: ModelCmd) -> Result<()> {
             let mut rows = Vec::new();
             let mut out = serde_json::Map::new();
             for name in policy.split(',').map(str::trim) {
-                let p: sifter::Policy = name.parse().map_err(anyhow::Error::msg)?;
-                let c = sifter_lab::closed_loop::calibrate(p, 0.5, capacity, threads, 3);
+                let c = sifter_lab::closed_loop::calibrate(name, capacity, threads, 3)?;
                 rows.push(vec![
                     name.to_string(),
                     format!("{:.4}", c.hit_us),

@@ -19,7 +19,7 @@ use anyhow::{bail, Context, Result};
 use rand::SeedableRng;
 use rand_distr::{Distribution, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use sifter::{Cache, Policy};
+use sifter::{Cache, MultiStepCache, Policy};
 use sifter_model::network::{Dist, Network, Path, Station, Step};
 use sifter_model::solve::mva;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,11 +49,66 @@ pub struct Calibration {
     pub busy: Costs,
 }
 
+/// The closed-loop name of the multi-step LRU cache ([`MultiStepCache`], 2 vectors of 4 ways
+/// per set, the paper's geometry): a sibling type of [`Cache`], not one of its policies.
+pub const MULTISTEP: &str = "multistep";
+
 /// The concurrent policy of a closed-loop name (`problru-mpl` is Prob-LRU with q = 1 − 1/MPL).
 fn policy_of(name: &str) -> Result<Policy> {
     match name {
         "problru-mpl" => Ok(Policy::ProbLru),
-        _ => name.parse::<Policy>().map_err(anyhow::Error::msg),
+        MULTISTEP => bail!("{MULTISTEP} is a cache of its own, not a policy of sifter::Cache"),
+        _ => name.parse::<Policy>().map_err(|e| {
+            anyhow::anyhow!("{e}; the closed loop also knows problru-mpl and {MULTISTEP}")
+        }),
+    }
+}
+
+/// The cache a closed-loop name stands for: sifter's [`Cache`] with that policy, or the
+/// multi-step LRU cache. Workers, prefill and calibration all go through it.
+// A point has one of these, built once and never moved in the workers' loops: boxing the
+// large variant would only add an indirection to every measured request.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Subject {
+    /// A [`Cache`] of one policy.
+    Policy(Cache<u64, u64>),
+    /// The multi-step LRU cache.
+    MultiStep(MultiStepCache<u64, u64>),
+}
+
+impl Subject {
+    /// The cache of closed-loop name `name` with `cap` entries (`q`: Prob-LRU's skip
+    /// probability, see [`skip_q`]). Multi-step LRU's capacity is a whole number of sets: `cap`
+    /// rounded down to a multiple of its 8 ways per set.
+    pub fn build(name: &str, cap: u64, q: f64) -> Result<Self> {
+        if name == MULTISTEP {
+            return Ok(Subject::MultiStep(MultiStepCache::new(cap)));
+        }
+        Ok(Subject::of(policy_of(name)?, cap, q))
+    }
+
+    /// A [`Cache`] of `policy` with `cap` entries.
+    pub fn of(policy: Policy, cap: u64, q: f64) -> Self {
+        Subject::Policy(Cache::builder().capacity(cap).policy(policy).promotion_skip(q).build())
+    }
+
+    /// A lookup (a hit counts as a use).
+    #[inline]
+    pub fn get(&self, k: &u64) -> Option<u64> {
+        match self {
+            Subject::Policy(c) => c.get(k),
+            Subject::MultiStep(c) => c.get(k),
+        }
+    }
+
+    /// An insert.
+    #[inline]
+    pub fn insert(&self, k: u64, v: u64) {
+        match self {
+            Subject::Policy(c) => c.insert(k, v),
+            Subject::MultiStep(c) => c.insert(k, v),
+        }
     }
 }
 
@@ -78,7 +133,7 @@ fn zipf_seq(keys: u64, n: usize, seed: u64) -> Vec<u64> {
 /// [`Calibrator::round`]), misses on keys never seen (each evicts one entry; the threads' keys
 /// are disjoint).
 pub struct Calibrator {
-    cache: Cache<u64, u64>,
+    cache: Subject,
     cap: u64,
     /// Hit sequences, one per thread of the busiest round.
     seqs: Vec<Vec<u64>>,
@@ -102,8 +157,22 @@ impl Calibrator {
     /// A filled cache of `cap` entries of `policy` (`q`: Prob-LRU's skip probability, see
     /// [`skip_q`]); rounds of up to `threads` threads make `hits` hits and `misses` misses.
     pub fn new(policy: Policy, q: f64, cap: u64, threads: usize, hits: usize, misses: u64) -> Self {
-        let cache: Cache<u64, u64> =
-            Cache::builder().capacity(cap).policy(policy).promotion_skip(q).build();
+        Self::with(Subject::of(policy, cap, q), cap, threads, hits, misses)
+    }
+
+    /// [`Calibrator::new`] for the cache of closed-loop name `name` (see [`Subject::build`]).
+    pub fn named(
+        name: &str,
+        q: f64,
+        cap: u64,
+        threads: usize,
+        hits: usize,
+        misses: u64,
+    ) -> Result<Self> {
+        Ok(Self::with(Subject::build(name, cap, q)?, cap, threads, hits, misses))
+    }
+
+    fn with(cache: Subject, cap: u64, threads: usize, hits: usize, misses: u64) -> Self {
         for k in 0..cap {
             cache.insert(k, k);
         }
@@ -172,13 +241,16 @@ impl Calibrator {
     }
 }
 
-/// The hit and miss costs of `policy` at capacity `cap` with `threads` threads at once: the
-/// median of `rounds` rounds of 2^20 hits and 200,000 misses (see [`Calibrator::round`]).
-pub fn calibrate(policy: Policy, q: f64, cap: u64, threads: usize, rounds: usize) -> Costs {
-    let mut c = Calibrator::new(policy, q, cap, threads, 1 << 20, 200_000);
+/// The hit and miss costs of the cache of closed-loop name `name` (see [`Subject::build`];
+/// `problru-mpl` takes its q for `threads` workers) at capacity `cap` with `threads` threads at
+/// once: the median of `rounds` rounds of 2^20 hits and 200,000 misses (see
+/// [`Calibrator::round`]).
+pub fn calibrate(name: &str, cap: u64, threads: usize, rounds: usize) -> Result<Costs> {
+    let q = skip_q(name, threads);
+    let mut c = Calibrator::named(name, q, cap, threads, 1 << 20, 200_000)?;
     let (mut hit, mut miss): (Vec<f64>, Vec<f64>) =
         (0..rounds.max(1)).map(|_| c.round(threads)).map(|c| (c.hit_us, c.miss_us)).unzip();
-    Costs { hit_us: median(&mut hit), miss_us: median(&mut miss) }
+    Ok(Costs { hit_us: median(&mut hit), miss_us: median(&mut miss) })
 }
 
 /// Runs `work(t)` on `threads` threads started together (`work` returns its operations) and
@@ -230,7 +302,9 @@ pub struct Backend {
 ///   cores cost each other on this machine (shared lines, a shared physical core, the
 ///   hypervisor). With a spinning backend every core is always busy (working or spinning),
 ///   so the measured factor applies at any occupancy.
-/// * **Lock** (LRU and Prob-LRU hits, SIEVE misses): a single-server station holding the
+/// * **Lock** (LRU and Prob-LRU hits, SIEVE misses; multi-step LRU's per-set locks, like the
+///   index's bucket locks, are no station: two threads rarely want the same set at once, so
+///   their cost is CPU work like any other): a single-server station holding the
 ///   policy's cost above the lock-free Mobius (`base`): its single-threaded hold time when
 ///   the point has one thread, else the hold time measured with `cal.threads` threads — the
 ///   lock's cache line moves between cores on (nearly) every acquisition when threads on
@@ -351,7 +425,7 @@ const PREFILL_WINDOW: usize = 100_000;
 /// from there. (Starting it over from the beginning would replay first the requests whose
 /// keys went in first — the ones a FIFO evicts first — and measure far below the steady
 /// state.)
-pub fn prefill(cache: &Cache<u64, u64>, seqs: &[Vec<u64>]) -> (f64, usize, Vec<usize>) {
+pub fn prefill(cache: &Subject, seqs: &[Vec<u64>]) -> (f64, usize, Vec<usize>) {
     let total: usize = seqs.iter().map(Vec::len).sum();
     let limit = 3 * total.max(1);
     let mut pos = vec![0usize; seqs.len()];
@@ -397,6 +471,8 @@ fn twin(name: &str, mpl: usize) -> Option<String> {
         "sieve" | "mobius" | "mobius-wd" => "sieve".into(),
         "s3fifo" => "s3fifo".into(),
         "nbq-clock" => "gclock(bits=8)".into(),
+        // The same geometry as `MultiStepCache<u64, u64>` (2 vectors of 4 ways per set).
+        MULTISTEP => "multistep-lru(m=2,p=4)".into(),
         _ => return None,
     })
 }
@@ -476,7 +552,7 @@ impl Window {
 /// spinning): `warm` seconds unmeasured, then `secs` measured. `pos`: where each worker is in
 /// its sequence, carried from window to window.
 fn window(
-    cache: &Cache<u64, u64>,
+    cache: &Subject,
     seqs: &[Vec<u64>],
     pos: &mut [usize],
     backend: Duration,
@@ -577,16 +653,16 @@ pub fn point(
     secs: f64,
     cores: u32,
 ) -> Result<Point> {
-    let policy = policy_of(name)?;
     let q = skip_q(name, seqs.len());
     let cap = ((keys as f64 * size).round() as u64).max(10);
     let threads = seqs.len().min(cores.max(1) as usize);
     let (hits, misses) = (1 << 18, 50_000);
     let mut base = Calibrator::new(Policy::Mobius, q, cap, threads, hits, misses);
-    let mut own =
-        (policy != Policy::Mobius).then(|| Calibrator::new(policy, q, cap, threads, hits, misses));
-    let cache: Cache<u64, u64> =
-        Cache::builder().capacity(cap).policy(policy).promotion_skip(q).build();
+    let mut own = match name {
+        "mobius" => None,
+        _ => Some(Calibrator::named(name, q, cap, threads, hits, misses)?),
+    };
+    let cache = Subject::build(name, cap, q)?;
     let (prefill_hit, replayed, mut pos) = prefill(&cache, seqs);
     let pre = (prefill_hit, replayed);
     let slice = secs / SLICES as f64;
@@ -682,7 +758,8 @@ pub enum Sizing {
 #[derive(Debug, Clone)]
 pub struct Experiment {
     /// Closed-loop policy names: mobius, sieve, lru, problru (q = 0.5), problru-mpl
-    /// (q = 1 − 1/MPL), fifo, clock, s3fifo, nbq-clock.
+    /// (q = 1 − 1/MPL), fifo, clock, s3fifo, nbq-clock, and multistep (the multi-step LRU
+    /// cache, see [`MULTISTEP`]).
     pub policies: Vec<String>,
     /// Worker counts (multiprogramming levels), each in 1..=1024.
     pub mpls: Vec<usize>,
@@ -762,7 +839,9 @@ impl Experiment {
             _ => {}
         }
         for name in &self.policies {
-            policy_of(name)?;
+            if name != MULTISTEP {
+                policy_of(name)?;
+            }
         }
         Ok(())
     }
@@ -951,7 +1030,7 @@ mod size_search_tests {
         assert!(h > all, "{h} vs the cold start's {all}");
         // Beyond what all keys give: None, not a wrong size.
         assert_eq!(size_for_hit_ratio("lru", 0.999_999_9, &trace, 8).expect("search"), None);
-        assert!(size_for_hit_ratio("multistep", 0.5, &trace, 8).is_err(), "no twin: an error");
+        assert!(size_for_hit_ratio("no-such", 0.5, &trace, 8).is_err(), "no twin: an error");
         // Prob-LRU with q = 1 − 1/MPL: at one worker q = 0, every hit promotes — LRU's size;
         // at 72 workers q is near 1, hits hardly promote, and it needs more room than LRU.
         for target in [0.5, 0.8] {
@@ -965,9 +1044,28 @@ mod size_search_tests {
     }
 
     #[test]
+    fn multistep_is_sized_by_its_simulator_twin_and_measured() {
+        let seqs: Vec<Vec<u64>> = (0..2).map(|t| zipf_seq(4_000, 100_000, t + 1)).collect();
+        let trace = stream_trace(&seqs).expect("trace");
+        let (cap, sim) =
+            size_for_hit_ratio(MULTISTEP, 0.7, &trace, 2).expect("search").expect("reachable");
+        assert!(sim >= 0.7 && cap < 4_000, "{cap} entries, simulated {sim}");
+        // The size is the twin's, so the cache itself, warm, hits about as often.
+        let p = point(MULTISTEP, 4_000, cap as f64 / 4_000.0, &seqs, Duration::ZERO, false, 0.1, 2)
+            .expect("point");
+        let m = p.measured;
+        assert!((m.hit - sim).abs() < 0.03, "measured {} against the twin's {sim}", m.hit);
+        assert!(m.x > 0.0 && p.model > 0.0, "{p:?}");
+        assert!(p.calibration.one.hit_us > 0.0 && p.calibration.one.miss_us > 0.0, "{p:?}");
+        // It is a cache of its own: no `sifter::Cache` policy by that name.
+        assert!(policy_of(MULTISTEP).is_err());
+        assert!(Subject::build("no-such", 10, 0.5).is_err());
+    }
+
+    #[test]
     fn prefill_reaches_the_steady_hit_ratio() {
         let seqs: Vec<Vec<u64>> = (0..2).map(|t| zipf_seq(2_000, 100_000, t + 1)).collect();
-        let c: Cache<u64, u64> = Cache::builder().capacity(1_000).policy(Policy::Lru).build();
+        let c = Subject::of(Policy::Lru, 1_000, 0.5);
         let (h, n, at) = prefill(&c, &seqs);
         assert!((3 * PREFILL_WINDOW..=3 * 200_000).contains(&n), "{n}");
         // Round robin over the workers: each stands where its share of the replay ended.
