@@ -64,6 +64,15 @@ fn policy_of(name: &str) -> Result<Policy> {
     }
 }
 
+/// What a closed-loop name stands for: a [`Cache`] policy, or `None` for the multi-step LRU
+/// cache; an error for an unknown name.
+fn kind_of(name: &str) -> Result<Option<Policy>> {
+    if name == MULTISTEP {
+        return Ok(None);
+    }
+    policy_of(name).map(Some)
+}
+
 /// The cache a closed-loop name stands for: sifter's [`Cache`] with that policy, or the
 /// multi-step LRU cache. Workers, prefill and calibration all go through it.
 // A point has one of these, built once and never moved in the workers' loops: boxing the
@@ -82,10 +91,10 @@ impl Subject {
     /// probability, see [`skip_q`]). Multi-step LRU's capacity is a whole number of sets: `cap`
     /// rounded down to a multiple of its 8 ways per set.
     pub fn build(name: &str, cap: u64, q: f64) -> Result<Self> {
-        if name == MULTISTEP {
-            return Ok(Subject::MultiStep(MultiStepCache::new(cap)));
-        }
-        Ok(Subject::of(policy_of(name)?, cap, q))
+        Ok(match kind_of(name)? {
+            Some(policy) => Subject::of(policy, cap, q),
+            None => Subject::MultiStep(MultiStepCache::new(cap)),
+        })
     }
 
     /// A [`Cache`] of `policy` with `cap` entries.
@@ -846,9 +855,7 @@ impl Experiment {
             _ => {}
         }
         for name in &self.policies {
-            if name != MULTISTEP {
-                policy_of(name)?;
-            }
+            kind_of(name)?;
         }
         Ok(())
     }

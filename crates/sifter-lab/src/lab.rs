@@ -415,8 +415,9 @@ fn throughput_findings(rows: &[Row], max_t: usize) -> Vec<(String, String)> {
 
 const MODEL_POLICIES: [&str; 7] = ["lru", "problru", "fifo", "clock", "s3fifo", "sieve", "mobius"];
 
-/// The closed loop's policies (every one `sifter bench closed-loop` knows).
-const CLOSED_LOOP_POLICIES: [&str; 10] = [
+/// The closed loop's policies (every one `sifter bench closed-loop` knows), each measured in
+/// the lab's closed-loop section.
+pub const CLOSED_LOOP_POLICIES: [&str; 10] = [
     "lru",
     "problru",
     "problru-mpl",
