@@ -32,7 +32,7 @@ use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues, Taken};
 use crate::policy::s3fifo::{S3Fifo, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, LazyPin};
-use crate::raw::index::{pinned, Index, Inserted, GHOST};
+use crate::raw::index::{pinned, First, Index, Inserted, GHOST};
 use crate::raw::queue::Links;
 use crate::raw::slot::{Arena, Slot, Times, DEAD, EMPTY, LIVE, RETIRED};
 use crate::stats::{CacheStats, Counter, Stats};
@@ -307,6 +307,14 @@ enum Use {
     Peek,
 }
 
+/// What [`Cache::read_first`] found.
+enum Quick<V> {
+    Hit(V),
+    Miss,
+    /// Undecided: the full lookup decides.
+    Probe,
+}
+
 /// The optional parts of a cache (from the builder).
 pub(crate) struct Extras<K, V> {
     pub listener: Option<ListenerFn<K, V>>,
@@ -579,6 +587,18 @@ where
     {
         let hash = self.hash(key);
         let tid = thread_id();
+        if self.expiration.is_none() {
+            match self.read_first(hash, key, tid, how) {
+                Quick::Hit(v) => return Some(v),
+                Quick::Miss => {
+                    if how == Use::Get {
+                        self.stats.add(tid, Counter::Misses, 1);
+                    }
+                    return None;
+                }
+                Quick::Probe => {}
+            }
+        }
         // Protected only if the index holds a word with the key's tag (a hit, or a rare
         // false match): most misses skip the barrier.
         let mut pin = LazyPin::new(&self.epochs, tid);
@@ -588,6 +608,46 @@ where
         // SAFETY: found in the index after `pin` protected it (a key comparison comes first):
         // not reused before `pin` drops.
         Some(unsafe { slot.value() }.clone())
+    }
+
+    /// The common case of a read without expiry, in the key's home bucket alone: the first
+    /// word there with the key's tag names the key's slot (a hit), or no word can (a miss);
+    /// anything else (a false tag match, an entry that overflowed, a word that changed under
+    /// the protection) is left to the full lookup, which starts over.
+    #[inline(always)]
+    fn read_first<Q>(&self, hash: u64, key: &Q, tid: usize, how: Use) -> Quick<V>
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+        V: Clone,
+    {
+        let (w, x, s) = match self.index.first(hash) {
+            First::Absent => return Quick::Miss,
+            First::Probe => return Quick::Probe,
+            First::Word { word, seen, slot } => (word, seen, slot),
+        };
+        // The protocol of `Index::find` with `pin_at`, for this one word.
+        let mut pin = LazyPin::new(&self.epochs, tid);
+        self.arena.prefetch(s, false);
+        pin.protect_uncovered(s);
+        // Acquire: as in `Index::probe`: read after the protection's fence, a word that still
+        // names `s` means that `s` is not reused while `pin` lives.
+        if w.load(Ordering::Acquire) != x {
+            return Quick::Probe;
+        }
+        let slot = self.slot(s);
+        // SAFETY: `s` was read from a published index word after `pin` protected it.
+        if unsafe { slot.key() }.borrow() != key {
+            return Quick::Probe;
+        }
+        if how == Use::Get {
+            self.stats.add(tid, Counter::Hits, 1);
+            self.mark_hit(s, slot);
+        }
+        #[cfg(all(feature = "test-hooks", not(loom)))]
+        crate::raw::queue::hooks::protected();
+        // SAFETY: as above.
+        Quick::Hit(unsafe { slot.value() }.clone())
     }
 
     /// Whether `key` is cached and not expired (does not count as a use).
@@ -646,20 +706,26 @@ where
         };
         if how == Use::Get {
             self.stats.add(tid, Counter::Hits, 1);
-            match &self.structure {
-                Structure::Queues(_) if self.policy == Policy::Fifo => {}
-                Structure::Locked(l) if self.policy == Policy::Lru => l.on_hit_lru(s),
-                Structure::Locked(l) if self.policy == Policy::ProbLru => {
-                    if u64::from(draw32()) < self.promote_below {
-                        l.on_hit_lru(s);
-                    }
-                }
-                Structure::S3(_) => slot.count_hit(MAX_FREQ),
-                Structure::Queues(_) if self.policy == Policy::NbqClock => slot.bump(u8::MAX),
-                _ => slot.touch(),
-            }
+            self.mark_hit(s, slot);
         }
         Some((s, slot))
+    }
+
+    /// A hit on slot `s`, as its policy sees it.
+    #[inline(always)]
+    fn mark_hit(&self, s: u32, slot: &Slot<K, V>) {
+        match &self.structure {
+            Structure::Queues(_) if self.policy == Policy::Fifo => {}
+            Structure::Locked(l) if self.policy == Policy::Lru => l.on_hit_lru(s),
+            Structure::Locked(l) if self.policy == Policy::ProbLru => {
+                if u64::from(draw32()) < self.promote_below {
+                    l.on_hit_lru(s);
+                }
+            }
+            Structure::S3(_) => slot.count_hit(MAX_FREQ),
+            Structure::Queues(_) if self.policy == Policy::NbqClock => slot.bump(u8::MAX),
+            _ => slot.touch(),
+        }
     }
 
     /// A lookup found expired slot `s` (the caller is pinned): removes it if nobody else did,

@@ -212,3 +212,69 @@ fn s3fifo_ghost_words_never_fill_the_index() {
         c.validate().unwrap_or_else(|e| panic!("capacity {cap}: {e}"));
     }
 }
+
+/// Hashes every key to one home bucket: three groups of keys share their whole hash (so a
+/// lookup meets words with its tag that name other keys first), and the groups differ in
+/// their tags. Lookups must still find each key, count each hit and miss once, and keep the
+/// policy's state (the read path decides most reads in the home bucket's first tagged word
+/// and leaves the rest to the full probe).
+#[derive(Clone, Default)]
+struct Crowded(u64);
+
+impl std::hash::Hasher for Crowded {
+    fn finish(&self) -> u64 {
+        0x1555_0000_1234_5678 | ((self.0 % 3) << 62)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.wrapping_mul(31).wrapping_add(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, k: u64) {
+        self.0 = k;
+    }
+}
+
+#[test]
+fn keys_sharing_a_bucket_and_a_tag_are_told_apart() {
+    let build = std::hash::BuildHasherDefault::<Crowded>::default();
+    for (p, cd) in each_policy() {
+        let c: Cache<u64, u64, _> = Cache::builder()
+            .capacity(64)
+            .policy(p)
+            .consecutive_detection(cd)
+            .hasher(build.clone())
+            .build();
+        for k in 0..30 {
+            c.insert(k, k * 10);
+        }
+        for k in 0..30 {
+            assert_eq!(c.get(&k), Some(k * 10), "{p:?}: key {k}");
+            assert_eq!(c.peek(&k), Some(k * 10), "{p:?}: peek {k}");
+        }
+        for k in (0..30).step_by(3) {
+            assert_eq!(c.remove(&k), Some(k * 10), "{p:?}: remove {k}");
+        }
+        for k in (1..30).step_by(3) {
+            c.insert(k, k * 100);
+        }
+        let (mut hits, mut misses) = (0, 0);
+        for k in 0..40 {
+            let want = match k {
+                30.. => None,
+                _ if k % 3 == 0 => None,
+                _ if k % 3 == 1 => Some(k * 100),
+                _ => Some(k * 10),
+            };
+            assert_eq!(c.get(&k), want, "{p:?}: key {k} after removals and replacements");
+            if want.is_some() {
+                hits += 1;
+            } else {
+                misses += 1;
+            }
+        }
+        let s = c.stats();
+        assert_eq!((s.hits, s.misses), (30 + hits, misses), "{p:?}: hits and misses counted once");
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    }
+}

@@ -135,6 +135,17 @@ pub(crate) fn pinned(_slot: u32) -> bool {
     false
 }
 
+/// What [`Index::first`] found.
+pub(crate) enum First<'a> {
+    /// The key is not in the index.
+    Absent,
+    /// A word of the home bucket holding a live entry with the key's tag: the word, the
+    /// value read from it, and the slot that value names.
+    Word { word: &'a AtomicU64, seen: u64, slot: u32 },
+    /// Undecided: the full probe decides.
+    Probe,
+}
+
 #[derive(Debug)]
 #[repr(align(64))]
 struct Bucket {
@@ -297,6 +308,30 @@ impl Index {
             0
         } else {
             b + 1
+        }
+    }
+
+    /// The first look of a lookup, in `hash`'s home bucket alone: [`First::Absent`] if the
+    /// bucket has no byte tag of `hash` and no entry passes through it (the key is not in the
+    /// index), [`First::Word`] with the first word there that holds a live entry with the
+    /// key's tag, else [`First::Probe`] (the full probe, [`Index::find`], must decide). Most
+    /// hits and misses are decided here, by the probe's first steps without its loops.
+    #[inline(always)]
+    pub fn first(&self, hash: u64) -> First<'_> {
+        let bucket = &self.buckets[self.home(hash)];
+        // Acquire: as in `probe`.
+        let c = bucket.ctrl.load(Ordering::Acquire);
+        let m = matching(c, byte_tag(hash));
+        if m == 0 {
+            return if pass(c) == 0 { First::Absent } else { First::Probe };
+        }
+        let w = &bucket.words[first(m)];
+        // Acquire: as in `probe`.
+        let x = w.load(Ordering::Acquire);
+        if live_tag(x, tag(hash)) {
+            First::Word { word: w, seen: x, slot: slot_of(x) }
+        } else {
+            First::Probe
         }
     }
 
