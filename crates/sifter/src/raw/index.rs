@@ -552,20 +552,29 @@ impl Index {
         // since a cycle of such waits would need every bucket full, and the table is at most
         // 4/7 full). Evictions and replacements change only non-empty words. So an empty word
         // seen under the lock is ours to fill with a plain store, not a CAS.
-        let home_ctrl = loop {
-            match self.locate(lock, hash, &mut pin, &mut eq) {
-                (Some((at, old)), _) => {
-                    // Replace (same tag, same byte): a lock-free `remove_slot` (eviction) may
-                    // clear the word under us, hence the CAS; if it does, the key is gone:
-                    // look again.
-                    let w = &self.buckets[at.bucket].words[at.word];
-                    // AcqRel: Release publishes the new slot's contents to lookups (Acquire in
-                    // `find`); Acquire orders our later reads of the old slot.
-                    if w.compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-                        return Inserted::Replaced(slot_of(old));
+        // Acquire: as in `locate`. No byte of the key's tag in its home bucket and nothing
+        // passing through it: the key is in no bucket (as for `Index::first`), so there is
+        // nothing to replace and no probe to make.
+        let c = self.buckets[lock.home].ctrl.load(Ordering::Acquire);
+        let home_ctrl = if matching(c, bt) == 0 && pass(c) == 0 {
+            c
+        } else {
+            loop {
+                match self.locate(lock, hash, &mut pin, &mut eq) {
+                    (Some((at, old)), _) => {
+                        // Replace (same tag, same byte): a lock-free `remove_slot` (eviction) may
+                        // clear the word under us, hence the CAS; if it does, the key is gone:
+                        // look again.
+                        let w = &self.buckets[at.bucket].words[at.word];
+                        // AcqRel: Release publishes the new slot's contents to lookups (Acquire in
+                        // `find`); Acquire orders our later reads of the old slot.
+                        if w.compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+                        {
+                            return Inserted::Replaced(slot_of(old));
+                        }
                     }
+                    (None, c) => break c,
                 }
-                (None, c) => break c,
             }
         };
         if let Some(g) = ghosts {
