@@ -621,32 +621,29 @@ where
         Q: Eq + ?Sized,
         V: Clone,
     {
-        let (w, x, s) = match self.index.first(hash) {
+        let mut pin = LazyPin::new(&self.epochs, tid);
+        let mut found = None;
+        let s = match self.index.first(hash, self.pin_at(&mut pin), |s| {
+            let slot = self.slot(s);
+            // SAFETY: `s` was read from a published index word after `pin` protected it.
+            let hit = unsafe { slot.key() }.borrow() == key;
+            if hit {
+                found = Some(slot);
+            }
+            hit
+        }) {
             First::Absent => return Quick::Miss,
             First::Probe => return Quick::Probe,
-            First::Word { word, seen, slot } => (word, seen, slot),
+            First::Found(s) => s,
         };
-        // The protocol of `Index::find` with `pin_at`, for this one word.
-        let mut pin = LazyPin::new(&self.epochs, tid);
-        self.arena.prefetch(s, false);
-        pin.protect_uncovered(s);
-        // Acquire: as in `Index::probe`: read after the protection's fence, a word that still
-        // names `s` means that `s` is not reused while `pin` lives.
-        if w.load(Ordering::Acquire) != x {
-            return Quick::Probe;
-        }
-        let slot = self.slot(s);
-        // SAFETY: `s` was read from a published index word after `pin` protected it.
-        if unsafe { slot.key() }.borrow() != key {
-            return Quick::Probe;
-        }
+        let Some(slot) = found else { return Quick::Probe };
         if how == Use::Get {
             self.stats.add(tid, Counter::Hits, 1);
             self.mark_hit(s, slot);
         }
         #[cfg(all(feature = "test-hooks", not(loom)))]
         crate::raw::queue::hooks::protected();
-        // SAFETY: as above.
+        // SAFETY: as for the key comparison.
         Quick::Hit(unsafe { slot.value() }.clone())
     }
 

@@ -328,6 +328,21 @@ impl Idx {
         self.index.find(hash, pin, |s| self.key(s) == key)
     }
 
+    /// The slot of `key` as `Cache::read_first` decides in the home bucket alone: `Ok` with
+    /// the answer, or `Err(())` if the full probe ([`Idx::find_pinning`]) must decide.
+    pub fn first_pinning(
+        &self,
+        hash: u64,
+        key: u64,
+        pin: impl FnMut(u32) -> bool,
+    ) -> Result<Option<u32>, ()> {
+        match self.index.first(hash, pin, |s| self.key(s) == key) {
+            crate::raw::index::First::Absent => Ok(None),
+            crate::raw::index::First::Found(s) => Ok(Some(s)),
+            crate::raw::index::First::Probe => Err(()),
+        }
+    }
+
     /// Removes `key` under its home lock, as `Cache::remove` does: its slot.
     pub fn remove(&self, hash: u64, key: u64) -> Option<u32> {
         let lock = self.index.lock(hash);

@@ -726,7 +726,9 @@ fn index_overflow_racing_eviction() {
 /// twice and reuse before the reader pins. `same_tag`: the reuse is for a key with the same tag
 /// in the same bucket, so the reader's second read can see the very same word again (ABA): the
 /// slot it then reads is the new, published entry, which the key comparison rejects.
-fn remove_racing_reuse(lazy: bool, same_tag: bool) {
+/// `Reader::First`: the reader decides in the home bucket first, as `Cache::read` does
+/// (`Index::first`), and takes the lazy probe only when that is undecided.
+fn remove_racing_reuse(reader: Reader, same_tag: bool) {
     model(move || {
         let idx = Arc::new(Idx::new(4));
         let ebr = Arc::new(Ebr::new(4));
@@ -740,10 +742,21 @@ fn remove_racing_reuse(lazy: bool, same_tag: bool) {
                     assert_eq!((s, i2.key(s)), (0, 1), "read a reused slot");
                 }
             };
-            if lazy {
-                e2.lazily(0, |pin| check(i2.find_pinning(ha, 1, pin)));
-            } else {
-                e2.pinned(0, || check(i2.find(ha, 1)));
+            match reader {
+                Reader::Pinned => e2.pinned(0, || check(i2.find(ha, 1))),
+                Reader::Lazy => e2.lazily(0, |pin| check(i2.find_pinning(ha, 1, pin))),
+                Reader::First => {
+                    let first = e2.lazily(0, |pin| {
+                        let r = i2.first_pinning(ha, 1, pin);
+                        if let Ok(found) = r {
+                            check(found);
+                        }
+                        r
+                    });
+                    if first.is_err() {
+                        e2.lazily(0, |pin| check(i2.find_pinning(ha, 1, pin)));
+                    }
+                }
             }
         });
         let s = ebr.pinned(1, || idx.remove(ha, 1)).expect("present");
@@ -759,15 +772,32 @@ fn remove_racing_reuse(lazy: bool, same_tag: bool) {
     });
 }
 
+/// How the reader of [`remove_racing_reuse`] protects what it reads.
+#[derive(Clone, Copy)]
+enum Reader {
+    /// Pinned for the whole probe.
+    Pinned,
+    /// Protects lazily, at the first word with its tag.
+    Lazy,
+    /// The home bucket's first tagged word first, then the lazy probe if undecided.
+    First,
+}
+
 #[test]
 fn index_remove_racing_reuse() {
-    remove_racing_reuse(false, false);
+    remove_racing_reuse(Reader::Pinned, false);
 }
 
 #[test]
 fn lazy_pin_vs_remove_and_reuse() {
-    remove_racing_reuse(true, false);
-    remove_racing_reuse(true, true);
+    remove_racing_reuse(Reader::Lazy, false);
+    remove_racing_reuse(Reader::Lazy, true);
+}
+
+#[test]
+fn home_bucket_read_vs_remove_and_reuse() {
+    remove_racing_reuse(Reader::First, false);
+    remove_racing_reuse(Reader::First, true);
 }
 
 /// Incarnation wrap-around: the victim's `next` version starts at `u32::MAX`, so re-enqueueing

@@ -135,13 +135,13 @@ pub(crate) fn pinned(_slot: u32) -> bool {
     false
 }
 
-/// What [`Index::first`] found.
-pub(crate) enum First<'a> {
+/// What [`Index::first`] decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum First {
     /// The key is not in the index.
     Absent,
-    /// A word of the home bucket holding a live entry with the key's tag: the word, the
-    /// value read from it, and the slot that value names.
-    Word { word: &'a AtomicU64, seen: u64, slot: u32 },
+    /// The key's slot (protected by the caller's `pin`, accepted by its `eq`).
+    Found(u32),
     /// Undecided: the full probe decides.
     Probe,
 }
@@ -311,13 +311,20 @@ impl Index {
         }
     }
 
-    /// The first look of a lookup, in `hash`'s home bucket alone: [`First::Absent`] if the
-    /// bucket has no byte tag of `hash` and no entry passes through it (the key is not in the
-    /// index), [`First::Word`] with the first word there that holds a live entry with the
-    /// key's tag, else [`First::Probe`] (the full probe, [`Index::find`], must decide). Most
-    /// hits and misses are decided here, by the probe's first steps without its loops.
+    /// The first look of a lookup, in `hash`'s home bucket alone, with [`Index::find`]'s
+    /// protocol for one word: [`First::Absent`] if the bucket has no byte tag of `hash` and no
+    /// entry passes through it (the key is not in the index); [`First::Found`] if the first
+    /// word there with the key's full tag names a slot that `pin` protected (the word still
+    /// names it afterwards) and `eq` accepts; else [`First::Probe`] (a false tag match, an
+    /// entry further on, a word that changed under the protection: the full probe decides,
+    /// from the start). Most hits and misses are decided here, without the probe's loops.
     #[inline(always)]
-    pub fn first(&self, hash: u64) -> First<'_> {
+    pub fn first(
+        &self,
+        hash: u64,
+        mut pin: impl FnMut(u32) -> bool,
+        mut eq: impl FnMut(u32) -> bool,
+    ) -> First {
         let bucket = &self.buckets[self.home(hash)];
         // Acquire: as in `probe`.
         let c = bucket.ctrl.load(Ordering::Acquire);
@@ -328,8 +335,16 @@ impl Index {
         let w = &bucket.words[first(m)];
         // Acquire: as in `probe`.
         let x = w.load(Ordering::Acquire);
-        if live_tag(x, tag(hash)) {
-            First::Word { word: w, seen: x, slot: slot_of(x) }
+        if !live_tag(x, tag(hash)) {
+            return First::Probe;
+        }
+        let s = slot_of(x);
+        // Acquire: as in `probe` (the load the protection protects).
+        if pin(s) && w.load(Ordering::Acquire) != x {
+            return First::Probe;
+        }
+        if eq(s) {
+            First::Found(s)
         } else {
             First::Probe
         }
