@@ -636,6 +636,7 @@ where
             First::Probe => return Quick::Probe,
             First::Found(s) => s,
         };
+        // `eq` accepted slot `s` last, so `found` holds it.
         let Some(slot) = found else { return Quick::Probe };
         if how == Use::Get {
             self.stats.add(tid, Counter::Hits, 1);
