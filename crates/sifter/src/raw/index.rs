@@ -312,12 +312,13 @@ impl Index {
     }
 
     /// The first look of a lookup, in `hash`'s home bucket alone, with [`Index::find`]'s
-    /// protocol for one word: [`First::Absent`] if the bucket has no byte tag of `hash` and no
-    /// entry passes through it (the key is not in the index); [`First::Found`] if the first
-    /// word there with the key's full tag names a slot that `pin` protected (the word still
-    /// names it afterwards) and `eq` accepts; else [`First::Probe`] (a false tag match, an
-    /// entry further on, a word that changed under the protection: the full probe decides,
-    /// from the start). Most hits and misses are decided here, without the probe's loops.
+    /// protocol for one word: [`First::Absent`] if no word of the bucket holds a live entry
+    /// with the key's tag and no entry passes through it (the key is not in the index);
+    /// [`First::Found`] if the first word there with the key's full tag names a slot that
+    /// `pin` protected (the word still names it afterwards) and `eq` accepts; else
+    /// [`First::Probe`] (a false tag match, an entry further on, a word that changed under the
+    /// protection: the full probe decides, from the start). Most hits and misses are decided
+    /// here, without the probe's outer loop.
     #[inline(always)]
     pub fn first(
         &self,
@@ -328,23 +329,25 @@ impl Index {
         let bucket = &self.buckets[self.home(hash)];
         // Acquire: as in `probe`.
         let c = bucket.ctrl.load(Ordering::Acquire);
-        let m = matching(c, byte_tag(hash));
-        if m == 0 {
-            return if pass(c) == 0 { First::Absent } else { First::Probe };
+        let mut m = matching(c, byte_tag(hash));
+        // Words whose byte matches but which hold no live entry with the key's tag (a byte
+        // left by a removed entry, an S3-FIFO ghost word, another tag) are passed over.
+        while m != 0 {
+            let w = &bucket.words[first(m)];
+            // Acquire: as in `probe`.
+            let x = w.load(Ordering::Acquire);
+            if live_tag(x, tag(hash)) {
+                let s = slot_of(x);
+                // Acquire: as in `probe` (the load the protection protects).
+                if pin(s) && w.load(Ordering::Acquire) != x {
+                    return First::Probe;
+                }
+                return if eq(s) { First::Found(s) } else { First::Probe };
+            }
+            m &= m - 1;
         }
-        let w = &bucket.words[first(m)];
-        // Acquire: as in `probe`.
-        let x = w.load(Ordering::Acquire);
-        if !live_tag(x, tag(hash)) {
-            return First::Probe;
-        }
-        let s = slot_of(x);
-        // Acquire: as in `probe` (the load the protection protects).
-        if pin(s) && w.load(Ordering::Acquire) != x {
-            return First::Probe;
-        }
-        if eq(s) {
-            First::Found(s)
+        if pass(c) == 0 {
+            First::Absent
         } else {
             First::Probe
         }
