@@ -53,24 +53,16 @@ pub struct Calibration {
 /// per set, the paper's geometry): a sibling type of [`Cache`], not one of its policies.
 pub const MULTISTEP: &str = "multistep";
 
-/// The concurrent policy of a closed-loop name (`problru-mpl` is Prob-LRU with q = 1 − 1/MPL).
-fn policy_of(name: &str) -> Result<Policy> {
+/// What a closed-loop name stands for: a [`Cache`] policy (`problru-mpl` is Prob-LRU with
+/// q = 1 − 1/MPL), or `None` for the multi-step LRU cache; an error for an unknown name.
+fn kind_of(name: &str) -> Result<Option<Policy>> {
     match name {
-        "problru-mpl" => Ok(Policy::ProbLru),
-        MULTISTEP => bail!("{MULTISTEP} is a cache of its own, not a policy of sifter::Cache"),
-        _ => name.parse::<Policy>().map_err(|e| {
+        MULTISTEP => Ok(None),
+        "problru-mpl" => Ok(Some(Policy::ProbLru)),
+        _ => name.parse::<Policy>().map(Some).map_err(|e| {
             anyhow::anyhow!("{e}; the closed loop also knows problru-mpl and {MULTISTEP}")
         }),
     }
-}
-
-/// What a closed-loop name stands for: a [`Cache`] policy, or `None` for the multi-step LRU
-/// cache; an error for an unknown name.
-fn kind_of(name: &str) -> Result<Option<Policy>> {
-    if name == MULTISTEP {
-        return Ok(None);
-    }
-    policy_of(name).map(Some)
 }
 
 /// The cache a closed-loop name stands for: sifter's [`Cache`] with that policy, or the
@@ -1072,7 +1064,7 @@ mod size_search_tests {
         assert!(m.x > 0.0 && p.model > 0.0, "{p:?}");
         assert!(p.calibration.one.hit_us > 0.0 && p.calibration.one.miss_us > 0.0, "{p:?}");
         // It is a cache of its own: no `sifter::Cache` policy by that name.
-        assert!(policy_of(MULTISTEP).is_err());
+        assert_eq!(kind_of(MULTISTEP).expect("a closed-loop name"), None);
         assert!(Subject::build("no-such", 10, 0.5).is_err());
     }
 
