@@ -479,13 +479,33 @@ where
         self.hasher.hash_one(key)
     }
 
-    /// The hash of slot `s`'s key (the slot is published and not reused under the caller:
-    /// pinned, or held through the policy); `None` if the key's `Hash` panicked (resumed when
-    /// the operation ends). Slots do not store their hash (8 bytes per entry saved).
-    fn key_hash(&self, s: u32) -> Option<u64> {
+    /// The low half of the hash of slot `s`'s key, all its home bucket depends on (the slot is
+    /// published and not reused under the caller: pinned, or held through the policy). Slots
+    /// of caches without a weigher keep it (see [`Slot`]'s meta word); with a weigher it is
+    /// computed again, and `None` if the key's `Hash` panicked (resumed when the operation
+    /// ends).
+    #[inline]
+    fn home_hash(&self, s: u32) -> Option<u32> {
+        if self.weigher.is_none() {
+            // SAFETY: see above.
+            return Some(unsafe { self.slot(s).meta() });
+        }
         let mut h = 0;
         // SAFETY: see above.
-        panics::defer(|| h = self.hash(unsafe { self.slot(s).key() })).then_some(h)
+        panics::defer(|| h = self.hash(unsafe { self.slot(s).key() })).then_some(h as u32)
+    }
+
+    /// The weight of slot `s`: 1 without a weigher (the slot is not read: S3-FIFO's counts ask
+    /// for the weights of gathered slots whose inserts may still be filling them), else the
+    /// slot's (published, not reused under the caller: pinned, or held through the policy,
+    /// which in caches with a weigher holds only published slots, see `insert_inner`).
+    #[inline]
+    fn weight_of(&self, s: u32) -> u64 {
+        if self.weigher.is_none() {
+            return 1;
+        }
+        // SAFETY: see above.
+        u64::from(unsafe { self.slot(s).meta() })
     }
 
     #[inline]
@@ -990,9 +1010,11 @@ where
         };
         #[cfg(all(feature = "test-hooks", not(loom)))]
         crate::raw::queue::hooks::unpublished();
+        // The meta word: the weight, or (every weight 1) the hash's low half.
+        let meta = if self.weigher.is_some() { weight as u32 } else { hash as u32 };
         // SAFETY: `alloc` handed us EMPTY slot `s` exclusively (a queue may hold it, but
         // touches only its atomics until it is LIVE).
-        unsafe { self.arena.fill(s, key, value, weight as u32) };
+        unsafe { self.arena.fill(s, key, value, meta) };
         // Until the entry is published, a panic (a key's `Eq`) or a failed expectation gives
         // back its tokens and retires its slot (or leaves it DEAD to the queue holding it).
         let mut undo =
@@ -1053,8 +1075,8 @@ where
             self.slot(s).state.store(LIVE, Ordering::Release);
             old.map(|o| {
                 self.mark_removed(st, o);
-                // SAFETY: published, protected (`pin` covers the slot it found).
-                (o, unsafe { self.slot(o).weight() })
+                // Published, protected (`pin` covers the slot it found).
+                (o, self.weight_of(o))
             })
         };
         match old {
@@ -1187,8 +1209,8 @@ where
             self.mark_removed(st, s);
             s
         };
-        // SAFETY: published, pinned.
-        self.credit(st, unsafe { self.slot(s).weight() });
+        // Published, pinned.
+        self.credit(st, self.weight_of(s));
         self.count_live(st, -1);
         self.spill(st);
         Some(s)
@@ -1233,17 +1255,12 @@ where
             // slot found in the index while pinned that was retired since.
             _ => return Unlink::NotYet,
         }
-        // The hash is recomputed (slots do not store it: 8 bytes per entry saved, one hash of
-        // the key per eviction spent). A key whose `Hash` panics cannot be found: it stays
-        // (the panic is resumed when the operation ends).
-        let Some(hash) = self.key_hash(v) else {
+        // With a weigher the hash is computed again: a key whose `Hash` panics cannot be found
+        // then, and stays (the panic is resumed when the operation ends).
+        let Some(home) = self.home_hash(v) else {
             return Unlink::Kept;
         };
-        let unlinked = match ghost {
-            None => self.index.remove_slot(hash, v),
-            Some(stamp) => self.index.remove_slot_to_ghost(hash, v, stamp),
-        };
-        if !unlinked {
+        if !self.index.remove_slot(home, v, ghost) {
             return Unlink::Gone;
         }
         if owner {
@@ -1263,8 +1280,7 @@ where
             _ => cause,
         };
         self.left(v, tid, cause);
-        // SAFETY: as above.
-        Unlink::Done(unsafe { slot.weight() })
+        Unlink::Done(self.weight_of(v))
     }
 
     /// Takes up to `want` victims from the policy (more than one only from the queue
@@ -1308,7 +1324,7 @@ where
                         Structure::Queues(q) => q.insert(&self.arena, v),
                         Structure::Locked(l) => l.insert(v),
                         Structure::S3(q) => {
-                            q.insert(&self.arena, q.local(tid), v, self.policy_weight(v), true)
+                            q.insert(&self.arena, q.local(tid), v, self.weight_of(v), true)
                         }
                     },
                 }
@@ -1342,7 +1358,7 @@ where
             }
             Structure::S3(q) => {
                 let local = q.local(tid);
-                let weight = |s| self.policy_weight(s);
+                let weight = |s| self.weight_of(s);
                 q.evict(n, local, weight, want, out).or_else(|| {
                     if self.flush_pending() {
                         q.evict(n, local, weight, want, out)
@@ -1388,20 +1404,6 @@ where
         if let (true, Structure::S3(q)) = (small, &self.structure) {
             q.count_small(q.local(tid), d);
         }
-    }
-
-    /// The weight of slot `s`, which the policy holds, as S3-FIFO's queue counts see it:
-    /// 1 without a weigher (the slot is not read: it may be a gathered slot whose insert is
-    /// still filling it), else the slot's weight (published: such caches gather after
-    /// publication).
-    #[inline]
-    fn policy_weight(&self, s: u32) -> u64 {
-        if self.weigher.is_none() {
-            return 1;
-        }
-        // SAFETY: with a weigher, the policy holds only published slots (see `insert_inner`),
-        // not retired before the policy lets go of them.
-        unsafe { self.slot(s).weight() }
     }
 
     /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.
@@ -1985,7 +1987,12 @@ where
                 return Err(format!("indexed slot {s} is not LIVE"));
             }
             // SAFETY: quiescent, published.
-            let (k, w) = unsafe { (slot.key(), slot.weight()) };
+            let k = unsafe { slot.key() };
+            let w = self.weight_of(s);
+            // SAFETY: as above.
+            if self.weigher.is_none() && unsafe { slot.meta() } != self.hash(k) as u32 {
+                return Err(format!("slot {s} does not keep its key's hash"));
+            }
             if !keys.insert(k) {
                 return Err("two indexed slots have the same key".into());
             }
@@ -2007,12 +2014,9 @@ where
             Structure::Queues(q) => q.items(&self.arena),
             Structure::Locked(l) => l.items(),
             Structure::S3(q) => {
-                // SAFETY: quiescent by contract; gathered slots are published.
-                let pending_w = pending.iter().map(|&s| unsafe { self.slot(s).weight() }).sum();
-                q.validate(&self.arena, pending_w, |s| {
-                    // SAFETY: quiescent by contract; queued slots are published.
-                    unsafe { self.slot(s).weight() }
-                })?;
+                // Quiescent by contract; gathered and queued slots are published.
+                let pending_w = pending.iter().map(|&s| self.weight_of(s)).sum();
+                q.validate(&self.arena, pending_w, |s| self.weight_of(s))?;
                 q.items(&self.arena)
             }
         }

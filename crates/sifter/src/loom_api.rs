@@ -309,7 +309,7 @@ impl Idx {
     /// Removes slot `s`'s word without a lock and leaves a ghost word stamped `stamp` (as an
     /// S3-FIFO eviction from small does): true if this call removed it.
     pub fn remove_slot_to_ghost(&self, hash: u64, s: u32, stamp: u32) -> bool {
-        self.index.remove_slot_to_ghost(hash, s, stamp)
+        self.index.remove_slot(hash as u32, s, Some(stamp))
     }
 
     /// The ghost words (quiescent).
@@ -351,7 +351,7 @@ impl Idx {
 
     /// Removes slot `s`'s word without a lock, as an eviction does: true if this call did.
     pub fn remove_slot(&self, hash: u64, s: u32) -> bool {
-        self.index.remove_slot(hash, s)
+        self.index.remove_slot(hash as u32, s, None)
     }
 
     /// The slots linked now (quiescent).

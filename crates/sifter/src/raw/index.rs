@@ -100,10 +100,11 @@ fn is_ghost(x: u64) -> bool {
     x & GHOST != 0
 }
 
-/// The ghost word of `hash` stamped `stamp`.
+/// The ghost word that slot word `x` leaves, stamped `stamp`: its tag, the ghost bit, the
+/// stamp.
 #[inline]
-fn ghost_word(hash: u64, stamp: u32) -> u64 {
-    (tag(hash) << 32) | GHOST | (u64::from(stamp) & (GHOST - 1))
+fn ghost_of(x: u64, stamp: u32) -> u64 {
+    (x & !0xFFFF_FFFF) | GHOST | (u64::from(stamp) & (GHOST - 1))
 }
 
 /// What [`Index::insert`] did besides publishing the slot.
@@ -761,80 +762,45 @@ impl Index {
         }
     }
 
-    /// Removes the entry word of `slot` (tagged like `hash`) without the home lock, if it is
-    /// still there; true if this call removed it. Evictions use this: exactly one thread
-    /// removes a word (this CAS, or a locked writer's CAS), and that thread owns the unlink.
+    /// Removes the entry word of `slot` without the home lock, if it is still there; true if
+    /// this call removed it. Evictions use this: exactly one thread removes a word (this CAS,
+    /// or a locked writer's CAS), and that thread owns the unlink. `home_hash` is the low half
+    /// of the key's hash (all the home bucket depends on: slots keep it, so an eviction need
+    /// not hash the key again). With `ghost`, a word in its home bucket becomes a ghost word
+    /// stamped `ghost` (S3-FIFO's small-queue victims); elsewhere it is cleared, as a ghost
+    /// never passes through.
+    ///
+    /// The word is found by its slot number (a slot is named by one word at most), word by
+    /// word: the caller holds the slot through the policy, published (it read LIVE with
+    /// Acquire after the word's and the pass-through counts' stores), so the word is there
+    /// unless another thread removed it — even while its insert still holds the bucket's lock
+    /// and its byte tag is not set yet.
     #[inline(always)]
-    pub fn remove_slot(&self, hash: u64, slot: u32) -> bool {
-        let want = word(hash, slot);
-        let bt = byte_tag(hash);
-        let home = self.home(hash);
-        let mut b = home;
-        for _ in 0..self.buckets.len() {
-            let bucket = &self.buckets[b];
-            // Acquire: as in `probe`.
-            let c = bucket.ctrl.load(Ordering::Acquire);
-            let mut cand = matching(c, bt);
-            while cand != 0 {
-                let i = first(cand);
-                // Relaxed: compared with a value we know; the CAS decides.
-                if bucket.words[i].load(Ordering::Relaxed) == want {
-                    return self.clear_word(home, At { bucket: b, word: i }, want, None).is_some();
-                }
-                cand &= cand - 1;
-            }
-            if pass(c) == 0 {
-                break;
-            }
-            b = self.next(b);
-        }
-        // Not found by its byte: gone, or stored by an insert that still holds the bucket's
-        // lock (its byte is set at the unlock, but the slot may already be LIVE).
-        self.remove_slot_slow(home, want)
-    }
-
-    /// [`Index::remove_slot`] leaving a ghost word stamped `stamp` behind if the word sits in
-    /// its home bucket (else it is cleared, as by `remove_slot`: a ghost never passes
-    /// through); true if this call removed the entry.
-    pub fn remove_slot_to_ghost(&self, hash: u64, slot: u32, stamp: u32) -> bool {
-        let want = word(hash, slot);
-        let home = self.home(hash);
-        let bucket = &self.buckets[home];
-        // Acquire: as in `probe`.
-        let c = bucket.ctrl.load(Ordering::Acquire);
-        let mut cand = matching(c, byte_tag(hash));
-        while cand != 0 {
-            let i = first(cand);
-            let w = &bucket.words[i];
-            // Relaxed: compared with a value we know; the CAS decides.
-            if w.load(Ordering::Relaxed) == want {
-                // SeqCst: as in `clear_word` (this is the unlinking). No pass-through count
-                // changes: the word is in its home bucket.
-                return w
-                    .compare_exchange(
-                        want,
-                        ghost_word(hash, stamp),
-                        Ordering::SeqCst,
-                        Ordering::Relaxed,
-                    )
-                    .is_ok();
-            }
-            cand &= cand - 1;
-        }
-        self.remove_slot(hash, slot)
-    }
-
-    /// [`Index::remove_slot`] by the words themselves, not their bytes.
-    #[cold]
-    fn remove_slot_slow(&self, home: usize, want: u64) -> bool {
+    pub fn remove_slot(&self, home_hash: u32, slot: u32, ghost: Option<u32>) -> bool {
+        let want = u64::from(slot) + 1;
+        let home = self.home(u64::from(home_hash));
         let mut b = home;
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
             for (i, w) in bucket.words.iter().enumerate() {
                 // Relaxed: compared with a value we know; the CAS decides.
-                if w.load(Ordering::Relaxed) == want {
-                    return self.clear_word(home, At { bucket: b, word: i }, want, None).is_some();
+                let x = w.load(Ordering::Relaxed);
+                if x & 0xFFFF_FFFF != want {
+                    continue;
                 }
+                return match ghost {
+                    // SeqCst: as in `clear_word` (this is the unlinking). No pass-through
+                    // count changes: the word is in its home bucket.
+                    Some(stamp) if b == home => w
+                        .compare_exchange(
+                            x,
+                            ghost_of(x, stamp),
+                            Ordering::SeqCst,
+                            Ordering::Relaxed,
+                        )
+                        .is_ok(),
+                    _ => self.clear_word(home, At { bucket: b, word: i }, x, None).is_some(),
+                };
             }
             // Acquire: as in `probe`.
             if pass(bucket.ctrl.load(Ordering::Acquire)) == 0 {
@@ -996,12 +962,12 @@ mod tests {
         let lock = idx.lock(h);
         assert_eq!(idx.insert(&lock, h, 7, Some(g), pinned, |_| false), Inserted::Added);
         drop(lock);
-        assert!(idx.remove_slot_to_ghost(h, 7, 9));
+        assert!(idx.remove_slot(h as u32, 7, Some(9)));
         // The ghost names no slot: lookups, walks and removals skip it.
         assert_eq!(idx.find(h, pinned, |_| panic!("a ghost word was followed")), None);
         assert!(idx.slots().is_empty());
         assert_eq!(idx.ghost_words(), 1);
-        assert!(!idx.remove_slot(h, 7), "the entry is gone");
+        assert!(!idx.remove_slot(h as u32, 7, None), "the entry is gone");
         idx.validate(|_| h).expect("valid");
         // A live ghost with the tag: a hit, and the entry takes its word.
         let lock = idx.lock(h);
@@ -1011,7 +977,7 @@ mod tests {
         assert_eq!(idx.find(h, pinned, |s| s == 8), Some(8));
         idx.validate(|_| h).expect("valid");
         // Aged out (5 or more insertions since its stamp): no hit.
-        assert!(idx.remove_slot_to_ghost(h, 8, 5));
+        assert!(idx.remove_slot(h as u32, 8, Some(5)));
         let lock = idx.lock(h);
         assert_eq!(idx.insert(&lock, h, 9, Some(g), pinned, |_| false), Inserted::Added);
         drop(lock);
@@ -1031,7 +997,7 @@ mod tests {
             );
         }
         for t in 0..7u32 {
-            assert!(idx.remove_slot_to_ghost(h(t), t, t));
+            assert!(idx.remove_slot(h(t) as u32, t, Some(t)));
         }
         assert_eq!(idx.ghost_words(), 7);
         // New keys (other tags) take the oldest ghosts, in stamp order, in the home bucket.
@@ -1074,7 +1040,7 @@ mod tests {
             let lock = idx.lock(home3(t));
             idx.insert(&lock, home3(t), t, Some(g), pinned, |_| false);
             drop(lock);
-            assert!(idx.remove_slot_to_ghost(home3(t), t, t));
+            assert!(idx.remove_slot(home3(t) as u32, t, Some(t)));
             let lock = idx.lock(home2(t));
             idx.insert(&lock, home2(t), 10 + t, Some(g), pinned, |_| false);
         }
@@ -1098,7 +1064,7 @@ mod tests {
         }
         // The eighth sits in bucket 3: evicting it clears the word and lowers bucket 2's count.
         assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 1);
-        assert!(idx.remove_slot_to_ghost(h(7), 7, 0));
+        assert!(idx.remove_slot(h(7) as u32, 7, Some(0)));
         assert_eq!(idx.ghost_words(), 0);
         assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 0);
         idx.validate(h).expect("valid");

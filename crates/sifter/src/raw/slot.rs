@@ -30,7 +30,7 @@
 //! `state` changes from LIVE to DEAD only by the thread whose CAS cleared or replaced the
 //! slot's index word (Release; readers that act on DEAD load it with Acquire), so
 //! exactly one thread unlinks an entry (and releases its capacity); exactly one thread takes a
-//! slot from the policy (and retires it). The key, value and weight are written by the
+//! slot from the policy (and retires it). The key, value and meta word are written by the
 //! slot's owner while it is NEW and published by the Release store of its index word (read
 //! with Acquire by lookups) and the Release LIVE store after it (read with Acquire by
 //! evictions, which therefore find the word).
@@ -62,7 +62,10 @@ pub(crate) const NEW: u8 = 4;
 /// One entry's storage.
 #[derive(Debug)]
 pub(crate) struct Slot<K, V> {
-    weight: UnsafeCell<u32>,
+    /// The entry's weight in a cache with a weigher; in the others (every weight 1), the low
+    /// half of its key's hash, which names its home bucket: an eviction finds the entry's
+    /// index word without hashing the key again.
+    meta: UnsafeCell<u32>,
     /// Queue link (queue policies).
     pub next: AtomicU64,
     /// The SIEVE/CLOCK reference bit. Hits store 1 only when it reads 0.
@@ -148,7 +151,7 @@ pub(crate) struct Arena<K, V> {
 
 fn empty_slot<K, V>() -> Slot<K, V> {
     Slot {
-        weight: UnsafeCell::new(0),
+        meta: UnsafeCell::new(0),
         next: AtomicU64::new(u32::MAX as u64),
         visited: AtomicU8::new(0),
         state: AtomicU8::new(EMPTY),
@@ -361,11 +364,11 @@ impl<K, V> Arena<K, V> {
     ///
     /// # Safety
     /// The caller owns slot `s` exclusively and it is EMPTY.
-    pub unsafe fn fill(&self, s: u32, key: K, value: V, weight: u32) {
+    pub unsafe fn fill(&self, s: u32, key: K, value: V, meta: u32) {
         let slot = self.get(s);
         // SAFETY: exclusive, per the contract; the previous contents were dropped (EMPTY).
         unsafe {
-            *slot.weight.get() = weight;
+            *slot.meta.get() = meta;
             (*slot.key.get()).write(key);
             (*slot.value.get()).write(value);
         }
@@ -415,9 +418,9 @@ impl<K, V> Slot<K, V> {
     /// # Safety
     /// As [`Slot::key`].
     #[inline]
-    pub unsafe fn weight(&self) -> u64 {
+    pub unsafe fn meta(&self) -> u32 {
         // SAFETY: as `key`.
-        unsafe { *self.weight.get() as u64 }
+        unsafe { *self.meta.get() }
     }
 
     /// Marks a hit in a frequency policy: the count (in the reference byte) goes up by one,
