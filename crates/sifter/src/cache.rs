@@ -484,14 +484,20 @@ where
     /// of caches without a weigher keep it (see [`Slot`]'s meta word); with a weigher it is
     /// computed again, and `None` if the key's `Hash` panicked (resumed when the operation
     /// ends).
-    #[inline]
+    #[inline(always)]
     fn home_hash(&self, s: u32) -> Option<u32> {
         if self.weigher.is_none() {
             // SAFETY: see above.
             return Some(unsafe { self.slot(s).meta() });
         }
+        self.rehash(s)
+    }
+
+    /// [`Cache::home_hash`] with a weigher: hashes the key again.
+    #[inline(never)]
+    fn rehash(&self, s: u32) -> Option<u32> {
         let mut h = 0;
-        // SAFETY: see above.
+        // SAFETY: as for `home_hash`.
         panics::defer(|| h = self.hash(unsafe { self.slot(s).key() })).then_some(h as u32)
     }
 

@@ -174,10 +174,14 @@ fn tag(hash: u64) -> u64 {
     (hash >> 32) | 1
 }
 
-/// The byte tag of `hash` (a function of its tag): never 0.
+/// The byte tag of `hash`: its low seven bits, high bit set (never 0). From the low half, like
+/// the home bucket, so the low half alone (which slots keep, see [`Index::remove_slot`])
+/// finds a word by its byte. The home takes the half's top bits: keys of one bucket spread
+/// over all 128 bytes while the table has at most 2^25 buckets, over 64 up to 2^26, and so
+/// on — a filter, never a key.
 #[inline]
 fn byte_tag(hash: u64) -> u64 {
-    (hash >> 56) | 0x80
+    (hash & 0x7F) | 0x80
 }
 
 #[inline]
@@ -765,42 +769,56 @@ impl Index {
     /// Removes the entry word of `slot` without the home lock, if it is still there; true if
     /// this call removed it. Evictions use this: exactly one thread removes a word (this CAS,
     /// or a locked writer's CAS), and that thread owns the unlink. `home_hash` is the low half
-    /// of the key's hash (all the home bucket depends on: slots keep it, so an eviction need
-    /// not hash the key again). With `ghost`, a word in its home bucket becomes a ghost word
-    /// stamped `ghost` (S3-FIFO's small-queue victims); elsewhere it is cleared, as a ghost
-    /// never passes through.
-    ///
-    /// The word is found by its slot number (a slot is named by one word at most), word by
-    /// word: the caller holds the slot through the policy, published (it read LIVE with
-    /// Acquire after the word's and the pass-through counts' stores), so the word is there
-    /// unless another thread removed it — even while its insert still holds the bucket's lock
-    /// and its byte tag is not set yet.
+    /// of the key's hash, which gives the home bucket and the byte tag (slots keep it, so an
+    /// eviction need not hash the key again); a word is the slot's if its low half names the
+    /// slot (a slot is named by one word at most). With `ghost`, a word in its home bucket
+    /// becomes a ghost word stamped `ghost` (S3-FIFO's small-queue victims); elsewhere it is
+    /// cleared, as a ghost never passes through.
     #[inline(always)]
     pub fn remove_slot(&self, home_hash: u32, slot: u32, ghost: Option<u32>) -> bool {
+        let lo = u64::from(home_hash);
         let want = u64::from(slot) + 1;
-        let home = self.home(u64::from(home_hash));
+        let bt = byte_tag(lo);
+        let home = self.home(lo);
+        let mut b = home;
+        for _ in 0..self.buckets.len() {
+            let bucket = &self.buckets[b];
+            // Acquire: as in `probe`.
+            let c = bucket.ctrl.load(Ordering::Acquire);
+            let mut cand = matching(c, bt);
+            while cand != 0 {
+                let i = first(cand);
+                // Relaxed: compared with a value we know; the CAS decides.
+                let x = bucket.words[i].load(Ordering::Relaxed);
+                if x & 0xFFFF_FFFF == want {
+                    return self.unlink_word(home, At { bucket: b, word: i }, x, ghost);
+                }
+                cand &= cand - 1;
+            }
+            if pass(c) == 0 {
+                break;
+            }
+            b = self.next(b);
+        }
+        // Not found by its byte: gone, or stored by an insert that still holds the bucket's
+        // lock (its byte is set at the unlock, but the slot may already be LIVE).
+        self.remove_slot_slow(home, want, ghost)
+    }
+
+    /// [`Index::remove_slot`] by the words themselves, not their bytes. The caller holds the
+    /// slot through the policy, published (it read LIVE with Acquire, after the word's and the
+    /// pass-through counts' stores), so the word is there unless another thread removed it.
+    #[cold]
+    fn remove_slot_slow(&self, home: usize, want: u64, ghost: Option<u32>) -> bool {
         let mut b = home;
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
             for (i, w) in bucket.words.iter().enumerate() {
                 // Relaxed: compared with a value we know; the CAS decides.
                 let x = w.load(Ordering::Relaxed);
-                if x & 0xFFFF_FFFF != want {
-                    continue;
+                if x & 0xFFFF_FFFF == want {
+                    return self.unlink_word(home, At { bucket: b, word: i }, x, ghost);
                 }
-                return match ghost {
-                    // SeqCst: as in `clear_word` (this is the unlinking). No pass-through
-                    // count changes: the word is in its home bucket.
-                    Some(stamp) if b == home => w
-                        .compare_exchange(
-                            x,
-                            ghost_of(x, stamp),
-                            Ordering::SeqCst,
-                            Ordering::Relaxed,
-                        )
-                        .is_ok(),
-                    _ => self.clear_word(home, At { bucket: b, word: i }, x, None).is_some(),
-                };
             }
             // Acquire: as in `probe`.
             if pass(bucket.ctrl.load(Ordering::Acquire)) == 0 {
@@ -809,6 +827,21 @@ impl Index {
             b = self.next(b);
         }
         false
+    }
+
+    /// Removes slot word `x` at `at` (homed at `home`) without the lock: into a ghost word
+    /// stamped `ghost` if that is given and the word is in its home bucket, else cleared;
+    /// true if this call removed it.
+    #[inline(always)]
+    fn unlink_word(&self, home: usize, at: At, x: u64, ghost: Option<u32>) -> bool {
+        match ghost {
+            // SeqCst: as in `clear_word` (this is the unlinking). No pass-through count
+            // changes: the word is in its home bucket.
+            Some(stamp) if at.bucket == home => self.buckets[at.bucket].words[at.word]
+                .compare_exchange(x, ghost_of(x, stamp), Ordering::SeqCst, Ordering::Relaxed)
+                .is_ok(),
+            _ => self.clear_word(home, at, x, None).is_some(),
+        }
     }
 
     /// CASes the word at `at` (homed at `home`) from `old` to empty and lowers the
@@ -900,8 +933,9 @@ impl Index {
                     continue;
                 }
                 if is_ghost(x) {
-                    // A ghost word: its byte is its tag's top bits (its home is not known).
-                    if byte(c, i) != ((x >> 56) | 0x80) {
+                    // A ghost word: its byte came from the low half of its key's hash, which
+                    // the word does not keep; it must be a byte tag still.
+                    if byte(c, i) & 0x80 == 0 {
                         return Err(format!(
                             "index bucket {b} word {i} (ghost {x:#x}): byte tag {:#x}",
                             byte(c, i)
