@@ -479,16 +479,16 @@ where
         self.hasher.hash_one(key)
     }
 
-    /// The low half of the hash of slot `s`'s key, all its home bucket depends on (the slot is
+    /// The low half of the hash of slot `s`'s (`slot`'s) key, all its home bucket depends on (the slot is
     /// published and not reused under the caller: pinned, or held through the policy). Slots
     /// of caches without a weigher keep it (see [`Slot`]'s meta word); with a weigher it is
     /// computed again, and `None` if the key's `Hash` panicked (resumed when the operation
     /// ends).
     #[inline(always)]
-    fn home_hash(&self, s: u32) -> Option<u32> {
+    fn home_hash(&self, s: u32, slot: &Slot<K, V>) -> Option<u32> {
         if self.weigher.is_none() {
             // SAFETY: see above.
-            return Some(unsafe { self.slot(s).meta() });
+            return Some(unsafe { slot.meta() });
         }
         self.rehash(s)
     }
@@ -776,10 +776,12 @@ where
     }
 
     /// Removes slot `s` (found while the caller is pinned) from the index if it is still
-    /// there, reported with `cause`; true if this call removed it.
+    /// there, reported with `cause` (not an eviction: the policy still holds `s`); true if
+    /// this call removed it.
     pub(crate) fn remove_slot(&self, s: u32, tid: usize, cause: RemovalCause, now: u64) -> bool {
+        debug_assert!(cause != RemovalCause::Evicted, "evictions unlink what they took");
         let st = self.stripe(tid);
-        match self.unlink_slot(s, tid, cause, now, false, None) {
+        match self.unlink_slot(s, st, tid, cause, now, None) {
             Unlink::Done(w) => {
                 self.credit(st, w);
                 self.spill(st);
@@ -1016,11 +1018,13 @@ where
         };
         #[cfg(all(feature = "test-hooks", not(loom)))]
         crate::raw::queue::hooks::unpublished();
+        let slot = self.slot(s);
+        self.prepare(slot);
         // The meta word: the weight, or (every weight 1) the hash's low half.
         let meta = if self.weigher.is_some() { weight as u32 } else { hash as u32 };
-        // SAFETY: `alloc` handed us EMPTY slot `s` exclusively (a queue may hold it, but
-        // touches only its atomics until it is LIVE).
-        unsafe { self.arena.fill(s, key, value, meta) };
+        // SAFETY: `alloc` handed us slot `s` exclusively (a queue may hold it, but touches
+        // only its atomics until it is LIVE), and `prepare` made it EMPTY.
+        unsafe { slot.fill(key, value, meta) };
         // Until the entry is published, a panic (a key's `Eq`) or a failed expectation gives
         // back its tokens and retires its slot (or leaves it DEAD to the queue holding it).
         let mut undo =
@@ -1044,7 +1048,7 @@ where
         let old = {
             let lock = self.index.lock(hash);
             // SAFETY: `s` is ours and filled.
-            let key = unsafe { self.slot(s).key() };
+            let key = unsafe { slot.key() };
             if let Some(e) = expect {
                 // Under the home lock no other writer of this key runs; an eviction may still
                 // remove its word (then we see it absent, or insert afresh below).
@@ -1078,7 +1082,7 @@ where
             // Release: after the index word, so whoever reads LIVE (Acquire) finds the word;
             // under the home lock, so no removal by key runs in between (and evictions and
             // expiry leave a NEW slot alone).
-            self.slot(s).state.store(LIVE, Ordering::Release);
+            slot.state.store(LIVE, Ordering::Release);
             old.map(|o| {
                 self.mark_removed(st, o);
                 // Published, protected (`pin` covers the slot it found).
@@ -1233,23 +1237,22 @@ where
 
     /// Unlinks slot `v` from the index if it is still there (LIVE → DEAD); returns its weight
     /// if this call did (the caller then owns those tokens), `None` if another thread removed
-    /// or replaced it first. The caller holds `v` through the policy or is pinned, so `v` is
-    /// not reused under it.
+    /// or replaced it first. The caller (`tid`, of stripe `st`) holds `v` through the policy
+    /// or is pinned, so `v` is not reused under it.
     /// Reports the departure with `cause` (an expired entry evicted or cleared as
-    /// [`RemovalCause::Expired`]).
-    /// `owner`: the caller took `v` from the policy (an eviction), so no other thread will
-    /// retire it and DEAD is a plain store. `hash`: the key's hash, if the caller has it.
+    /// [`RemovalCause::Expired`]). [`RemovalCause::Evicted`]: the caller took `v` from the
+    /// policy, so no other thread will retire it and DEAD is a plain store; `ghost` (S3-FIFO's
+    /// small-queue victims) leaves a ghost word with that stamp.
     #[inline(always)]
     fn unlink_slot(
         &self,
         v: u32,
+        st: &Stripe,
         tid: usize,
         cause: RemovalCause,
         now: u64,
-        owner: bool,
         ghost: Option<u32>,
     ) -> Unlink {
-        let st = self.stripe(tid);
         let slot = self.slot(v);
         // Acquire: pairs with the Release DEAD store of whoever unlinked it, which orders that
         // unlinking before our retirement of the slot; and with the Release LIVE store of its
@@ -1263,13 +1266,13 @@ where
         }
         // With a weigher the hash is computed again: a key whose `Hash` panics cannot be found
         // then, and stays (the panic is resumed when the operation ends).
-        let Some(home) = self.home_hash(v) else {
+        let Some(home) = self.home_hash(v, slot) else {
             return Unlink::Kept;
         };
         if !self.index.remove_slot(home, v, ghost) {
             return Unlink::Gone;
         }
-        if owner {
+        if cause == RemovalCause::Evicted {
             // Release: as in `mark_removed`; no CAS needed, nobody else retires our slot.
             slot.state.store(DEAD, Ordering::Release);
         } else {
@@ -1294,7 +1297,14 @@ where
     /// `victims` (to be retired by the caller; it has room for `want`) and returns the tokens
     /// that freed (not credited anywhere yet), or `None` if the policy had nothing to give.
     #[inline(always)]
-    fn evict_some(&self, tid: usize, now: u64, want: usize, victims: &mut Victims) -> Option<u64> {
+    fn evict_some(
+        &self,
+        st: &Stripe,
+        tid: usize,
+        now: u64,
+        want: usize,
+        victims: &mut Victims,
+    ) -> Option<u64> {
         for _ in 0..4 {
             let mut taken = Taken::default();
             let to_ghost = match &self.expiration {
@@ -1313,14 +1323,14 @@ where
                     }
                     _ => None,
                 };
-                match self.unlink_slot(v, tid, RemovalCause::Evicted, now, true, ghost) {
+                match self.unlink_slot(v, st, tid, RemovalCause::Evicted, now, ghost) {
                     Unlink::Done(w) => {
                         victims.push(v);
                         freed += w;
                         any = true;
                     }
                     Unlink::Gone => {
-                        self.count_garbage(self.stripe(tid), -1);
+                        self.count_garbage(st, -1);
                         victims.push(v);
                         any = true;
                     }
@@ -1472,7 +1482,7 @@ where
     /// Evicts one victim, crediting its tokens to `st` and retiring it there.
     fn evict_and_retire(&self, st: &Stripe, tid: usize, now: u64) -> bool {
         let mut victims = Victims::default();
-        match self.evict_some(tid, now, 1, &mut victims) {
+        match self.evict_some(st, tid, now, 1, &mut victims) {
             Some(w) => {
                 self.credit(st, w);
                 let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
@@ -1631,7 +1641,7 @@ where
                 let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
                 victims.len = 0;
             }
-            if let Some(freed) = self.evict_some(tid, now, self.evict_batch, victims) {
+            if let Some(freed) = self.evict_some(st, tid, now, self.evict_batch, victims) {
                 // The common case at steady state: the victims free what we need (one of them
                 // exactly that, the others the stripe's next inserts'), and our own tokens
                 // never touch the stripe.
@@ -1668,7 +1678,8 @@ where
         got
     }
 
-    /// A slot for a new entry, EMPTY and ours; `None` if none could be had within the
+    /// A slot for a new entry, ours: EMPTY, or with old contents for [`Cache::prepare`] to
+    /// drop; `None` if none could be had within the
     /// attempt bound and then [`SLOT_WAIT`]. With `gather`, the slot is in `st`'s pending
     /// chain (see [`Cache::gather`]).
     fn alloc(
@@ -1681,7 +1692,7 @@ where
     ) -> Option<u32> {
         let got = self.retire_and_pop(st, victims, true, gather);
         if let Some(s) = got {
-            return Some(self.prepare(s));
+            return Some(s);
         }
         let s = self.alloc_slow(st, tid, now)?;
         if gather {
@@ -1700,7 +1711,7 @@ where
             if attempt > 0 {
                 let got = self.retire_and_pop(st, &[], true, false);
                 if let Some(s) = got {
-                    return Some(self.prepare(s));
+                    return Some(s);
                 }
             }
             // Relaxed: uniqueness comes from the RMW; the slot was never published.
@@ -1726,7 +1737,7 @@ where
                 }
             }
             if let Some(s) = got {
-                return Some(self.prepare(s));
+                return Some(s);
             }
             // Other stripes' free slots (those of idle threads).
             for other in self.stripes.iter() {
@@ -1745,7 +1756,7 @@ where
                     let s = mine.free.pop();
                     drop(mine);
                     if let Some(s) = s {
-                        return Some(self.prepare(s));
+                        return Some(s);
                     }
                 }
             }
@@ -1798,21 +1809,23 @@ where
         !dead.is_empty()
     }
 
-    /// Drops the old contents of a reused slot (outside any lock).
-    fn prepare(&self, s: u32) -> u32 {
+    /// Drops the old contents of a slot [`Cache::alloc`] handed out (outside any lock): it
+    /// is EMPTY after.
+    #[inline(always)]
+    fn prepare(&self, slot: &Slot<K, V>) {
         if std::mem::needs_drop::<K>() || std::mem::needs_drop::<V>() {
             // A panicking `Drop` of the old contents is resumed when the insert has finished.
             panics::defer(|| {
-                // SAFETY: `s` came from a free list: retired at least two epochs ago, so no
-                // thread can still read it, and the free list handed it to us alone.
-                unsafe { self.arena.clear(s) }
+                // SAFETY: the slot came from `alloc`: never used, or from a free list (retired
+                // at least two epochs ago, so no thread can still read it), handed to us
+                // alone.
+                unsafe { slot.clear() }
             });
         } else {
             // No drop glue: no user code runs, nothing to catch.
             // SAFETY: as above.
-            unsafe { self.arena.clear(s) }
+            unsafe { slot.clear() }
         }
-        s
     }
 
     /// Removes every entry. Entries inserted concurrently with `clear` may or may not remain.
@@ -1825,7 +1838,7 @@ where
             let now = self.now();
             for s in self.index.slots() {
                 if let Unlink::Done(w) =
-                    self.unlink_slot(s, tid, RemovalCause::Cleared, now, false, None)
+                    self.unlink_slot(s, st, tid, RemovalCause::Cleared, now, None)
                 {
                     self.credit(st, w);
                     self.release_removed(s, tid);
@@ -1856,7 +1869,7 @@ where
                 panics::defer(|| {
                     // SAFETY: from a free list (see `prepare`); we hold these slots until they
                     // go back below.
-                    unsafe { self.arena.clear(s) }
+                    unsafe { self.slot(s).clear() }
                 });
             }
             st.lists.lock().free.extend_from_slice(&taken);
@@ -2182,7 +2195,7 @@ impl<K, V, S> Drop for Cache<K, V, S> {
             panics::defer(|| {
                 // SAFETY: `&mut self`: no other thread uses the cache; every non-EMPTY slot
                 // holds contents that were never dropped, and each slot is visited once.
-                unsafe { self.arena.clear(s as u32) }
+                unsafe { self.arena.get(s as u32).clear() }
             });
         }
         if !std::thread::panicking() {

@@ -331,53 +331,6 @@ impl<K, V> Arena<K, V> {
         self.len.store(end, Ordering::Release);
         Some(start as u32..end as u32)
     }
-
-    /// Drops the contents of a RETIRED (or, with `&mut`, any non-EMPTY) slot; it becomes EMPTY
-    /// (even if a `Drop` panics, which then propagates).
-    ///
-    /// # Safety
-    /// The caller owns slot `s` exclusively (taken from a free list, or `&mut` access to the
-    /// cache) and no thread can still read it.
-    pub unsafe fn clear(&self, s: u32) {
-        let slot = self.get(s);
-        // Relaxed: the slot is the caller's alone.
-        if slot.state.load(Ordering::Relaxed) != EMPTY {
-            // EMPTY first, and the value dropped even if the key's `Drop` panics: a panicking
-            // `Drop` leaves the slot EMPTY and reusable, and nothing dropped twice or leaked.
-            slot.state.store(EMPTY, Ordering::Relaxed);
-            struct DropValue<'a, V>(&'a UnsafeCell<MaybeUninit<V>>);
-            impl<V> Drop for DropValue<'_, V> {
-                fn drop(&mut self) {
-                    // SAFETY: the value was initialised (the slot was not EMPTY) and is
-                    // dropped only here.
-                    unsafe { (*self.0.get()).assume_init_drop() }
-                }
-            }
-            let _value = DropValue(&slot.value);
-            // SAFETY: non-EMPTY slots hold an initialised key and value (filled before they
-            // left EMPTY), and per the contract nobody else reads them.
-            unsafe { (*slot.key.get()).assume_init_drop() };
-        }
-    }
-
-    /// Writes an entry into EMPTY slot `s` and marks it NEW (filled, not published).
-    ///
-    /// # Safety
-    /// The caller owns slot `s` exclusively and it is EMPTY.
-    pub unsafe fn fill(&self, s: u32, key: K, value: V, meta: u32) {
-        let slot = self.get(s);
-        // SAFETY: exclusive, per the contract; the previous contents were dropped (EMPTY).
-        unsafe {
-            *slot.meta.get() = meta;
-            (*slot.key.get()).write(key);
-            (*slot.value.get()).write(value);
-        }
-        // Relaxed (all three): published with the slot by the index's Release CAS.
-        slot.visited.store(0, Ordering::Relaxed);
-        // Release: an evictor that takes the slot from a queue before it is published reads
-        // NEW with Acquire and puts it back; the contents are ordered before LIVE anyway.
-        slot.state.store(NEW, Ordering::Release);
-    }
 }
 
 impl<K, V> Drop for Arena<K, V> {
@@ -421,6 +374,53 @@ impl<K, V> Slot<K, V> {
     pub unsafe fn meta(&self) -> u32 {
         // SAFETY: as `key`.
         unsafe { *self.meta.get() }
+    }
+
+    /// Drops the contents of a RETIRED (or, with `&mut`, any non-EMPTY) slot; it becomes EMPTY
+    /// (even if a `Drop` panics, which then propagates).
+    ///
+    /// # Safety
+    /// The caller owns this slot exclusively (taken from a free list, or `&mut` access to the
+    /// cache) and no thread can still read it.
+    pub unsafe fn clear(&self) {
+        let slot = self;
+        // Relaxed: the slot is the caller's alone.
+        if slot.state.load(Ordering::Relaxed) != EMPTY {
+            // EMPTY first, and the value dropped even if the key's `Drop` panics: a panicking
+            // `Drop` leaves the slot EMPTY and reusable, and nothing dropped twice or leaked.
+            slot.state.store(EMPTY, Ordering::Relaxed);
+            struct DropValue<'a, V>(&'a UnsafeCell<MaybeUninit<V>>);
+            impl<V> Drop for DropValue<'_, V> {
+                fn drop(&mut self) {
+                    // SAFETY: the value was initialised (the slot was not EMPTY) and is
+                    // dropped only here.
+                    unsafe { (*self.0.get()).assume_init_drop() }
+                }
+            }
+            let _value = DropValue(&slot.value);
+            // SAFETY: non-EMPTY slots hold an initialised key and value (filled before they
+            // left EMPTY), and per the contract nobody else reads them.
+            unsafe { (*slot.key.get()).assume_init_drop() };
+        }
+    }
+
+    /// Writes an entry into this EMPTY slot and marks it NEW (filled, not published).
+    ///
+    /// # Safety
+    /// The caller owns this slot exclusively and it is EMPTY.
+    pub unsafe fn fill(&self, key: K, value: V, meta: u32) {
+        let slot = self;
+        // SAFETY: exclusive, per the contract; the previous contents were dropped (EMPTY).
+        unsafe {
+            *slot.meta.get() = meta;
+            (*slot.key.get()).write(key);
+            (*slot.value.get()).write(value);
+        }
+        // Relaxed (all three): published with the slot by the index's Release CAS.
+        slot.visited.store(0, Ordering::Relaxed);
+        // Release: an evictor that takes the slot from a queue before it is published reads
+        // NEW with Acquire and puts it back; the contents are ordered before LIVE anyway.
+        slot.state.store(NEW, Ordering::Release);
     }
 
     /// Marks a hit in a frequency policy: the count (in the reference byte) goes up by one,
