@@ -1020,11 +1020,6 @@ where
         crate::raw::queue::hooks::unpublished();
         let slot = self.slot(s);
         self.prepare(slot);
-        // The meta word: the weight, or (every weight 1) the hash's low half.
-        let meta = if self.weigher.is_some() { weight as u32 } else { hash as u32 };
-        // SAFETY: `alloc` handed us slot `s` exclusively (a queue may hold it, but touches
-        // only its atomics until it is LIVE), and `prepare` made it EMPTY.
-        unsafe { slot.fill(key, value, meta) };
         // Until the entry is published, a panic (a key's `Eq`) or a failed expectation gives
         // back its tokens and retires its slot (or leaves it DEAD to the queue holding it).
         let mut undo =
@@ -1044,9 +1039,16 @@ where
             // entry it replaces).
             pin.pin();
         }
+        // The home lock before the slot's first store: its locked instruction then does not
+        // wait for the stores filling the slot (a line that may still be on its way).
+        let lock = self.index.lock(hash);
+        // The meta word: the weight, or (every weight 1) the hash's low half.
+        let meta = if self.weigher.is_some() { weight as u32 } else { hash as u32 };
+        // SAFETY: `alloc` handed us slot `s` exclusively (a queue may hold it, but touches
+        // only its atomics until it is LIVE), and `prepare` dropped its old contents.
+        unsafe { slot.fill(key, value, meta) };
         let ghost_hit;
         let old = {
-            let lock = self.index.lock(hash);
             // SAFETY: `s` is ours and filled.
             let key = unsafe { slot.key() };
             if let Some(e) = expect {
@@ -1083,11 +1085,13 @@ where
             // under the home lock, so no removal by key runs in between (and evictions and
             // expiry leave a NEW slot alone).
             slot.state.store(LIVE, Ordering::Release);
-            old.map(|o| {
+            let old = old.map(|o| {
                 self.mark_removed(st, o);
                 // Published, protected (`pin` covers the slot it found).
                 (o, self.weight_of(o))
-            })
+            });
+            drop(lock);
+            old
         };
         match old {
             Some((o, w)) => {
@@ -1809,8 +1813,9 @@ where
         !dead.is_empty()
     }
 
-    /// Drops the old contents of a slot [`Cache::alloc`] handed out (outside any lock): it
-    /// is EMPTY after.
+    /// Drops the old contents of a slot [`Cache::alloc`] handed out (outside any lock), so
+    /// that [`Slot::fill`] may overwrite it. Without drop glue there is nothing to drop: the
+    /// old contents are overwritten as they are (and the slot is not written twice).
     #[inline(always)]
     fn prepare(&self, slot: &Slot<K, V>) {
         if std::mem::needs_drop::<K>() || std::mem::needs_drop::<V>() {
@@ -1821,10 +1826,6 @@ where
                 // alone.
                 unsafe { slot.clear() }
             });
-        } else {
-            // No drop glue: no user code runs, nothing to catch.
-            // SAFETY: as above.
-            unsafe { slot.clear() }
         }
     }
 

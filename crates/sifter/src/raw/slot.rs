@@ -404,13 +404,14 @@ impl<K, V> Slot<K, V> {
         }
     }
 
-    /// Writes an entry into this EMPTY slot and marks it NEW (filled, not published).
+    /// Writes an entry into this slot and marks it NEW (filled, not published).
     ///
     /// # Safety
-    /// The caller owns this slot exclusively and it is EMPTY.
+    /// The caller owns this slot exclusively, and its contents need no drop: it is EMPTY, or
+    /// `K` and `V` have no drop glue (old contents are overwritten as they are).
     pub unsafe fn fill(&self, key: K, value: V, meta: u32) {
         let slot = self;
-        // SAFETY: exclusive, per the contract; the previous contents were dropped (EMPTY).
+        // SAFETY: exclusive, per the contract; no previous contents need a drop.
         unsafe {
             *slot.meta.get() = meta;
             (*slot.key.get()).write(key);
