@@ -242,6 +242,25 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     loads: Loads<K, V>,
     /// Prob-LRU: a hit is promoted when a uniform 32-bit draw is below this ((1 − q) · 2^32).
     promote_below: u64,
+    /// What a hit does to the policy's state (one match on the hit path).
+    on_hit: OnHit,
+}
+
+/// What a hit does to the policy's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnHit {
+    /// Sets the reference bit if it is clear (Mobius, CLOCK, SIEVE).
+    Touch,
+    /// Nothing (FIFO).
+    Nothing,
+    /// Raises the 2-bit frequency (S3-FIFO).
+    CountFreq,
+    /// Raises the 8-bit counter (NbQ-CLOCK).
+    Bump,
+    /// Moves the entry to the list's head (LRU).
+    Promote,
+    /// Moves it with probability 1 − q (Prob-LRU).
+    PromoteSome,
 }
 
 /// A uniform 32-bit draw from the calling thread's generator (xorshift64*, seeded once per
@@ -471,6 +490,14 @@ where
             expiration: extras.expiration,
             loads: Loads::default(),
             promote_below: ((1.0 - extras.promotion_skip) * 4_294_967_296.0) as u64,
+            on_hit: match policy {
+                Policy::Mobius | Policy::Clock | Policy::Sieve => OnHit::Touch,
+                Policy::Fifo => OnHit::Nothing,
+                Policy::S3Fifo => OnHit::CountFreq,
+                Policy::NbqClock => OnHit::Bump,
+                Policy::Lru => OnHit::Promote,
+                Policy::ProbLru => OnHit::PromoteSome,
+            },
         })
     }
 
@@ -738,17 +765,20 @@ where
     /// A hit on slot `s`, as its policy sees it.
     #[inline(always)]
     fn mark_hit(&self, s: u32, slot: &Slot<K, V>) {
-        match &self.structure {
-            Structure::Queues(_) if self.policy == Policy::Fifo => {}
-            Structure::Locked(l) if self.policy == Policy::Lru => l.on_hit_lru(s),
-            Structure::Locked(l) if self.policy == Policy::ProbLru => {
-                if u64::from(draw32()) < self.promote_below {
-                    l.on_hit_lru(s);
+        match self.on_hit {
+            OnHit::Touch => slot.touch(),
+            OnHit::Nothing => {}
+            OnHit::CountFreq => slot.count_hit(MAX_FREQ),
+            OnHit::Bump => slot.bump(u8::MAX),
+            OnHit::Promote | OnHit::PromoteSome => {
+                if let Structure::Locked(l) = &self.structure {
+                    if self.on_hit == OnHit::Promote
+                        || u64::from(draw32()) < self.promote_below
+                    {
+                        l.on_hit_lru(s);
+                    }
                 }
             }
-            Structure::S3(_) => slot.count_hit(MAX_FREQ),
-            Structure::Queues(_) if self.policy == Policy::NbqClock => slot.bump(u8::MAX),
-            _ => slot.touch(),
         }
     }
 
