@@ -767,17 +767,21 @@ where
     fn mark_hit(&self, s: u32, slot: &Slot<K, V>) {
         match self.on_hit {
             OnHit::Touch => slot.touch(),
-            OnHit::Nothing => {}
             OnHit::CountFreq => slot.count_hit(MAX_FREQ),
             OnHit::Bump => slot.bump(u8::MAX),
-            OnHit::Promote | OnHit::PromoteSome => {
-                if let Structure::Locked(l) = &self.structure {
-                    if self.on_hit == OnHit::Promote
-                        || u64::from(draw32()) < self.promote_below
-                    {
-                        l.on_hit_lru(s);
-                    }
-                }
+            OnHit::Nothing => {}
+            OnHit::Promote | OnHit::PromoteSome => self.promote(s),
+        }
+    }
+
+    /// [`Cache::mark_hit`] for the LRU lists (out of line: the common path of the others then
+    /// saves fewer registers).
+    #[inline(never)]
+    fn promote(&self, s: u32) {
+        if let Structure::Locked(l) = &self.structure {
+            // Prob-LRU promotes with probability 1 − q.
+            if self.on_hit == OnHit::Promote || u64::from(draw32()) < self.promote_below {
+                l.on_hit_lru(s);
             }
         }
     }
