@@ -373,6 +373,14 @@ impl<K, V> Nodes for Sweep<'_, K, V> {
         // (Expired entries are not dead until unlinked: only the eviction unlinks them.)
         self.arena.is_dead(s)
     }
+    #[inline]
+    fn marked(&self, s: u32, at_least: u8) -> bool {
+        // Relaxed (all three): as in `is_live`. Slot and time from one record address.
+        let (slot, at) = self.arena.get_timed(s);
+        slot.state.load(Ordering::Relaxed) == LIVE
+            && slot.visited.load(Ordering::Relaxed) >= at_least
+            && !expired(at.load(Ordering::Relaxed), self.now)
+    }
     fn count(&self) -> usize {
         self.arena.count()
     }

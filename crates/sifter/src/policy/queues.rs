@@ -54,6 +54,13 @@ pub(crate) trait Nodes: Links {
     /// unlinked, so its holder may retire it. Unlike [`Nodes::is_live`] this is exact and
     /// ordered (Acquire: after the unlinking).
     fn is_dead(&self, slot: u32) -> bool;
+    /// Whether the slot is [live](Nodes::is_live) with a reference count (bit) of at least
+    /// `at_least` (Relaxed, a hint): a scan's keep decision, from one slot address.
+    #[inline]
+    fn marked(&self, slot: u32, at_least: u8) -> bool {
+        // Relaxed: see `is_live`; the count is a hint.
+        self.is_live(slot) && self.visited(slot).load(Ordering::Relaxed) >= at_least
+    }
     /// The number of slots (bounds a scan).
     fn count(&self) -> usize;
     /// A hint that `slot` will be scanned soon (the next head after an eviction).
@@ -202,9 +209,7 @@ impl Queues {
                 return Step::Retry;
             }
             // Relaxed: the bit is a hint; a race with a hit only costs one second chance.
-            let keep = self.mode != Mode::Fifo
-                && n.is_live(cur)
-                && n.visited(cur).load(Ordering::Relaxed) != 0;
+            let keep = self.mode != Mode::Fifo && n.marked(cur, 1);
             if keep {
                 if found > 0 && (next == NIL || one_at_a_time) {
                     break; // this run stays in front, for the next scan

@@ -155,7 +155,7 @@ pub(crate) struct S3Fifo {
     flush: i64,
     pub ghost: Ghost,
     /// The first [`RECORDS`] thread ids' counters, then the one the others share.
-    locals: Box<[CachePadded<Local>]>,
+    locals: Box<[CachePadded<Local>; RECORDS + 1]>,
 }
 
 impl S3Fifo {
@@ -170,18 +170,15 @@ impl S3Fifo {
             main_cap: AtomicI64::new(capacity as i64 - small_cap),
             flush: (small_cap / 16).max(1),
             ghost: Ghost::new((capacity as f64 * 0.9) as u64),
-            locals: (0..=RECORDS).map(|_| CachePadded::default()).collect(),
+            locals: Box::new(std::array::from_fn(|_| CachePadded::default())),
         }
     }
 
     /// The counters thread `tid` ([`thread_id`](crate::raw::epoch::thread_id)) counts in.
     #[inline]
     pub fn local(&self, tid: usize) -> Mine<'_> {
-        if tid < RECORDS {
-            Mine { local: &self.locals[tid], owned: true }
-        } else {
-            Mine { local: &self.locals[RECORDS], owned: false }
-        }
+        // The last record is shared by the threads beyond the first `RECORDS` ids.
+        Mine { local: &self.locals[tid.min(RECORDS)], owned: tid < RECORDS }
     }
 
     /// Enqueues new slot `s` (the caller's) of weight `w`; `ghost_hit`: its key's fingerprint
@@ -217,6 +214,7 @@ impl S3Fifo {
     /// Counts a new entry of weight `w` into small before it is enqueued (gathered in a chain
     /// by the cache, then [`S3Fifo::enqueue_small_chain`]); a negative `w` takes back the
     /// count of one that was not stored.
+    #[inline]
     pub fn count_small(&self, local: Mine<'_>, w: i64) {
         self.add(local, false, w);
     }
@@ -358,7 +356,7 @@ impl S3Fifo {
                 return Scan::Retry;
             }
             // Relaxed: the frequency is a hint (a racing hit may be lost: one pass less).
-            let keep = n.is_live(cur) && n.visited(cur).load(Ordering::Relaxed) >= threshold;
+            let keep = n.marked(cur, threshold);
             if keep {
                 if next != NIL {
                     if run_first == NIL {

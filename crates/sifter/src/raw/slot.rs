@@ -482,6 +482,13 @@ impl<K, V> Nodes for Arena<K, V> {
         // the caller's retirement of the slot.
         self.get(s).state.load(Ordering::Acquire) == DEAD
     }
+    #[inline]
+    fn marked(&self, s: u32, at_least: u8) -> bool {
+        let slot = self.get(s);
+        // Relaxed (both): as in `is_live`; the count is a hint.
+        slot.state.load(Ordering::Relaxed) == LIVE
+            && slot.visited.load(Ordering::Relaxed) >= at_least
+    }
     fn count(&self) -> usize {
         self.len()
     }
