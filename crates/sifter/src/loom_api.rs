@@ -245,10 +245,11 @@ impl Idx {
     }
 
     /// A hash whose home is `bucket` and whose tag is `tag` (keys with equal tags are told
-    /// apart by their keys, as in the cache).
+    /// apart by their keys, as in the cache), with the tag's top seven bits as its byte tag
+    /// (which comes from the hash's low seven bits).
     pub fn hash_in(&self, bucket: usize, tag: u32) -> u64 {
         let n = self.index.buckets() as u64;
-        let low = ((bucket as u64) << 32).div_ceil(n);
+        let low = ((bucket as u64) << 32).div_ceil(n).next_multiple_of(128) | u64::from(tag >> 25);
         let h = (u64::from(tag) << 32) | low;
         assert_eq!(self.index.home(h), bucket, "hash {h:#x} is not homed at {bucket}");
         h

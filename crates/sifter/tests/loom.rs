@@ -658,8 +658,8 @@ fn index_remove_racing_eviction() {
     });
 }
 
-/// A hash homed at bucket 1 of `idx` for key `k`, with a byte tag of its own (the byte tag is
-/// the tag's top seven bits).
+/// A hash homed at bucket 1 of `idx` for key `k`, with a byte tag of its own (`hash_in` makes
+/// the tag's top seven bits the byte tag).
 fn home1(idx: &Idx, k: u32) -> u64 {
     idx.hash_in(1, (k << 25) | 1)
 }

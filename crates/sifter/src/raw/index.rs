@@ -3,8 +3,9 @@
 //!
 //! * An entry word is `tag << 32 | (slot + 1)`, where the tag is the hash's upper 32 bits
 //!   with the lowest forced to 1 (never 0, so no tag matches an empty word).
-//! * The control word holds one **byte tag** per entry word (the tag's top 7 bits with the high
-//!   bit set, so never 0), a 7-bit pass-through count and the home lock bit:
+//! * The control word holds one **byte tag** per entry word (the hash's low 7 bits with the
+//!   high bit set, so never 0: from the low half, like the home bucket, which slots keep), a
+//!   7-bit pass-through count and the home lock bit:
 //!   `[lock:1 | pass:7 | byte tag 6 | … | byte tag 0]`. A lookup loads the control word,
 //!   finds the words whose byte tag matches its own with a few word-wide operations (SWAR, no
 //!   SIMD loads of the atomics) and loads only those words, then reads a slot (a second line)
@@ -980,9 +981,11 @@ impl Index {
 mod tests {
     use super::*;
 
-    /// A hash homed at bucket `b` of `idx` with tag bits `t`.
+    /// A hash homed at bucket `b` of `idx` with tag bits `t`, and `t`'s top seven bits as its
+    /// byte tag.
     fn hash_in(idx: &Index, b: usize, t: u32) -> u64 {
-        let low = ((b as u64) << 32).div_ceil(idx.buckets.len() as u64);
+        let low = ((b as u64) << 32).div_ceil(idx.buckets.len() as u64).next_multiple_of(128)
+            | u64::from(t >> 25);
         let h = (u64::from(t) << 32) | low;
         assert_eq!(idx.home(h), b);
         h
