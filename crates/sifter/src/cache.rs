@@ -514,11 +514,11 @@ where
         self.hasher.hash_one(key)
     }
 
-    /// The low half of the hash of slot `s`'s (`slot`'s) key, all its home bucket depends on (the slot is
-    /// published and not reused under the caller: pinned, or held through the policy). Slots
-    /// of caches without a weigher keep it (see [`Slot`]'s meta word); with a weigher it is
-    /// computed again, and `None` if the key's `Hash` panicked (resumed when the operation
-    /// ends).
+    /// The low half of the hash of the key of slot `s` (`slot`), all its home bucket depends
+    /// on (the slot is published and not reused under the caller: pinned, or held through the
+    /// policy). Slots of caches without a weigher keep it (see [`Slot`]'s meta word); with a
+    /// weigher it is computed again, and `None` if the key's `Hash` panicked (resumed when the
+    /// operation ends).
     #[inline(always)]
     fn home_hash(&self, s: u32, slot: &Slot<K, V>) -> Option<u32> {
         if self.weigher.is_none() {
@@ -1725,9 +1725,8 @@ where
     }
 
     /// A slot for a new entry, ours: EMPTY, or with old contents for [`Cache::prepare`] to
-    /// drop; `None` if none could be had within the
-    /// attempt bound and then [`SLOT_WAIT`]. With `gather`, the slot is in `st`'s pending
-    /// chain (see [`Cache::gather`]).
+    /// drop; `None` if none could be had within the attempt bound and then [`SLOT_WAIT`]. With
+    /// `gather`, the slot is in `st`'s pending chain (see [`Cache::gather`]).
     fn alloc(
         &self,
         st: &Stripe,
