@@ -197,7 +197,7 @@ impl Queues {
         let (mut run_first, mut run_end) = (NIL, NIL);
         let (mut found, mut after) = (0, NIL);
         let mut cur = start;
-        for _ in 0..=n.count() {
+        for _ in 0..n.count() + 1 {
             // Acquire: pairs with the Release link in `enqueue_chain`.
             let next = slot(n.next(cur).load(Ordering::Acquire));
             if next == TAKEN {

@@ -344,7 +344,7 @@ impl S3Fifo {
         let (mut run_first, mut run_end) = (NIL, NIL);
         let (mut found, mut gone, mut after) = (0, 0i64, NIL);
         let mut cur = start;
-        for _ in 0..=n.count() {
+        for _ in 0..n.count() + 1 {
             // Acquire: pairs with the Release link in `enqueue_chain`.
             let next = slot(n.next(cur).load(Ordering::Acquire));
             if next == TAKEN {
