@@ -230,7 +230,8 @@ fn byte(c: u64, i: usize) -> u64 {
 /// under it are applied by the unlock.
 #[derive(Debug)]
 pub(crate) struct HomeLock<'a> {
-    index: &'a Index,
+    /// The locked bucket, and its number.
+    bucket: &'a Bucket,
     home: usize,
     /// Bits to flip in the control word at the unlock: the byte tags written under the lock.
     flip: Cell<u64>,
@@ -270,7 +271,7 @@ impl Drop for HomeLock<'_> {
         // load of the control word). A load and a plain store, not an RMW: only the holder
         // changes the control word (see the module docs), so the flips are exact. Relaxed
         // load: our own last store, or a contender's no-op on it.
-        let ctrl = &self.index.buckets[self.home].ctrl;
+        let ctrl = &self.bucket.ctrl;
         let c = ctrl.load(Ordering::Relaxed);
         holder_store(ctrl, c, c ^ (LOCK | self.flip.get()));
     }
@@ -439,8 +440,9 @@ impl Index {
     #[inline(always)]
     fn lock_bucket(&self, home: usize) -> HomeLock<'_> {
         // Acquire: pairs with the Release unlock; we see the previous holder's stores.
-        if self.buckets[home].ctrl.fetch_or(LOCK, Ordering::Acquire) & LOCK == 0 {
-            return HomeLock { index: self, home, flip: Cell::new(0) };
+        let bucket = &self.buckets[home];
+        if bucket.ctrl.fetch_or(LOCK, Ordering::Acquire) & LOCK == 0 {
+            return HomeLock { bucket, home, flip: Cell::new(0) };
         }
         self.lock_contended(home)
     }
@@ -448,12 +450,13 @@ impl Index {
     /// [`Index::lock_bucket`] when the lock was held: waits for it.
     #[cold]
     fn lock_contended(&self, home: usize) -> HomeLock<'_> {
-        let ctrl = &self.buckets[home].ctrl;
+        let bucket = &self.buckets[home];
+        let ctrl = &bucket.ctrl;
         let mut backoff = Backoff::default();
         loop {
             // Acquire: pairs with the Release unlock; we see the previous holder's stores.
             if ctrl.fetch_or(LOCK, Ordering::Acquire) & LOCK == 0 {
-                return HomeLock { index: self, home, flip: Cell::new(0) };
+                return HomeLock { bucket, home, flip: Cell::new(0) };
             }
             // Relaxed: wait until it looks free before trying the RMW again. (Under loom the
             // wait is the RMW itself: loom lets a plain load read a stale value any number of
@@ -579,7 +582,7 @@ impl Index {
         // Acquire: as in `locate`. No byte of the key's tag in its home bucket and nothing
         // passing through it: the key is in no bucket (as for `Index::first`), so there is
         // nothing to replace and no probe to make.
-        let c = self.buckets[lock.home].ctrl.load(Ordering::Acquire);
+        let c = lock.bucket.ctrl.load(Ordering::Acquire);
         let home_ctrl = if matching(c, bt) == 0 && pass(c) == 0 {
             c
         } else {
@@ -605,7 +608,7 @@ impl Index {
             if let Some((i, hit)) = self.ghost_for(lock.home, home_ctrl, hash, g) {
                 // Release: as below. A ghost word changes only under its home bucket's lock
                 // (ours): a plain store. Its byte stays or becomes ours at the unlock.
-                self.buckets[lock.home].words[i].store(new, Ordering::Release);
+                lock.bucket.words[i].store(new, Ordering::Release);
                 lock.set_byte(i, byte(home_ctrl, i), bt);
                 return if hit { Inserted::GhostHit } else { Inserted::Added };
             }
@@ -613,7 +616,7 @@ impl Index {
         if let Some(i) = self.claim_empty(lock, lock.home, home_ctrl, bt) {
             // Release: publishes the slot's contents to lookups (Acquire in `find`); the byte
             // tag follows at the unlock.
-            self.buckets[lock.home].words[i].store(new, Ordering::Release);
+            lock.bucket.words[i].store(new, Ordering::Release);
             return Inserted::Added;
         }
         // The home bucket is full: overflow into the following buckets.
@@ -719,7 +722,7 @@ impl Index {
     /// Raises the pass-through count of bucket `held.home` (locked by the caller), unless it
     /// is saturated.
     fn raise_pass(&self, held: &HomeLock<'_>) {
-        let ctrl = &self.buckets[held.home].ctrl;
+        let ctrl = &held.bucket.ctrl;
         // Relaxed: only the holder (us) changes the control word (see the module docs).
         let c = ctrl.load(Ordering::Relaxed);
         if pass(c) < PASS_MAX {
@@ -733,7 +736,7 @@ impl Index {
     /// Lowers the pass-through count of bucket `held.home` (locked by the caller), unless it
     /// is saturated (sticky).
     fn lower_pass(&self, held: &HomeLock<'_>) {
-        let ctrl = &self.buckets[held.home].ctrl;
+        let ctrl = &held.bucket.ctrl;
         // Relaxed: as in `raise_pass`.
         let c = ctrl.load(Ordering::Relaxed);
         if pass(c) < PASS_MAX {
