@@ -5,7 +5,8 @@
 //! # Slot life cycle
 //!
 //! ```text
-//!            alloc (free list or never used; drops the contents of a RETIRED slot)
+//!            alloc (free list or never used), then the insert drops the old contents of a
+//!            RETIRED slot if they have drop glue (else `fill` overwrites them)
 //!   EMPTY/RETIRED ─────────────► (private*) ── fill ──► NEW ── index word stored, then
 //!                                                             LIVE (under the home lock)
 //!                                                              │ LIVE: in the index
