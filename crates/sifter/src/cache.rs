@@ -1064,8 +1064,10 @@ where
         self.prepare(slot);
         // Until the entry is published, a panic (a key's `Eq`) or a failed expectation gives
         // back its tokens and retires its slot (or leaves it DEAD to the queue holding it).
+        // Armed once the slot is filled (a retired slot's contents are dropped at reuse), and
+        // declared before the pin and the home lock, so that an unwinding drops them first.
         let mut undo =
-            Unpublished { cache: self, tid, slot: s, weight, armed: true, queued: early };
+            Unpublished { cache: self, tid, slot: s, weight, armed: false, queued: early };
         if let Some((_, (at, limit))) = times {
             let d = self.arena.deadline(s);
             // Published with the slot by the index word's Release store.
@@ -1089,6 +1091,7 @@ where
         // SAFETY: `alloc` handed us slot `s` exclusively (a queue may hold it, but touches
         // only its atomics until it is LIVE), and `prepare` dropped its old contents.
         unsafe { slot.fill(key, value, meta) };
+        undo.armed = true;
         let ghost_hit;
         let old = {
             // SAFETY: `s` is ours and filled.

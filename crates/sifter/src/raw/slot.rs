@@ -384,12 +384,11 @@ impl<K, V> Slot<K, V> {
     /// The caller owns this slot exclusively (taken from a free list, or `&mut` access to the
     /// cache) and no thread can still read it.
     pub unsafe fn clear(&self) {
-        let slot = self;
         // Relaxed: the slot is the caller's alone.
-        if slot.state.load(Ordering::Relaxed) != EMPTY {
+        if self.state.load(Ordering::Relaxed) != EMPTY {
             // EMPTY first, and the value dropped even if the key's `Drop` panics: a panicking
             // `Drop` leaves the slot EMPTY and reusable, and nothing dropped twice or leaked.
-            slot.state.store(EMPTY, Ordering::Relaxed);
+            self.state.store(EMPTY, Ordering::Relaxed);
             struct DropValue<'a, V>(&'a UnsafeCell<MaybeUninit<V>>);
             impl<V> Drop for DropValue<'_, V> {
                 fn drop(&mut self) {
@@ -398,10 +397,10 @@ impl<K, V> Slot<K, V> {
                     unsafe { (*self.0.get()).assume_init_drop() }
                 }
             }
-            let _value = DropValue(&slot.value);
+            let _value = DropValue(&self.value);
             // SAFETY: non-EMPTY slots hold an initialised key and value (filled before they
             // left EMPTY), and per the contract nobody else reads them.
-            unsafe { (*slot.key.get()).assume_init_drop() };
+            unsafe { (*self.key.get()).assume_init_drop() };
         }
     }
 
@@ -411,18 +410,17 @@ impl<K, V> Slot<K, V> {
     /// The caller owns this slot exclusively, and its contents need no drop: it is EMPTY, or
     /// `K` and `V` have no drop glue (old contents are overwritten as they are).
     pub unsafe fn fill(&self, key: K, value: V, meta: u32) {
-        let slot = self;
         // SAFETY: exclusive, per the contract; no previous contents need a drop.
         unsafe {
-            *slot.meta.get() = meta;
-            (*slot.key.get()).write(key);
-            (*slot.value.get()).write(value);
+            *self.meta.get() = meta;
+            (*self.key.get()).write(key);
+            (*self.value.get()).write(value);
         }
         // Relaxed (all three): published with the slot by the index's Release CAS.
-        slot.visited.store(0, Ordering::Relaxed);
+        self.visited.store(0, Ordering::Relaxed);
         // Release: an evictor that takes the slot from a queue before it is published reads
         // NEW with Acquire and puts it back; the contents are ordered before LIVE anyway.
-        slot.state.store(NEW, Ordering::Release);
+        self.state.store(NEW, Ordering::Release);
     }
 
     /// Marks a hit in a frequency policy: the count (in the reference byte) goes up by one,
