@@ -32,7 +32,7 @@ use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues, Taken};
 use crate::policy::s3fifo::{S3Fifo, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, LazyPin};
-use crate::raw::index::{pinned, First, Index, Inserted, GHOST};
+use crate::raw::index::{pinned, tag, First, Index, Inserted};
 use crate::raw::queue::Links;
 use crate::raw::slot::{Arena, Slot, Times, DEAD, EMPTY, LIVE, RETIRED};
 use crate::stats::{CacheStats, Counter, Stats};
@@ -431,9 +431,9 @@ where
         // Growth room for when slots run out: more weighted entries than expected, or retired
         // slots not reusable in time (see `alloc`).
         let extra = slots;
-        // Slot words keep bit 31 clear (`slot + 1 < 2^31`): the index tells them from S3-FIFO's
-        // ghost words by it, in the same compare as the tag.
-        if slots + extra >= GHOST as usize - 1 {
+        // Slot numbers stay below 2^31: index words hold `slot + 1` in their low half, and the
+        // queues keep the top of the u32 range for their marks.
+        if slots + extra >= (1 << 31) - 1 {
             return Err(BuildError::TooLarge(entries as u64));
         }
         let times = match &extras.expiration {
@@ -445,10 +445,9 @@ where
         };
         let arena = Arena::new(slots, extra, times);
         // Entry-bounded caches index at most `capacity` entries (tokens); weighted ones at most
-        // one per slot. S3-FIFO's index also holds its ghost (about 0.9 × as many words).
+        // one per slot (S3-FIFO's ghost has a table of its own).
         let linked = if weigher.is_some() { arena.max_len() } else { slots };
-        let ghosts = if policy == Policy::S3Fifo { linked - linked / 10 } else { 0 };
-        let index = Index::new(linked + ghosts);
+        let index = Index::new(linked);
         let structure = match policy {
             Policy::Mobius => Structure::Queues(Queues::new(Mode::Mobius { consecutive })),
             Policy::Clock => Structure::Queues(Queues::new(Mode::Clock)),
@@ -457,7 +456,7 @@ where
             Policy::Lru | Policy::ProbLru => {
                 Structure::Locked(Locked::new(Kind::Lru, arena.max_len()))
             }
-            Policy::S3Fifo => Structure::S3(S3Fifo::new(capacity)),
+            Policy::S3Fifo => Structure::S3(S3Fifo::new(capacity, entries as u64)),
             Policy::NbqClock => {
                 Structure::Queues(Queues::new(Mode::NbqClock { batched: consecutive }))
             }
@@ -823,7 +822,7 @@ where
     pub(crate) fn remove_slot(&self, s: u32, tid: usize, cause: RemovalCause, now: u64) -> bool {
         debug_assert!(cause != RemovalCause::Evicted, "evictions unlink what they took");
         let st = self.stripe(tid);
-        match self.unlink_slot(s, st, tid, cause, now, None) {
+        match self.unlink_slot(s, st, tid, cause, now, false) {
             Unlink::Done(w) => {
                 self.credit(st, w);
                 self.spill(st);
@@ -1044,6 +1043,10 @@ where
         // atomics, and a thread preempted there (say, in an enqueue gap) must not hold back the
         // reuse of slots. Only reading other entries' keys in the index needs one.
         let tid = thread_id();
+        if let Structure::S3(q) = &self.structure {
+            // The ghost's line for the test below, fetched while the evictions run.
+            q.ghost.prefetch(hash as u32, false);
+        }
         let st = self.stripe(tid);
         let mut victims = Victims::default();
         if !self.acquire(st, tid, now, weight, &mut victims) {
@@ -1051,7 +1054,13 @@ where
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
         }
-        let early = self.gathers_early(hash, tid, weight);
+        // S3-FIFO: a key whose fingerprint is in the ghost goes to main; it leaves the ghost
+        // now (after this insert's evictions, as in the one-at-a-time algorithm).
+        let ghost_hit = match &self.structure {
+            Structure::S3(q) => q.ghost.take(q.local(tid), hash as u32, tag(hash) as u32),
+            _ => false,
+        };
+        let early = self.gathers_early(tid, weight, ghost_hit);
         let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
             self.count_into_small(early, tid, -(weight as i64));
             self.credit(st, weight);
@@ -1092,7 +1101,6 @@ where
         // only its atomics until it is LIVE), and `prepare` dropped its old contents.
         unsafe { slot.fill(key, value, meta) };
         undo.armed = true;
-        let ghost_hit;
         let old = {
             // SAFETY: `s` is ours and filled.
             let key = unsafe { slot.key() };
@@ -1110,20 +1118,14 @@ where
                     return false; // `undo` retires the slot
                 }
             }
-            // S3-FIFO: the ghost is in the index (a ghost word of our tag in our home bucket).
-            let ghosts = match &self.structure {
-                Structure::S3(q) => Some(q.ghost.now(q.local(tid))),
-                _ => None,
-            };
-            let inserted = self.index.insert(&lock, hash, s, ghosts, self.pin_at(&mut pin), |o| {
+            let inserted = self.index.insert(&lock, hash, s, self.pin_at(&mut pin), |o| {
                 // SAFETY: a published slot, protected (`pin`, before the comparison).
                 let other = unsafe { self.slot(o).key() };
                 other == key
             });
-            ghost_hit = inserted == Inserted::GhostHit;
             let old = match inserted {
                 Inserted::Replaced(o) => Some(o),
-                Inserted::Added | Inserted::GhostHit => None,
+                Inserted::Added => None,
             };
             undo.armed = false;
             // Release: after the index word, so whoever reads LIVE (Acquire) finds the word;
@@ -1202,7 +1204,7 @@ where
             }
             Structure::S3(q) => {
                 drop(pin);
-                // A key evicted from small lately (a ghost hit in the index) goes to main;
+                // A key evicted from small lately (a ghost hit) goes to main;
                 // others to small, gathered in chains like the other queue policies' inserts
                 // (with the allocation, if the look ahead sent it there: see above).
                 if early {
@@ -1291,7 +1293,7 @@ where
     /// Reports the departure with `cause` (an expired entry evicted or cleared as
     /// [`RemovalCause::Expired`]). [`RemovalCause::Evicted`]: the caller took `v` from the
     /// policy, so no other thread will retire it and DEAD is a plain store; `ghost` (S3-FIFO's
-    /// small-queue victims) leaves a ghost word with that stamp.
+    /// small-queue victims): its key's fingerprint goes to the ghost.
     #[inline(always)]
     fn unlink_slot(
         &self,
@@ -1300,7 +1302,7 @@ where
         tid: usize,
         cause: RemovalCause,
         now: u64,
-        ghost: Option<u32>,
+        ghost: bool,
     ) -> Unlink {
         let slot = self.slot(v);
         // Acquire: pairs with the Release DEAD store of whoever unlinked it, which orders that
@@ -1318,8 +1320,15 @@ where
         let Some(home) = self.home_hash(v, slot) else {
             return Unlink::Kept;
         };
-        if !self.index.remove_slot(home, v, ghost) {
+        if let (true, Structure::S3(q)) = (ghost, &self.structure) {
+            // The ghost's line, fetched during the index removal.
+            q.ghost.prefetch(home, true);
+        }
+        let Some(tag) = self.index.remove_slot(home, v) else {
             return Unlink::Gone;
+        };
+        if let (true, Structure::S3(q)) = (ghost, &self.structure) {
+            q.ghost.add(q.local(tid), home, tag);
         }
         if cause == RemovalCause::Evicted {
             // Release: as in `mark_removed`; no CAS needed, nobody else retires our slot.
@@ -1364,15 +1373,8 @@ where
             }?;
             let (mut freed, mut any) = (0, false);
             for &v in &taken.slots[..taken.len] {
-                // An S3-FIFO small-queue victim's index word becomes its ghost word, stamped
-                // with the ghost's clock.
-                let ghost = match &self.structure {
-                    Structure::S3(q) if to_ghost && self.arena.is_live(v) => {
-                        Some(q.ghost.stamp(q.local(tid)))
-                    }
-                    _ => None,
-                };
-                match self.unlink_slot(v, st, tid, RemovalCause::Evicted, now, ghost) {
+                // An S3-FIFO small-queue victim's fingerprint goes to the ghost.
+                match self.unlink_slot(v, st, tid, RemovalCause::Evicted, now, to_ghost) {
                     Unlink::Done(w) => {
                         victims.push(v);
                         freed += w;
@@ -1441,22 +1443,17 @@ where
     /// Queue policies gathering new entries into chains take the slot into the stripe's
     /// pending chain with the allocation (one stripe lock for both): it is NEW until
     /// published, and an eviction that meets it before puts it back. S3-FIFO does so too for
-    /// an entry bound for small — unless its key has a ghost word now (a look ahead: the
-    /// insert's own answer under the lock may differ if another thread moves that word in
-    /// between, and the entry then goes where the look said) — in caches without a weigher,
+    /// an entry bound for small (not a `ghost_hit`) in caches without a weigher,
     /// where its scans never read an unpublished slot's weight. Such an entry is counted into
     /// small before it is linked (as every insert into small), so an insert that fails before
     /// publication leaves a DEAD slot whose weight small's count holds, for the scan to take;
     /// [`Cache::count_into_small`] takes the count back when no slot comes.
     #[inline]
-    fn gathers_early(&self, hash: u64, tid: usize, weight: u64) -> bool {
+    fn gathers_early(&self, tid: usize, weight: u64, ghost_hit: bool) -> bool {
         let early = self.batch > 1
             && match &self.structure {
                 Structure::Queues(_) => true,
-                Structure::S3(q) if self.weigher.is_none() => {
-                    let ghost = self.index.has_ghost(hash, q.ghost.now(q.local(tid)));
-                    q.to_small(weight, ghost)
-                }
+                Structure::S3(q) if self.weigher.is_none() => q.to_small(weight, ghost_hit),
                 _ => false,
             };
         self.count_into_small(early, tid, weight as i64);
@@ -1883,7 +1880,7 @@ where
             let now = self.now();
             for s in self.index.slots() {
                 if let Unlink::Done(w) =
-                    self.unlink_slot(s, st, tid, RemovalCause::Cleared, now, None)
+                    self.unlink_slot(s, st, tid, RemovalCause::Cleared, now, false)
                 {
                     self.credit(st, w);
                     self.release_removed(s, tid);
@@ -2022,7 +2019,7 @@ where
         let locked = match &self.structure {
             Structure::Locked(_) => 8 * self.arena.len(),
             Structure::Queues(_) => 0,
-            Structure::S3(_) => 0, // its ghost is in the index
+            Structure::S3(q) => q.ghost.bytes(),
         };
         let total = slot * self.arena.len() + self.index.bytes() + locked;
         let entries = (self.capacity() as usize).max(1);

@@ -88,7 +88,7 @@ impl Core {
     /// of `n` entries) or "fifo"; `n` slots.
     pub fn new(mode: &str, n: usize) -> Core {
         let q = match mode {
-            "s3fifo" => Policy::S3(S3Fifo::new(n as u64)),
+            "s3fifo" => Policy::S3(S3Fifo::new(n as u64, n as u64)),
             _ => Policy::Queues(Queues::new(match mode {
                 "mobius" => Mode::Mobius { consecutive: true },
                 "mobius-wd" => Mode::Mobius { consecutive: false },
@@ -270,52 +270,13 @@ impl Idx {
     /// Publishes slot `s` holding `key` under the home lock of `hash`, as `Cache::insert` does:
     /// returns the slot it replaced.
     pub fn insert(&self, hash: u64, s: u32, key: u64) -> Option<u32> {
-        self.insert_with(hash, s, key, None).0
-    }
-
-    /// [`Idx::insert`] in an index with ghost words (S3-FIFO's): `now` and `len` are the
-    /// ghost's clock; returns the slot replaced and whether it took a live ghost word of its
-    /// tag (a ghost hit).
-    pub fn insert_ghosted(
-        &self,
-        hash: u64,
-        s: u32,
-        key: u64,
-        now: u32,
-        len: u32,
-    ) -> (Option<u32>, bool) {
-        self.insert_with(hash, s, key, Some(crate::raw::index::Ghosts { now, len }))
-    }
-
-    fn insert_with(
-        &self,
-        hash: u64,
-        s: u32,
-        key: u64,
-        ghosts: Option<crate::raw::index::Ghosts>,
-    ) -> (Option<u32>, bool) {
         use crate::raw::index::Inserted;
         self.write_key(s, key);
         let lock = self.index.lock(hash);
-        match self
-            .index
-            .insert(&lock, hash, s, ghosts, crate::raw::index::pinned, |o| self.key(o) == key)
-        {
-            Inserted::Replaced(o) => (Some(o), false),
-            Inserted::Added => (None, false),
-            Inserted::GhostHit => (None, true),
+        match self.index.insert(&lock, hash, s, crate::raw::index::pinned, |o| self.key(o) == key) {
+            Inserted::Replaced(o) => Some(o),
+            Inserted::Added => None,
         }
-    }
-
-    /// Removes slot `s`'s word without a lock and leaves a ghost word stamped `stamp` (as an
-    /// S3-FIFO eviction from small does): true if this call removed it.
-    pub fn remove_slot_to_ghost(&self, hash: u64, s: u32, stamp: u32) -> bool {
-        self.index.remove_slot(hash as u32, s, Some(stamp))
-    }
-
-    /// The ghost words (quiescent).
-    pub fn ghost_words(&self) -> usize {
-        self.index.ghost_words()
     }
 
     /// The slot of `key` (the caller is pinned).
@@ -352,7 +313,7 @@ impl Idx {
 
     /// Removes slot `s`'s word without a lock, as an eviction does: true if this call did.
     pub fn remove_slot(&self, hash: u64, s: u32) -> bool {
-        self.index.remove_slot(hash as u32, s, None)
+        self.index.remove_slot(hash as u32, s).is_some()
     }
 
     /// The slots linked now (quiescent).
@@ -374,5 +335,31 @@ impl Idx {
 impl Slots {
     pub fn set_incarnation(&self, s: u32, v: u32) {
         self.next[s as usize].store((u64::from(v) << 32) | u64::from(u32::MAX), Ordering::Relaxed);
+    }
+}
+
+/// S3-FIFO's ghost table, with the clock given by the caller.
+#[derive(Debug)]
+pub struct Ghost(crate::raw::ghost::GhostTable);
+
+impl Ghost {
+    /// A table for a ghost of `len` fingerprints.
+    pub fn new(len: u64) -> Self {
+        Ghost(crate::raw::ghost::GhostTable::new(len))
+    }
+    fn g(now: u32, len: u32) -> crate::raw::ghost::Ghosts {
+        crate::raw::ghost::Ghosts { now, len }
+    }
+    /// Puts fingerprint (`lo`, `tag`) in, stamped `stamp`, as an eviction from small does.
+    pub fn add(&self, lo: u32, tag: u32, stamp: u32) {
+        self.0.add(lo, tag, stamp)
+    }
+    /// Takes the fingerprint out if it is alive at `now`: a ghost hit.
+    pub fn take(&self, lo: u32, tag: u32, now: u32, len: u32) -> bool {
+        self.0.take(lo, tag, Self::g(now, len))
+    }
+    /// The live fingerprints at `now` (quiescent).
+    pub fn live(&self, now: u32, len: u32) -> usize {
+        self.0.live(Self::g(now, len))
     }
 }

@@ -236,8 +236,8 @@ proptest! {
 
 /// An evicting cache against a model of what it may hold: every policy at capacities 1–64 over
 /// a key space of 256, so most inserts evict (and, from capacity 20 on, where its small queue
-/// holds more than one entry, S3-FIFO's small-queue victims leave ghost words in the index,
-/// which later inserts take: a lookup that followed one would fail here). A lookup returns nothing or the key's last
+/// holds more than one entry, S3-FIFO's small-queue victims leave fingerprints in its ghost,
+/// which later inserts take). A lookup returns nothing or the key's last
 /// written value, never an older or removed one; the size bound holds after every operation;
 /// the invariants hold at the end.
 #[derive(Debug, Clone)]

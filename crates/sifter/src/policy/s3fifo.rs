@@ -31,7 +31,7 @@
 
 use crate::policy::queues::{reset, Nodes, Taken};
 use crate::raw::epoch::RECORDS;
-use crate::raw::index::{Ghosts, GHOST};
+use crate::raw::ghost::{GhostTable, Ghosts};
 use crate::raw::queue::{slot, Queue, NIL, TAKEN};
 use crate::sync::{Backoff, Ordering};
 use crossbeam_utils::CachePadded;
@@ -159,7 +159,10 @@ pub(crate) struct S3Fifo {
 }
 
 impl S3Fifo {
-    pub fn new(capacity: u64) -> Self {
+    /// Queues for `capacity` (weight units) and a ghost of 90 % of `entries` fingerprints (the
+    /// entries the cache can hold: its capacity without a weigher, its estimate with one —
+    /// the ghost counts keys, not weight).
+    pub fn new(capacity: u64, entries: u64) -> Self {
         let small_cap = ((capacity as f64 * 0.1) as i64).max(1);
         S3Fifo {
             small: Queue::default(),
@@ -169,7 +172,7 @@ impl S3Fifo {
             small_cap: AtomicI64::new(small_cap),
             main_cap: AtomicI64::new(capacity as i64 - small_cap),
             flush: (small_cap / 16).max(1),
-            ghost: Ghost::new((capacity as f64 * 0.9) as u64),
+            ghost: Ghost::new((entries as f64 * 0.9) as u64),
             locals: Box::new(std::array::from_fn(|_| CachePadded::default())),
         }
     }
@@ -558,24 +561,22 @@ impl S3Fifo {
 }
 
 /// The ghost: the fingerprints of the last `len` entries evicted from small, as a FIFO of
-/// bounded length without a queue. The fingerprints live in the index itself, as ghost words
-/// (see `raw/index.rs`): an eviction from small leaves its victim's index word behind as
-/// `tag | GHOST | stamp`, the stamp being the ghost's insertion count (mod 2^31) then, and a
-/// word is in the ghost while fewer than `len` insertions came after it. A new entry's insert
-/// probes its home bucket anyway: a live ghost word with its tag there is a ghost hit, and the
-/// entry takes its place. So the ghost costs no line of its own, no allocation, and no
-/// instruction on a lookup beyond a bit test; it is bounded by the index's room (an insert
-/// takes the oldest ghost word of a full home bucket before it overflows).
+/// bounded length without a queue, in a table of their own ([`GhostTable`], see
+/// `raw/ghost.rs`): each fingerprint is stamped with the ghost's insertion count then, and it
+/// is in the ghost while fewer than `len` insertions came after it. An insert that does not
+/// find its key takes the key's fingerprint out of the ghost if it is there (a ghost hit: the
+/// entry goes to main); an eviction from small puts its victim's in.
 ///
-/// This struct is the ghost's clock. Each thread counts its own insertions ([`Local`]) and
-/// adds them to the shared count in steps of `flush` (1/256 of the ghost, at least 1, at
-/// most 64), so evictions do not all write one shared line. A thread's view of the count
-/// (shared + its own) is exact with one thread and behind by less than `flush` per other
+/// This struct is the table and the ghost's clock. Each thread counts its own insertions
+/// ([`Local`]) and adds them to the shared count in steps of `flush` (1/256 of the ghost, at
+/// least 1, at most 64), so evictions do not all write one shared line. A thread's view of the
+/// count (shared + its own) is exact with one thread and behind by less than `flush` per other
 /// thread otherwise: the ghost then keeps a few more or fewer fingerprints than `len`, by at
 /// most that much.
 #[derive(Debug)]
 pub(crate) struct Ghost {
     len: u32,
+    table: GhostTable,
     /// Insertions so far, less those still counted in threads' records.
     clock: CachePadded<AtomicI64>,
     /// A thread's insertions are added to `clock` when they reach this.
@@ -585,14 +586,19 @@ pub(crate) struct Ghost {
 impl Ghost {
     /// A ghost of `len` fingerprints (at most 2^31 − 1).
     pub fn new(len: u64) -> Self {
-        let len = len.min(GHOST - 1) as u32;
-        Ghost { len, clock: Default::default(), flush: (len / 256).clamp(1, 64) as i64 }
+        let len = len.min(i32::MAX as u64) as u32;
+        Ghost {
+            len,
+            table: GhostTable::new(u64::from(len)),
+            clock: Default::default(),
+            flush: (len / 256).clamp(1, 64) as i64,
+        }
     }
 
-    /// The clock as the thread counting in `local` sees it, for an insert's ghost test.
+    /// The clock as the thread counting in `local` sees it.
     #[inline]
-    pub fn now(&self, local: Mine<'_>) -> Ghosts {
-        // Relaxed (both): the ghost is a hint; a count seen stale only moves one word's age.
+    fn now(&self, local: Mine<'_>) -> Ghosts {
+        // Relaxed (both): the ghost is a hint; a count seen stale only moves one entry's age.
         let now = self
             .clock
             .load(Ordering::Relaxed)
@@ -600,13 +606,33 @@ impl Ghost {
         Ghosts { now: now as u32, len: self.len }
     }
 
-    /// Counts one insertion (an eviction from small by the thread counting in `local`) and
-    /// returns its stamp.
+    /// Fetches the line of the ghost that a key's `take` (`write`: `add`) will use (`lo`: its
+    /// hash's low half) while the caller does other work.
     #[inline]
-    pub fn stamp(&self, local: Mine<'_>) -> u32 {
+    pub fn prefetch(&self, lo: u32, write: bool) {
+        self.table.prefetch(lo, write);
+    }
+
+    /// Takes the fingerprint of a key (`lo`: its hash's low half, `tag`: its index tag) out of
+    /// the ghost if it is there: a ghost hit.
+    #[inline]
+    pub fn take(&self, local: Mine<'_>, lo: u32, tag: u32) -> bool {
+        self.table.take(lo, tag, self.now(local))
+    }
+
+    /// Puts the fingerprint of a key evicted from small (by the thread counting in `local`)
+    /// into the ghost, as its newest.
+    #[inline]
+    pub fn add(&self, local: Mine<'_>, lo: u32, tag: u32) {
         // Relaxed: see `now`. (Loaded before the add, which may move our count into it.)
         let shared = self.clock.load(Ordering::Relaxed);
         let mine = local.add(&local.local.ghost, 1, &self.clock, self.flush);
-        shared.wrapping_add(mine) as u32
+        let stamp = shared.wrapping_add(mine) as u32;
+        self.table.add(lo, tag, stamp);
+    }
+
+    /// Bytes of table.
+    pub fn bytes(&self) -> usize {
+        self.table.bytes()
     }
 }

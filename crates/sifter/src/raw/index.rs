@@ -43,69 +43,16 @@
 //!   it: the claim the plain store rests on, checked.)
 //! * The bucket count is fixed at build time from the arena size, about 4 slots per
 //!   bucket on average, so the table never fills.
-//! * **Ghost words** (S3-FIFO's ghost lives in the index): an eviction from S3-FIFO's small
-//!   queue may turn its victim's word into `tag << 32 | GHOST | stamp` (one CAS, like the
-//!   clearing it replaces) when the word sits in its home bucket, so the key's fingerprint
-//!   stays where its next insert probes anyway. A ghost word names no slot: lookups, removals
-//!   and walks skip it (slot words keep bit 31 clear, so the tag compare rejects the
-//!   [`GHOST`] bit with it), and nothing but an insert holding its bucket's lock changes it
-//!   again: the insert of a key with the same tag takes it (a ghost hit, while fewer than the
-//!   ghost's length of insertions came after the stamp) and reuses the word; an insert that
-//!   finds its home bucket without an empty word takes the oldest ghost word before it
-//!   overflows; and an overflowing insert takes one in a full bucket it overflows into
-//!   (holding that bucket's lock), so ghost words never fill the table. Ghost words keep
-//!   their bytes (a ghost word's byte is its tag's, like any word's), never pass through,
-//!   and never push an entry out of its home bucket.
 
 use crate::sync::{AtomicU64, Backoff, Ordering};
 use std::cell::Cell;
 
 const WORDS: usize = 7;
 
-/// The low half of a ghost word has this bit set (a slot word's low half, `slot + 1`, never
-/// does: every cache has fewer than 2^31 − 1 slots); the rest is its stamp.
-pub(crate) const GHOST: u64 = 1 << 31;
-
-/// What a ghost word's stamp is measured against: the ghost's insertion count now, and how
-/// many insertions a ghost word outlives (both modulo 2^31).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Ghosts {
-    pub now: u32,
-    pub len: u32,
-}
-
-impl Ghosts {
-    /// How many ghost insertions came after word `x`'s.
-    #[inline]
-    fn age(&self, x: u64) -> u32 {
-        self.now.wrapping_sub(x as u32) & (GHOST as u32 - 1)
-    }
-
-    /// Whether ghost word `x` is still in the ghost.
-    #[inline]
-    fn alive(&self, x: u64) -> bool {
-        self.age(x) < self.len
-    }
-}
-
-/// Whether index word `x` is a slot word with tag `tag` (not a ghost word): one compare of
-/// the tag and the ghost bit together, as slot words keep bit 31 clear.
+/// Whether index word `x` is an entry word with tag `tag`.
 #[inline]
 fn live_tag(x: u64, tag: u64) -> bool {
-    x >> 31 == tag << 1
-}
-
-/// Whether index word `x` (non-zero) is a ghost word.
-#[inline]
-fn is_ghost(x: u64) -> bool {
-    x & GHOST != 0
-}
-
-/// The ghost word that slot word `x` leaves, stamped `stamp`: its tag, the ghost bit, the
-/// stamp.
-#[inline]
-fn ghost_of(x: u64, stamp: u32) -> u64 {
-    (x & !0xFFFF_FFFF) | GHOST | (u64::from(stamp) & (GHOST - 1))
+    x >> 32 == tag
 }
 
 /// What [`Index::insert`] did besides publishing the slot.
@@ -115,8 +62,6 @@ pub(crate) enum Inserted {
     Replaced(u32),
     /// It added the entry.
     Added,
-    /// It added the entry in place of a live ghost word with its tag (a ghost hit).
-    GhostHit,
 }
 
 /// The control word's lock bit.
@@ -171,7 +116,7 @@ struct At {
 
 /// The tag of `hash`: never 0.
 #[inline]
-fn tag(hash: u64) -> u64 {
+pub(crate) fn tag(hash: u64) -> u64 {
     (hash >> 32) | 1
 }
 
@@ -198,7 +143,7 @@ fn slot_of(w: u64) -> u32 {
 /// The words of control word `c` whose byte tag is `bt`: the high bit of each such byte. Exact
 /// (no carries cross bytes: each byte's sum is at most 0xFE).
 #[inline]
-fn matching(c: u64, bt: u64) -> u64 {
+pub(crate) fn matching(c: u64, bt: u64) -> u64 {
     let x = c ^ bt.wrapping_mul(ONES);
     !(((x & LOWS) + LOWS) | x) & HIGHS
 }
@@ -211,7 +156,7 @@ fn zero_bytes(c: u64) -> u64 {
 
 /// The word of the lowest byte a [`matching`] or [`zero_bytes`] mask marks.
 #[inline]
-fn first(mask: u64) -> usize {
+pub(crate) fn first(mask: u64) -> usize {
     (mask.trailing_zeros() / 8) as usize
 }
 
@@ -291,14 +236,6 @@ impl Index {
         }
     }
 
-    /// The ghost words now (quiescent use).
-    #[cfg(any(test, loom))]
-    pub fn ghost_words(&self) -> usize {
-        let words = self.buckets.iter().flat_map(|b| b.words.iter());
-        // Relaxed: quiescent.
-        words.filter(|w| is_ghost(w.load(Ordering::Relaxed))).count()
-    }
-
     /// Bytes of table per entry slot it was sized for.
     pub fn bytes(&self) -> usize {
         self.buckets.len() * std::mem::size_of::<Bucket>()
@@ -338,7 +275,7 @@ impl Index {
         let c = bucket.ctrl.load(Ordering::Acquire);
         let mut m = matching(c, byte_tag(hash));
         // Words whose byte matches but which hold no live entry with the key's tag (a byte
-        // left by a removed entry, an S3-FIFO ghost word, another tag) are passed over.
+        // left by a removed entry, another tag) are passed over.
         while m != 0 {
             let w = &bucket.words[first(m)];
             // Acquire: as in `probe`.
@@ -558,17 +495,14 @@ impl Index {
     }
 
     /// Under the home lock of `hash`: replaces the entry accepted by `eq` with `slot`, or adds
-    /// `slot`. `pin` as in [`Index::find`]. In an index with ghost words (`ghosts`: their
-    /// clock; `None`: no ghosts) an added entry takes the place of a live ghost word with its
-    /// tag in its home bucket if there is one (a ghost hit, reported), else an empty word, else
-    /// the oldest ghost word of its home bucket, and only then overflows.
+    /// `slot`. `pin` as in [`Index::find`]. An added entry takes an empty word of its home
+    /// bucket, else overflows.
     #[inline]
     pub fn insert(
         &self,
         lock: &HomeLock<'_>,
         hash: u64,
         slot: u32,
-        ghosts: Option<Ghosts>,
         mut pin: impl FnMut(u32) -> bool,
         mut eq: impl FnMut(u32) -> bool,
     ) -> Inserted {
@@ -604,15 +538,6 @@ impl Index {
                 }
             }
         };
-        if let Some(g) = ghosts {
-            if let Some((i, hit)) = self.ghost_for(lock.home, home_ctrl, hash, g) {
-                // Release: as below. A ghost word changes only under its home bucket's lock
-                // (ours): a plain store. Its byte stays or becomes ours at the unlock.
-                lock.bucket.words[i].store(new, Ordering::Release);
-                lock.set_byte(i, byte(home_ctrl, i), bt);
-                return if hit { Inserted::GhostHit } else { Inserted::Added };
-            }
-        }
         if let Some(i) = self.claim_empty(lock, lock.home, home_ctrl, bt) {
             // Release: publishes the slot's contents to lookups (Acquire in `find`); the byte
             // tag follows at the unlock.
@@ -631,92 +556,10 @@ impl Index {
                 self.buckets[b].words[i].store(new, Ordering::Release);
                 return Inserted::Added;
             }
-            // A bucket full of entries and ghost words: a ghost word makes room (else ghost
-            // words, which only their home's inserts would take, could fill the table).
-            if let Some(i) = ghosts.and_then(|g| self.ghost_to_take(b, c, g)) {
-                // Release, plain store: as for a ghost word of the home bucket.
-                self.buckets[b].words[i].store(new, Ordering::Release);
-                held.set_byte(i, byte(c, i), bt);
-                return Inserted::Added;
-            }
             self.raise_pass(&held);
             b = self.next(b);
         }
         unreachable!("the index is sized so that its entries never fill it")
-    }
-
-    /// Whether `hash`'s home bucket holds a live ghost word with its tag now: a lock-free
-    /// look ahead of [`Index::insert`], whose own answer under the lock may differ when another
-    /// thread takes, ages out or creates that ghost word in between (a hint for where to put
-    /// a new entry; it also brings the bucket's line in for the insert).
-    #[inline]
-    pub fn has_ghost(&self, hash: u64, g: Ghosts) -> bool {
-        let home = self.home(hash);
-        // Relaxed: a hint (see `live_ghost`).
-        let c = self.buckets[home].ctrl.load(Ordering::Relaxed);
-        self.live_ghost(home, c, hash, g).is_some()
-    }
-
-    /// The word of bucket `b` (`c`: its control word) holding a live ghost word with `hash`'s
-    /// tag, if any.
-    #[inline]
-    fn live_ghost(&self, b: usize, c: u64, hash: u64, g: Ghosts) -> Option<usize> {
-        let mut m = matching(c, byte_tag(hash));
-        let tag = tag(hash);
-        let words = &self.buckets[b].words;
-        while m != 0 {
-            let i = first(m);
-            // Relaxed: a ghost word changes only under its bucket's lock (held by an inserting
-            // caller; a look ahead takes the answer as a hint); a slot word we only compare
-            // (never follow).
-            let x = words[i].load(Ordering::Relaxed);
-            if x >> 32 == tag && is_ghost(x) && g.alive(x) {
-                return Some(i);
-            }
-            m &= m - 1;
-        }
-        None
-    }
-
-    /// Under the lock of bucket `home` (`c`: its control word): the word a new entry of
-    /// `hash` takes because of a ghost word, and whether that is a ghost hit: a live ghost
-    /// word with its tag (a hit), else the ghost word [`Index::ghost_to_take`] picks.
-    #[inline]
-    fn ghost_for(&self, home: usize, c: u64, hash: u64, g: Ghosts) -> Option<(usize, bool)> {
-        if let Some(i) = self.live_ghost(home, c, hash, g) {
-            return Some((i, true));
-        }
-        self.ghost_to_take(home, c, g).map(|i| (i, false))
-    }
-
-    /// Under the lock of bucket `b` (`c`: its control word): a ghost word a new entry may take
-    /// (homed here, or overflowing into here: ghost words change only under their bucket's
-    /// lock, and they never pass through, so taking one changes no count) — only if no byte
-    /// is zero and no word is empty (an empty word is taken first), an aged-out ghost word,
-    /// else the oldest (one pass over the words).
-    #[inline]
-    fn ghost_to_take(&self, b: usize, c: u64, g: Ghosts) -> Option<usize> {
-        if zero_bytes(c) != 0 {
-            return None;
-        }
-        let mut oldest: Option<(usize, u32)> = None;
-        for (i, w) in self.buckets[b].words.iter().enumerate() {
-            // Relaxed: as in `ghost_for`.
-            let x = w.load(Ordering::Relaxed);
-            if x == 0 {
-                return None; // an empty word with a stale byte: `claim_stale` takes it
-            }
-            if is_ghost(x) {
-                let age = g.age(x);
-                if age >= g.len {
-                    return Some(i);
-                }
-                if oldest.is_none_or(|(_, a)| age > a) {
-                    oldest = Some((i, age));
-                }
-            }
-        }
-        oldest.map(|(i, _)| i)
     }
 
     /// Raises the pass-through count of bucket `held.home` (locked by the caller), unless it
@@ -775,11 +618,10 @@ impl Index {
     /// or a locked writer's CAS), and that thread owns the unlink. `home_hash` is the low half
     /// of the key's hash, which gives the home bucket and the byte tag (slots keep it, so an
     /// eviction need not hash the key again); a word is the slot's if its low half names the
-    /// slot (a slot is named by one word at most). With `ghost`, a word in its home bucket
-    /// becomes a ghost word stamped `ghost` (S3-FIFO's small-queue victims); elsewhere it is
-    /// cleared, as a ghost never passes through.
+    /// slot (a slot is named by one word at most). Returns the removed word's tag (S3-FIFO's
+    /// ghost keeps it), or `None` if the word was gone.
     #[inline(always)]
-    pub fn remove_slot(&self, home_hash: u32, slot: u32, ghost: Option<u32>) -> bool {
+    pub fn remove_slot(&self, home_hash: u32, slot: u32) -> Option<u32> {
         let lo = u64::from(home_hash);
         let want = u64::from(slot) + 1;
         let bt = byte_tag(lo);
@@ -795,7 +637,7 @@ impl Index {
                 // Relaxed: compared with a value we know; the CAS decides.
                 let x = bucket.words[i].load(Ordering::Relaxed);
                 if x & 0xFFFF_FFFF == want {
-                    return self.unlink_word(home, At { bucket: b, word: i }, x, ghost);
+                    return self.unlink_word(home, At { bucket: b, word: i }, x);
                 }
                 cand &= cand - 1;
             }
@@ -806,14 +648,14 @@ impl Index {
         }
         // Not found by its byte: gone, or stored by an insert that still holds the bucket's
         // lock (its byte is set at the unlock, but the slot may already be LIVE).
-        self.remove_slot_slow(home, want, ghost)
+        self.remove_slot_slow(home, want)
     }
 
     /// [`Index::remove_slot`] by the words themselves, not their bytes. The caller holds the
     /// slot through the policy, published (it read LIVE with Acquire, after the word's and the
     /// pass-through counts' stores), so the word is there unless another thread removed it.
     #[cold]
-    fn remove_slot_slow(&self, home: usize, want: u64, ghost: Option<u32>) -> bool {
+    fn remove_slot_slow(&self, home: usize, want: u64) -> Option<u32> {
         let mut b = home;
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
@@ -821,31 +663,23 @@ impl Index {
                 // Relaxed: compared with a value we know; the CAS decides.
                 let x = w.load(Ordering::Relaxed);
                 if x & 0xFFFF_FFFF == want {
-                    return self.unlink_word(home, At { bucket: b, word: i }, x, ghost);
+                    return self.unlink_word(home, At { bucket: b, word: i }, x);
                 }
             }
             // Acquire: as in `probe`.
             if pass(bucket.ctrl.load(Ordering::Acquire)) == 0 {
-                return false;
+                return None;
             }
             b = self.next(b);
         }
-        false
+        None
     }
 
-    /// Removes slot word `x` at `at` (homed at `home`) without the lock: into a ghost word
-    /// stamped `ghost` if that is given and the word is in its home bucket, else cleared;
-    /// true if this call removed it.
+    /// Removes slot word `x` at `at` (homed at `home`) without the lock; its tag if this call
+    /// removed it.
     #[inline(always)]
-    fn unlink_word(&self, home: usize, at: At, x: u64, ghost: Option<u32>) -> bool {
-        match ghost {
-            // SeqCst: as in `clear_word` (this is the unlinking). No pass-through count
-            // changes: the word is in its home bucket.
-            Some(stamp) if at.bucket == home => self.buckets[at.bucket].words[at.word]
-                .compare_exchange(x, ghost_of(x, stamp), Ordering::SeqCst, Ordering::Relaxed)
-                .is_ok(),
-            _ => self.clear_word(home, at, x, None).is_some(),
-        }
+    fn unlink_word(&self, home: usize, at: At, x: u64) -> Option<u32> {
+        self.clear_word(home, at, x, None).map(|_| (x >> 32) as u32)
     }
 
     /// CASes the word at `at` (homed at `home`) from `old` to empty and lowers the
@@ -900,7 +734,7 @@ impl Index {
         for w in &self.buckets[b].words {
             // Acquire: as in `find`.
             let x = w.load(Ordering::Acquire);
-            if x != 0 && !is_ghost(x) {
+            if x != 0 {
                 out.push(slot_of(x));
             }
         }
@@ -913,7 +747,7 @@ impl Index {
             for w in &b.words {
                 // Acquire: as in `find`.
                 let x = w.load(Ordering::Acquire);
-                if x != 0 && !is_ghost(x) {
+                if x != 0 {
                     out.push(slot_of(x));
                 }
             }
@@ -934,17 +768,6 @@ impl Index {
             for (i, w) in bucket.words.iter().enumerate() {
                 let x = w.load(Ordering::Relaxed);
                 if x == 0 {
-                    continue;
-                }
-                if is_ghost(x) {
-                    // A ghost word: its byte came from the low half of its key's hash, which
-                    // the word does not keep; it must be a byte tag still.
-                    if byte(c, i) & 0x80 == 0 {
-                        return Err(format!(
-                            "index bucket {b} word {i} (ghost {x:#x}): byte tag {:#x}",
-                            byte(c, i)
-                        ));
-                    }
                     continue;
                 }
                 let h = hash_of(slot_of(x));
@@ -995,118 +818,32 @@ mod tests {
     }
 
     #[test]
-    fn an_evicted_word_becomes_a_ghost_that_the_next_insert_of_its_tag_takes() {
+    fn a_removal_by_slot_returns_the_tag_and_leaves_no_word() {
         let idx = Index::new(64);
-        let g = Ghosts { now: 10, len: 5 };
         let h = hash_in(&idx, 3, 0xABCD_1234);
         let lock = idx.lock(h);
-        assert_eq!(idx.insert(&lock, h, 7, Some(g), pinned, |_| false), Inserted::Added);
+        assert_eq!(idx.insert(&lock, h, 7, pinned, |_| false), Inserted::Added);
         drop(lock);
-        assert!(idx.remove_slot(h as u32, 7, Some(9)));
-        // The ghost names no slot: lookups, walks and removals skip it.
-        assert_eq!(idx.find(h, pinned, |_| panic!("a ghost word was followed")), None);
+        assert_eq!(idx.remove_slot(h as u32, 7), Some(tag(h) as u32));
+        assert_eq!(idx.find(h, pinned, |_| panic!("a removed word was followed")), None);
         assert!(idx.slots().is_empty());
-        assert_eq!(idx.ghost_words(), 1);
-        assert!(!idx.remove_slot(h as u32, 7, None), "the entry is gone");
+        assert_eq!(idx.remove_slot(h as u32, 7), None, "the entry is gone");
         idx.validate(|_| h).expect("valid");
-        // A live ghost with the tag: a hit, and the entry takes its word.
-        let lock = idx.lock(h);
-        assert_eq!(idx.insert(&lock, h, 8, Some(g), pinned, |_| false), Inserted::GhostHit);
-        drop(lock);
-        assert_eq!(idx.ghost_words(), 0);
-        assert_eq!(idx.find(h, pinned, |s| s == 8), Some(8));
-        idx.validate(|_| h).expect("valid");
-        // Aged out (5 or more insertions since its stamp): no hit.
-        assert!(idx.remove_slot(h as u32, 8, Some(5)));
-        let lock = idx.lock(h);
-        assert_eq!(idx.insert(&lock, h, 9, Some(g), pinned, |_| false), Inserted::Added);
-        drop(lock);
-        assert_eq!(idx.slots(), vec![9]);
     }
 
     #[test]
-    fn ghosts_make_room_in_a_full_home_bucket_oldest_first_and_never_overflow() {
-        let idx = Index::new(64);
-        let h = |t: u32| hash_in(&idx, 5, t << 8 | 1);
-        // Fill bucket 5 with seven entries, then turn them all into ghosts (stamps 0..7).
-        for t in 0..7u32 {
-            let lock = idx.lock(h(t));
-            assert_eq!(
-                idx.insert(&lock, h(t), t, Some(Ghosts { now: 0, len: 100 }), pinned, |_| false),
-                Inserted::Added
-            );
-        }
-        for t in 0..7u32 {
-            assert!(idx.remove_slot(h(t) as u32, t, Some(t)));
-        }
-        assert_eq!(idx.ghost_words(), 7);
-        // New keys (other tags) take the oldest ghosts, in stamp order, in the home bucket.
-        let g = Ghosts { now: 7, len: 100 };
-        let stamps = |idx: &Index| {
-            let mut v: Vec<u32> = idx.buckets[5]
-                .words
-                .iter()
-                .map(|w| w.load(Ordering::Relaxed))
-                .filter(|&x| is_ghost(x))
-                .map(|x| x as u32 & (GHOST as u32 - 1))
-                .collect();
-            v.sort_unstable();
-            v
-        };
-        for t in 100..103u32 {
-            let lock = idx.lock(h(t));
-            assert_eq!(
-                idx.insert(&lock, h(t), t - 50, Some(g), pinned, |_| false),
-                Inserted::Added
-            );
-        }
-        assert_eq!(stamps(&idx), vec![3, 4, 5, 6]);
-        // Nothing passed through bucket 5: no overflow.
-        assert_eq!(pass(idx.buckets[5].ctrl.load(Ordering::Relaxed)), 0);
-        idx.validate(|s| if s >= 50 { h(s + 50) } else { h(s) }).expect("valid");
-        // The youngest ghost (stamp 6) still hits.
-        let lock = idx.lock(h(6));
-        assert_eq!(idx.insert(&lock, h(6), 60, Some(g), pinned, |_| false), Inserted::GhostHit);
-    }
-
-    #[test]
-    fn an_overflowing_insert_takes_a_ghost_word_of_the_bucket_it_overflows_into() {
-        let idx = Index::new(64);
-        let g = Ghosts { now: 100, len: 1000 };
-        let home3 = |t: u32| hash_in(&idx, 3, t << 8 | 1);
-        let home2 = |t: u32| hash_in(&idx, 2, t << 8 | 1);
-        // Bucket 3: seven ghost words of its own keys. Bucket 2: seven live entries.
-        for t in 0..7u32 {
-            let lock = idx.lock(home3(t));
-            idx.insert(&lock, home3(t), t, Some(g), pinned, |_| false);
-            drop(lock);
-            assert!(idx.remove_slot(home3(t) as u32, t, Some(t)));
-            let lock = idx.lock(home2(t));
-            idx.insert(&lock, home2(t), 10 + t, Some(g), pinned, |_| false);
-        }
-        // An eighth key of bucket 2 overflows into bucket 3 and takes its oldest ghost word.
-        let lock = idx.lock(home2(7));
-        assert_eq!(idx.insert(&lock, home2(7), 17, Some(g), pinned, |_| false), Inserted::Added);
-        drop(lock);
-        assert_eq!(idx.ghost_words(), 6);
-        assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 1);
-        assert_eq!(idx.find(home2(7), pinned, |s| s == 17), Some(17));
-        idx.validate(|s| home2(s - 10)).expect("valid");
-    }
-
-    #[test]
-    fn an_overflowed_victim_leaves_no_ghost() {
+    fn an_overflowed_victim_is_removed_and_lowers_the_count() {
         let idx = Index::new(64);
         let h = |t: u32| hash_in(&idx, 2, t << 8 | 1);
         for t in 0..8u32 {
             let lock = idx.lock(h(t));
-            idx.insert(&lock, h(t), t, None, pinned, |_| false);
+            idx.insert(&lock, h(t), t, pinned, |_| false);
         }
         // The eighth sits in bucket 3: evicting it clears the word and lowers bucket 2's count.
         assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 1);
-        assert!(idx.remove_slot(h(7) as u32, 7, Some(0)));
-        assert_eq!(idx.ghost_words(), 0);
+        assert_eq!(idx.remove_slot(h(7) as u32, 7), Some(tag(h(7)) as u32));
         assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 0);
+        assert_eq!(idx.slots().len(), 7);
         idx.validate(h).expect("valid");
     }
 }

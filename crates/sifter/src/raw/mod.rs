@@ -2,6 +2,7 @@
 //! when a slot may be reused. Safe APIs are built on top in `policy/` and `cache.rs`.
 
 pub(crate) mod epoch;
+pub(crate) mod ghost;
 pub(crate) mod index;
 pub(crate) mod queue;
 #[cfg(not(loom))]
