@@ -563,9 +563,10 @@ impl S3Fifo {
 /// The ghost: the fingerprints of the last `len` entries evicted from small, as a FIFO of
 /// bounded length without a queue, in a table of their own ([`GhostTable`], see
 /// `raw/ghost.rs`): each fingerprint is stamped with the ghost's insertion count then, and it
-/// is in the ghost while fewer than `len` insertions came after it. An insert that does not
-/// find its key takes the key's fingerprint out of the ghost if it is there (a ghost hit: the
-/// entry goes to main); an eviction from small puts its victim's in.
+/// is in the ghost while fewer than `len` insertions came after it. Every insert takes its
+/// key's fingerprint out of the ghost if it is there (a ghost hit: the entry goes to main; a
+/// key cached already has none there, barring a fingerprint collision or a race); an eviction
+/// from small puts its victim's in.
 ///
 /// This struct is the table and the ghost's clock. Each thread counts its own insertions
 /// ([`Local`]) and adds them to the shared count in steps of `flush` (1/256 of the ghost, at

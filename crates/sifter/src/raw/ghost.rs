@@ -22,8 +22,8 @@
 //!   way one fingerprint is lost. The ghost is a hint for placing new entries, so a lost
 //!   fingerprint only changes one placement; no memory is published through it (every access
 //!   is Relaxed). With one thread it is exact up to the early departures above.
-//! * **Cost.** An insert that misses the index reads one line here (and takes a hit out); an
-//!   eviction from small writes one. The index itself holds only entries.
+//! * **Cost.** An insert reads one line here (and takes a hit out); an eviction from small
+//!   writes one. The index itself holds only entries.
 
 use crate::raw::index::{first, matching};
 use crate::sync::{AtomicU64, Ordering};
@@ -47,7 +47,9 @@ impl Ghosts {
     #[inline]
     fn age(&self, x: u64) -> u32 {
         let a = self.now.wrapping_sub(x as u32);
-        // An entry stamped by a thread ahead of our view: as young as can be.
+        // An entry stamped by a thread ahead of our view: as young as can be. (So is one more
+        // than 2^31 insertions old, which its bucket's ring has overwritten long before in
+        // practice; if not, one placement goes to main.)
         if a > u32::MAX / 2 {
             0
         } else {
