@@ -1,6 +1,6 @@
 //! Statistics, always on, with no shared write per operation.
 //!
-//! Each of the first [`RECORDS`](crate::raw::epoch::RECORDS) thread ids owns a cache-padded
+//! Each of the first [`RECORDS`] thread ids owns a cache-padded
 //! record of counters in every cache; only that thread writes it, with a plain load and store
 //! (no read-modify-write, no line shared with another thread). Threads beyond them count in
 //! one shared record with atomic adds. A snapshot sums the records: exact when no operation is
