@@ -1043,10 +1043,15 @@ where
         // atomics, and a thread preempted there (say, in an enqueue gap) must not hold back the
         // reuse of slots. Only reading other entries' keys in the index needs one.
         let tid = thread_id();
-        if let Structure::S3(q) = &self.structure {
-            // The ghost's line for the test below, fetched while the evictions run.
-            q.ghost.prefetch(hash as u32, false);
-        }
+        // S3-FIFO: the ghost's bucket for the test below, fetched while the evictions run.
+        let ghost_at = match &self.structure {
+            Structure::S3(q) => {
+                let at = q.ghost.at(hash as u32);
+                at.prefetch(false);
+                Some((q, at))
+            }
+            _ => None,
+        };
         let st = self.stripe(tid);
         let mut victims = Victims::default();
         if !self.acquire(st, tid, now, weight, &mut victims) {
@@ -1056,10 +1061,8 @@ where
         }
         // S3-FIFO: a key whose fingerprint is in the ghost goes to main; it leaves the ghost
         // now (after this insert's evictions, as in the one-at-a-time algorithm).
-        let ghost_hit = match &self.structure {
-            Structure::S3(q) => q.ghost.take(q.local(tid), hash as u32, tag(hash) as u32),
-            _ => false,
-        };
+        let ghost_hit =
+            ghost_at.is_some_and(|(q, at)| q.ghost.take(q.local(tid), at, tag(hash) as u32));
         let early = self.gathers_early(tid, weight, ghost_hit);
         let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
             self.count_into_small(early, tid, -(weight as i64));
@@ -1320,15 +1323,20 @@ where
         let Some(home) = self.home_hash(v, slot) else {
             return Unlink::Kept;
         };
-        if let (true, Structure::S3(q)) = (ghost, &self.structure) {
-            // The ghost's line, fetched during the index removal.
-            q.ghost.prefetch(home, true);
-        }
+        let ghost_at = match (ghost, &self.structure) {
+            (true, Structure::S3(q)) => {
+                let at = q.ghost.at(home);
+                // Fetched during the index removal.
+                at.prefetch(true);
+                Some((q, at))
+            }
+            _ => None,
+        };
         let Some(tag) = self.index.remove_slot(home, v) else {
             return Unlink::Gone;
         };
-        if let (true, Structure::S3(q)) = (ghost, &self.structure) {
-            q.ghost.add(q.local(tid), home, tag);
+        if let Some((q, at)) = ghost_at {
+            q.ghost.add(q.local(tid), at, tag);
         }
         if cause == RemovalCause::Evicted {
             // Release: as in `mark_removed`; no CAS needed, nobody else retires our slot.

@@ -352,11 +352,11 @@ impl Ghost {
     }
     /// Puts fingerprint (`lo`, `tag`) in, stamped `stamp`, as an eviction from small does.
     pub fn add(&self, lo: u32, tag: u32, stamp: u32) {
-        self.0.add(lo, tag, stamp)
+        self.0.at(lo).add(tag, stamp)
     }
     /// Takes the fingerprint out if it is alive at `now`: a ghost hit.
     pub fn take(&self, lo: u32, tag: u32, now: u32, len: u32) -> bool {
-        self.0.take(lo, tag, Self::g(now, len))
+        self.0.at(lo).take(tag, Self::g(now, len))
     }
     /// The live fingerprints at `now` (quiescent).
     pub fn live(&self, now: u32, len: u32) -> usize {

@@ -31,7 +31,7 @@
 
 use crate::policy::queues::{reset, Nodes, Taken};
 use crate::raw::epoch::RECORDS;
-use crate::raw::ghost::{GhostTable, Ghosts};
+use crate::raw::ghost::{Bucket, GhostTable, Ghosts};
 use crate::raw::queue::{slot, Queue, NIL, TAKEN};
 use crate::sync::{Backoff, Ordering};
 use crossbeam_utils::CachePadded;
@@ -607,29 +607,28 @@ impl Ghost {
         Ghosts { now: now as u32, len: self.len }
     }
 
-    /// Fetches the line of the ghost that a key's `take` (`write`: `add`) will use (`lo`: its
-    /// hash's low half) while the caller does other work.
+    /// The ghost's bucket of a key whose hash's low half is `lo` (for [`Ghost::take`] and
+    /// [`Ghost::add`]; fetch it early with [`Bucket::prefetch`]).
     #[inline]
-    pub fn prefetch(&self, lo: u32, write: bool) {
-        self.table.prefetch(lo, write);
+    pub fn at(&self, lo: u32) -> &Bucket {
+        self.table.at(lo)
     }
 
-    /// Takes the fingerprint of a key (`lo`: its hash's low half, `tag`: its index tag) out of
-    /// the ghost if it is there: a ghost hit.
+    /// Takes a key's fingerprint (`tag`: its index tag; `at`: its bucket) out of the ghost if
+    /// it is there: a ghost hit.
     #[inline]
-    pub fn take(&self, local: Mine<'_>, lo: u32, tag: u32) -> bool {
-        self.table.take(lo, tag, self.now(local))
+    pub fn take(&self, local: Mine<'_>, at: &Bucket, tag: u32) -> bool {
+        at.take(tag, self.now(local))
     }
 
     /// Puts the fingerprint of a key evicted from small (by the thread counting in `local`)
-    /// into the ghost, as its newest.
+    /// into the ghost (`at`: its bucket), as its newest.
     #[inline]
-    pub fn add(&self, local: Mine<'_>, lo: u32, tag: u32) {
+    pub fn add(&self, local: Mine<'_>, at: &Bucket, tag: u32) {
         // Relaxed: see `now`. (Loaded before the add, which may move our count into it.)
         let shared = self.clock.load(Ordering::Relaxed);
         let mine = local.add(&local.local.ghost, 1, &self.clock, self.flush);
-        let stamp = shared.wrapping_add(mine) as u32;
-        self.table.add(lo, tag, stamp);
+        at.add(tag, shared.wrapping_add(mine) as u32);
     }
 
     /// Bytes of table.

@@ -14,7 +14,7 @@
 //!   oldest entry. The table has one bucket per four fingerprints of `len`, so a fingerprint
 //!   usually dies of age (`len` insertions) before its bucket's ring comes round to it; when
 //!   seven land in one bucket sooner (in about one bucket in nine), the oldest leaves early.
-//! * **Concurrency.** Every word is atomic. A ghost hit ([`GhostTable::take`]) empties its
+//! * **Concurrency.** Every word is atomic. A ghost hit ([`Bucket::take`]) empties its
 //!   entry with one CAS, so two inserts of one key cannot both hit it (its byte stays behind,
 //!   a candidate the entry's own tag then rejects). An insertion writes its entry and the
 //!   control word with plain stores: two threads inserting into one bucket at once may write
@@ -64,9 +64,10 @@ impl Ghosts {
     }
 }
 
+/// One bucket of the table: a ring of [`WAYS`] fingerprints. [`GhostTable::at`] finds a key's.
 #[derive(Debug)]
 #[repr(align(64))]
-struct Bucket {
+pub(crate) struct Bucket {
     /// `[cursor:8 | byte tag 6 | … | byte tag 0]`.
     ctrl: AtomicU64,
     e: [AtomicU64; WAYS],
@@ -104,28 +105,39 @@ impl GhostTable {
         self.buckets.len() * std::mem::size_of::<Bucket>()
     }
 
-    /// Asks the CPU to fetch the line that [`GhostTable::take`] (`write`: [`GhostTable::add`])
-    /// of `lo` will use (a hint, no architectural effect).
+    /// The bucket of a key whose hash's low half is `lo` (the index's home bucket comes from
+    /// the same half).
     #[inline]
-    pub fn prefetch(&self, lo: u32, write: bool) {
-        crate::sync::prefetch(self.bucket(lo), write);
-    }
-
-    #[inline]
-    fn bucket(&self, lo: u32) -> &Bucket {
+    pub fn at(&self, lo: u32) -> &Bucket {
         let b = ((u64::from(lo) * self.buckets.len() as u64) >> 32) as usize;
         &self.buckets[b]
     }
 
-    /// Removes the live fingerprint (`lo`: the hash's low half, `tag`: the index tag) if the
-    /// ghost holds it: a ghost hit (true). Two threads cannot both take one entry.
+    /// The live fingerprints now (quiescent use).
+    #[cfg(any(test, loom))]
+    pub fn live(&self, g: Ghosts) -> usize {
+        let all = self.buckets.iter().flat_map(|b| b.e.iter());
+        // Relaxed: quiescent.
+        all.map(|e| e.load(Ordering::Relaxed)).filter(|&x| x != 0 && g.alive(x)).count()
+    }
+}
+
+impl Bucket {
+    /// Asks the CPU to fetch this bucket's line for [`Bucket::take`] (`write`: for
+    /// [`Bucket::add`]) while the caller does other work (a hint, no architectural effect).
     #[inline]
-    pub fn take(&self, lo: u32, tag: u32, g: Ghosts) -> bool {
-        let bucket = self.bucket(lo);
+    pub fn prefetch(&self, write: bool) {
+        crate::sync::prefetch(self, write);
+    }
+
+    /// Removes fingerprint `tag` (the key's index tag) if it is here and alive: a ghost hit
+    /// (true). Two threads cannot both take one entry.
+    #[inline]
+    pub fn take(&self, tag: u32, g: Ghosts) -> bool {
         // Relaxed (all): a hint (see the module docs).
-        let mut m = matching(bucket.ctrl.load(Ordering::Relaxed), byte_tag(tag));
+        let mut m = matching(self.ctrl.load(Ordering::Relaxed), byte_tag(tag));
         while m != 0 {
-            let e = &bucket.e[first(m)];
+            let e = &self.e[first(m)];
             let x = e.load(Ordering::Relaxed);
             if (x >> 32) as u32 == tag && g.alive(x) {
                 // The CAS makes one thread the taker.
@@ -136,30 +148,19 @@ impl GhostTable {
         false
     }
 
-    /// Puts a fingerprint in, stamped `stamp` (its insertion's count), over its bucket's
+    /// Puts fingerprint `tag` in, stamped `stamp` (its insertion's count), over this bucket's
     /// oldest entry.
     #[inline]
-    pub fn add(&self, lo: u32, tag: u32, stamp: u32) {
-        let bucket = self.bucket(lo);
+    pub fn add(&self, tag: u32, stamp: u32) {
         // Relaxed (all): a hint (see the module docs).
-        let c = bucket.ctrl.load(Ordering::Relaxed);
+        let c = self.ctrl.load(Ordering::Relaxed);
         // The cursor is always below `WAYS` (only this function stores it).
         let i = (c >> CURSOR_SHIFT) as usize;
-        let Some(e) = bucket.e.get(i) else { return };
+        let Some(e) = self.e.get(i) else { return };
         e.store(u64::from(tag) << 32 | u64::from(stamp), Ordering::Relaxed);
         let bytes = c & !(0xFF << (8 * i)) & ((1 << CURSOR_SHIFT) - 1);
         let next = if i + 1 == WAYS { 0 } else { i as u64 + 1 };
-        bucket
-            .ctrl
-            .store(next << CURSOR_SHIFT | bytes | byte_tag(tag) << (8 * i), Ordering::Relaxed);
-    }
-
-    /// The live fingerprints now (quiescent use).
-    #[cfg(any(test, loom))]
-    pub fn live(&self, g: Ghosts) -> usize {
-        let all = self.buckets.iter().flat_map(|b| b.e.iter());
-        // Relaxed: quiescent.
-        all.map(|e| e.load(Ordering::Relaxed)).filter(|&x| x != 0 && g.alive(x)).count()
+        self.ctrl.store(next << CURSOR_SHIFT | bytes | byte_tag(tag) << (8 * i), Ordering::Relaxed);
     }
 }
 
@@ -174,14 +175,14 @@ mod tests {
     #[test]
     fn a_fingerprint_is_taken_once_while_alive() {
         let t = GhostTable::new(100);
-        t.add(7, 0x1235, 10);
-        assert!(!t.take(7, 0x1237, g(11, 100)), "another tag");
-        assert!(t.take(7, 0x1235, g(11, 100)));
-        assert!(!t.take(7, 0x1235, g(11, 100)), "taken already");
+        t.at(7).add(0x1235, 10);
+        assert!(!t.at(7).take(0x1237, g(11, 100)), "another tag");
+        assert!(t.at(7).take(0x1235, g(11, 100)));
+        assert!(!t.at(7).take(0x1235, g(11, 100)), "taken already");
         // Aged out: `len` insertions after it.
-        t.add(7, 0x1235, 10);
-        assert!(!t.take(7, 0x1235, g(110, 100)));
-        assert!(t.take(7, 0x1235, g(109, 100)));
+        t.at(7).add(0x1235, 10);
+        assert!(!t.at(7).take(0x1235, g(110, 100)));
+        assert!(t.at(7).take(0x1235, g(109, 100)));
     }
 
     #[test]
@@ -190,34 +191,34 @@ mod tests {
         let t = GhostTable::new(4);
         assert_eq!(t.buckets.len(), 2);
         for s in 0..WAYS as u32 {
-            t.add(1, 0x101 + 2 * s, s);
+            t.at(1).add(0x101 + 2 * s, s);
         }
         assert_eq!(t.live(g(7, 1000)), WAYS);
         // An eighth takes the place of the oldest (stamp 0), not another.
-        t.add(1, 0x999, 7);
+        t.at(1).add(0x999, 7);
         assert_eq!(t.live(g(8, 1000)), WAYS);
-        assert!(!t.take(1, 0x101, g(8, 1000)));
-        assert!(t.take(1, 0x103, g(8, 1000)));
-        assert!(t.take(1, 0x999, g(8, 1000)));
+        assert!(!t.at(1).take(0x101, g(8, 1000)));
+        assert!(t.at(1).take(0x103, g(8, 1000)));
+        assert!(t.at(1).take(0x999, g(8, 1000)));
         // Fingerprints whose byte tags collide are told apart by the whole tag.
-        t.add(1, 0x1001, 9);
-        t.add(1, 0x2001, 10);
+        t.at(1).add(0x1001, 9);
+        t.at(1).add(0x2001, 10);
         assert_eq!(byte_tag(0x1001), byte_tag(0x2001));
-        assert!(t.take(1, 0x2001, g(11, 1000)));
-        assert!(t.take(1, 0x1001, g(11, 1000)));
+        assert!(t.at(1).take(0x2001, g(11, 1000)));
+        assert!(t.at(1).take(0x1001, g(11, 1000)));
     }
 
     #[test]
     fn stamps_ahead_of_a_lagging_view_count_as_young() {
         let t = GhostTable::new(100);
-        t.add(3, 0x55, 20);
+        t.at(3).add(0x55, 20);
         // A thread whose count lags sees the stamp ahead of its `now`: still alive.
-        assert!(t.take(3, 0x55, g(15, 100)));
+        assert!(t.at(3).take(0x55, g(15, 100)));
         // Across the counter's wrap.
-        t.add(3, 0x55, 2);
-        assert!(t.take(3, 0x55, g(u32::MAX - 3, 100)));
-        t.add(3, 0x57, u32::MAX);
-        assert!(t.take(3, 0x57, g(50, 100)));
+        t.at(3).add(0x55, 2);
+        assert!(t.at(3).take(0x55, g(u32::MAX - 3, 100)));
+        t.at(3).add(0x57, u32::MAX);
+        assert!(t.at(3).take(0x57, g(50, 100)));
         assert_eq!(t.live(g(50, 100)), 0);
     }
 }
