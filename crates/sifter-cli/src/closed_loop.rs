@@ -41,6 +41,13 @@ pub struct ClosedLoopArgs {
     /// Busy-wait the backend latency instead of sleeping.
     #[arg(long)]
     pub spin: bool,
+    /// What runs the workers: `threads` (one OS thread each; with more workers than cores
+    /// the kernel time-slices them and may preempt one holding a lock) or `loops` (one event
+    /// loop per core, each running its workers one at a time: a worker runs until a miss, then
+    /// waits on a timer while another runs — at most one per core at once, none preempted by
+    /// another, as in the paper's MPL 72 on 72 cores). Loops need the sleeping backend.
+    #[arg(long, default_value = "threads")]
+    pub workers: sifter_lab::closed_loop::Workers,
     /// Cores for the model's CPU station (default: this machine's).
     #[arg(long)]
     pub cores: Option<u32>,
@@ -68,6 +75,7 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
         keys: a.keys,
         secs: a.secs,
         spin: a.spin,
+        workers: a.workers,
         cores,
     };
     let rows = experiment.run(
@@ -109,8 +117,9 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
         })
         .collect();
     println!(
-        "closed loop: MPL {}, backend {:?} ({}), model CPU = {cores}-server station; Mops/s",
+        "closed loop: MPL {} ({} workers), backend {:?} ({}), model CPU = {cores}-server station; Mops/s",
         a.mpl,
+        a.workers,
         backend,
         if a.spin { "spin" } else { "sleep; model uses the measured mean wait" }
     );

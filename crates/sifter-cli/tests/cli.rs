@@ -745,6 +745,40 @@ fn closed_loop_sizes_for_target_hit_ratios_over_several_mpls() {
         &sifter(&["bench", "closed-loop", "--hit-ratios", "1.5"], d.path()),
         "--hit-ratios are in (0, 1)",
     );
+    // Event loops: 16 workers on this machine's cores, each miss waiting exactly 50 µs.
+    let out = ok(&sifter(
+        &[
+            "bench",
+            "closed-loop",
+            "-p",
+            "lru",
+            "--mpl",
+            "16",
+            "--workers",
+            "loops",
+            "--backend-latency",
+            "50us",
+            "--sizes",
+            "0.2",
+            "--secs",
+            "0.1",
+            "--keys",
+            "5000",
+            "--csv",
+            "loops.csv",
+        ],
+        d.path(),
+    ));
+    assert!(out.contains("(loops workers)"), "{out}");
+    let csv = std::fs::read_to_string(d.path().join("loops.csv")).expect("csv");
+    let row: Vec<&str> = csv.lines().nth(1).expect("a row").split(',').collect();
+    let wait: f64 = row[11].parse().expect("wait_us");
+    assert!((50.0..50.5).contains(&wait), "{csv}");
+    fails_with(
+        &sifter(&["bench", "closed-loop", "--workers", "loops", "--spin"], d.path()),
+        "--spin needs --workers threads",
+    );
+    fails_with(&sifter(&["bench", "closed-loop", "--workers", "fibers"], d.path()), "fibers");
 }
 
 #[test]

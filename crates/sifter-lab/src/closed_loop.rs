@@ -11,6 +11,14 @@
 //! instead (exact latency, but a waiting request then occupies a core, so the model counts the
 //! wait as CPU work).
 //!
+//! The workers are OS threads by default ([`Workers::Threads`]): with more of them than cores
+//! the kernel time-slices them, and a worker can be preempted while it holds a lock (LRU's
+//! mutex then forms a convoy, docs/BENCHMARKS.md). [`Workers::Loops`] runs one event loop per
+//! core instead, each multiplexing its share of the workers: a worker runs until its next miss,
+//! then waits on a timer while the loop runs another worker, so the MPL counts requests in
+//! flight, at most one per core runs at once, and no worker is ever preempted by another — the
+//! paper's setting (MPL 72 on 72 cores), and how event-driven cache servers run.
+//!
 //! [`Experiment::run`] is the whole sweep (typed rows out, progress as [`Event`]s); the pieces
 //! (calibration, prefill, the size search, one point) are public for the lab and for callers
 //! that assemble their own experiment.
@@ -203,27 +211,37 @@ impl Calibrator {
                 std::hint::black_box(c.get(&(k - 1)));
             }
         }
-        let hit_us = mean_cost(threads, |t| {
+        let hit_us = mean_cost(threads, |t, done| {
             let (mut found, mut n) = (0u64, 0usize);
-            for seq in mine(t) {
-                for &k in seq {
-                    found += c.get(&(k - 1)).is_some() as u64;
+            'all: for seq in mine(t) {
+                for chunk in seq.chunks(CHUNK) {
+                    if done.load(Ordering::Relaxed) {
+                        break 'all;
+                    }
+                    for &k in chunk {
+                        found += c.get(&(k - 1)).is_some() as u64;
+                    }
+                    n += chunk.len();
                 }
-                n += seq.len();
             }
             std::hint::black_box(found);
             n
         });
         let each = self.misses / threads as u64;
         let fresh = self.fresh;
-        let miss_us = mean_cost(threads, |t| {
+        let miss_us = mean_cost(threads, |t, done| {
             let from = fresh + t as u64 * each;
+            let mut n = 0;
             for k in from..from + each {
+                if n % CHUNK == 0 && done.load(Ordering::Relaxed) {
+                    break;
+                }
                 if c.get(&k).is_none() {
                     c.insert(k, k);
                 }
+                n += 1;
             }
-            each as usize
+            n
         });
         self.fresh += threads as u64 * each;
         // Put the popular keys back so the next round hits.
@@ -261,18 +279,29 @@ pub fn calibrate(name: &str, cap: u64, threads: usize, rounds: usize) -> Result<
     Ok(Costs { hit_us: median(&mut hit), miss_us: median(&mut miss) })
 }
 
-/// Runs `work(t)` on `threads` threads started together (`work` returns its operations) and
-/// returns the mean over threads of each one's µs per operation.
-fn mean_cost(threads: usize, work: impl Fn(usize) -> usize + Sync) -> f64 {
+/// Operations a calibration thread makes between two looks at the end flag of [`mean_cost`].
+const CHUNK: usize = 256;
+
+/// Runs `work(t, done)` on `threads` threads started together and returns the mean over
+/// threads of each one's µs per operation. `work` returns its operations and stops early
+/// (within [`CHUNK`] operations) once `done` is set, which the first thread to finish its
+/// share sets: every thread's time is then time they all ran together. (Without the stop a
+/// thread that finished early left the others to run alone: under a lock that one thread
+/// can take many times in a row, the contended cost came out up to half what two threads
+/// pay while both run.)
+fn mean_cost(threads: usize, work: impl Fn(usize, &AtomicBool) -> usize + Sync) -> f64 {
     let start = std::sync::Barrier::new(threads);
+    let done = AtomicBool::new(false);
     let per_op: Vec<f64> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
             .map(|t| {
-                let (start, work) = (&start, &work);
+                let (start, work, done) = (&start, &work, &done);
                 s.spawn(move || {
                     start.wait();
                     let t0 = Instant::now();
-                    let ops = work(t).max(1);
+                    let ops = work(t, done).max(1);
+                    // Relaxed: the flag only ends the others' work early.
+                    done.store(true, Ordering::Relaxed);
                     t0.elapsed().as_secs_f64() * 1e6 / ops as f64
                 })
             })
@@ -556,10 +585,64 @@ impl Window {
     }
 }
 
-/// Runs one worker per sequence against `cache` (each miss waits `backend`, sleeping or
-/// spinning): `warm` seconds unmeasured, then `secs` measured. `pos`: where each worker is in
-/// its sequence, carried from window to window.
+/// What runs the closed loop's workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub enum Workers {
+    /// One OS thread per worker; the kernel shares the cores among them (and may preempt a
+    /// worker anywhere, in a lock too).
+    #[default]
+    Threads,
+    /// One event loop (OS thread) per core, each running its share of the workers one at a
+    /// time: a worker runs until a miss, waits on a timer for the backend (using no CPU), and
+    /// the loop runs the next ready one. An idle loop polls its earliest timer, so a wait ends
+    /// at its deadline. The backend must sleep (a spinning wait would hold the loop: use
+    /// threads with `--spin`).
+    Loops,
+}
+
+impl std::str::FromStr for Workers {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "threads" => Ok(Self::Threads),
+            "loops" => Ok(Self::Loops),
+            _ => bail!("workers '{s}': expected threads or loops"),
+        }
+    }
+}
+
+impl std::fmt::Display for Workers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Threads => "threads",
+            Self::Loops => "loops",
+        })
+    }
+}
+
+/// Runs the workers (one per sequence) against `cache` the way `workers` says (each miss waits
+/// `backend`, sleeping or spinning): `warm` seconds unmeasured, then `secs` measured. `pos`:
+/// where each worker is in its sequence, carried from window to window.
+#[allow(clippy::too_many_arguments)]
 fn window(
+    cache: &Subject,
+    seqs: &[Vec<u64>],
+    pos: &mut [usize],
+    backend: Duration,
+    spin: bool,
+    workers: Workers,
+    cores: u32,
+    warm: f64,
+    secs: f64,
+) -> Window {
+    match workers {
+        Workers::Threads => thread_window(cache, seqs, pos, backend, spin, warm, secs),
+        Workers::Loops => loop_window(cache, seqs, pos, backend, cores, warm, secs),
+    }
+}
+
+/// [`window`] with one OS thread per worker.
+fn thread_window(
     cache: &Subject,
     seqs: &[Vec<u64>],
     pos: &mut [usize],
@@ -625,6 +708,120 @@ fn window(
     w
 }
 
+/// One worker of an event loop: its sequence, where it stands, and the key it waits for.
+struct LoopWorker<'a> {
+    seq: &'a [u64],
+    at: usize,
+}
+
+/// [`window`] with `cores` event loops (at most one per worker), worker `w` on loop
+/// `w % loops`. Each loop keeps its ready workers in a FIFO and its waiting ones in another:
+/// every wait is the same length, so deadlines come in the order the waits began.
+fn loop_window(
+    cache: &Subject,
+    seqs: &[Vec<u64>],
+    pos: &mut [usize],
+    backend: Duration,
+    cores: u32,
+    warm: f64,
+    secs: f64,
+) -> Window {
+    use std::collections::VecDeque;
+    let loops = seqs.len().min(cores.max(1) as usize).max(1);
+    let stop = AtomicBool::new(false);
+    let warming = AtomicBool::new(true);
+    let run = |ids: Vec<usize>, starts: Vec<usize>| {
+        let mut ws: Vec<LoopWorker<'_>> = ids
+            .iter()
+            .zip(&starts)
+            .map(|(&w, &p)| LoopWorker { seq: &seqs[w], at: p % seqs[w].len().max(1) })
+            .collect();
+        let mut ready: VecDeque<usize> = (0..ws.len()).filter(|&i| !ws[i].seq.is_empty()).collect();
+        // (deadline, when the wait began, worker, key)
+        let mut waiting: VecDeque<(Instant, Instant, usize, u64)> = VecDeque::new();
+        let (mut reqs, mut hits, mut waited) = (0u64, 0u64, 0.0f64);
+        let mut counting = false;
+        // Relaxed: the flags only end phases.
+        while !stop.load(Ordering::Relaxed) {
+            if !counting && !warming.load(Ordering::Relaxed) {
+                counting = true;
+                (reqs, hits, waited) = (0, 0, 0.0);
+            }
+            let now = Instant::now();
+            while let Some(&(due, began, i, k)) = waiting.front() {
+                if due > now {
+                    break;
+                }
+                waiting.pop_front();
+                // The wait is its deadline (an idle loop polls for it); a busy loop's delay
+                // in taking the worker back is CPU queueing, which the model has apart.
+                waited += due.duration_since(began).as_secs_f64() * 1e6;
+                cache.insert(k, k);
+                reqs += 1;
+                ready.push_back(i);
+            }
+            let Some(i) = ready.pop_front() else {
+                match waiting.front() {
+                    Some(&(due, ..)) => {
+                        while Instant::now() < due && !stop.load(Ordering::Relaxed) {
+                            std::hint::spin_loop();
+                        }
+                    }
+                    None => break,
+                }
+                continue;
+            };
+            // Run worker `i` until its next miss.
+            let w = &mut ws[i];
+            loop {
+                let k = w.seq[w.at];
+                w.at = if w.at + 1 == w.seq.len() { 0 } else { w.at + 1 };
+                if cache.get(&k).is_some() {
+                    hits += 1;
+                    reqs += 1;
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                } else {
+                    let t = Instant::now();
+                    waiting.push_back((t + backend, t, i, k));
+                    break;
+                }
+            }
+        }
+        // Waits cut off by the end of the window still bring their keys (uncounted).
+        for (.., k) in waiting {
+            cache.insert(k, k);
+        }
+        (reqs, hits, waited, ids.into_iter().zip(ws.into_iter().map(|w| w.at)).collect::<Vec<_>>())
+    };
+    let (res, el) = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..loops)
+            .map(|l| {
+                let ids: Vec<usize> = (l..seqs.len()).step_by(loops).collect();
+                let starts: Vec<usize> = ids.iter().map(|&w| pos[w]).collect();
+                let run = &run;
+                s.spawn(move || run(ids, starts))
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs_f64(warm));
+        warming.store(false, Ordering::Relaxed);
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_secs_f64(secs));
+        stop.store(true, Ordering::Relaxed);
+        let el = t0.elapsed().as_secs_f64();
+        (hs.into_iter().map(|h| h.join().expect("event loop")).collect::<Vec<_>>(), el)
+    });
+    let mut w = Window { secs: el, ..Window::default() };
+    for (reqs, hits, waited_us, at) in res {
+        w.add(&Window { reqs, hits, waited_us, secs: 0.0 });
+        for (id, p) in at {
+            pos[id] = p;
+        }
+    }
+    w
+}
+
 /// One point of the sweep: the measurement and the calibrated model's prediction (Mops/s).
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct Point {
@@ -658,9 +855,13 @@ pub fn point(
     seqs: &[Vec<u64>],
     backend: Duration,
     spin: bool,
+    workers: Workers,
     secs: f64,
     cores: u32,
 ) -> Result<Point> {
+    if spin && workers == Workers::Loops {
+        bail!("a spinning backend needs thread workers (an event loop cannot spin for one worker)");
+    }
     let q = skip_q(name, seqs.len());
     let cap = ((keys as f64 * size).round() as u64).max(10);
     let threads = seqs.len().min(cores.max(1) as usize);
@@ -679,7 +880,8 @@ pub fn point(
     for _ in 0..SLICES {
         let b = base.calibration(threads);
         let cal = own.as_mut().map_or(b, |c| c.calibration(threads));
-        let w = window(&cache, seqs, &mut pos, backend, spin, (0.2 * slice).max(0.02), slice);
+        let warm = (0.2 * slice).max(0.02);
+        let w = window(&cache, seqs, &mut pos, backend, spin, workers, cores, warm, slice);
         total.add(&w);
         let m = w.measured(pre);
         let net = calibrated_network(
@@ -781,7 +983,9 @@ pub struct Experiment {
     pub secs: f64,
     /// Busy-wait the backend latency instead of sleeping.
     pub spin: bool,
-    /// Cores for the model's CPU station.
+    /// What runs the workers: OS threads, or one event loop per core.
+    pub workers: Workers,
+    /// Cores for the model's CPU station (and the event loops).
     pub cores: u32,
 }
 
@@ -836,6 +1040,9 @@ impl Experiment {
             || self.secs <= 0.0
         {
             bail!("need --mpl between 1 and 1024, --keys >= 10 and --secs > 0");
+        }
+        if self.spin && self.workers == Workers::Loops {
+            bail!("--spin needs --workers threads (an event loop cannot spin for one worker)");
         }
         match &self.sizing {
             Sizing::HitRatios(t) if t.iter().any(|t| !(*t > 0.0 && *t < 1.0)) => {
@@ -927,6 +1134,7 @@ impl Experiment {
                         seqs,
                         self.backend,
                         self.spin,
+                        self.workers,
                         self.secs,
                         self.cores,
                     )?;
@@ -1057,8 +1265,18 @@ mod size_search_tests {
             size_for_hit_ratio(MULTISTEP, 0.7, &trace, 2).expect("search").expect("reachable");
         assert!(sim >= 0.7 && cap < 4_000, "{cap} entries, simulated {sim}");
         // The size is the twin's, so the cache itself, warm, hits about as often.
-        let p = point(MULTISTEP, 4_000, cap as f64 / 4_000.0, &seqs, Duration::ZERO, false, 0.1, 2)
-            .expect("point");
+        let p = point(
+            MULTISTEP,
+            4_000,
+            cap as f64 / 4_000.0,
+            &seqs,
+            Duration::ZERO,
+            false,
+            Workers::Threads,
+            0.1,
+            2,
+        )
+        .expect("point");
         let m = p.measured;
         assert!((m.hit - sim).abs() < 0.03, "measured {} against the twin's {sim}", m.hit);
         assert!(m.x > 0.0 && p.model > 0.0, "{p:?}");
@@ -1066,6 +1284,39 @@ mod size_search_tests {
         // It is a cache of its own: no `sifter::Cache` policy by that name.
         assert_eq!(kind_of(MULTISTEP).expect("a closed-loop name"), None);
         assert!(Subject::build("no-such", 10, 0.5).is_err());
+    }
+
+    /// Both ways of running the workers: every worker makes progress, each miss waits the
+    /// backend (a worker has at most one miss per latency in flight, so the misses are bounded
+    /// by the window), and the loops' recorded wait is the latency itself.
+    #[test]
+    fn workers_run_as_threads_or_event_loops_and_wait_the_backend() {
+        let seqs: Vec<Vec<u64>> = (0..6).map(|t| zipf_seq(2_000, 20_000, t + 1)).collect();
+        let backend = Duration::from_micros(200);
+        for workers in [Workers::Threads, Workers::Loops] {
+            let c = Subject::of(Policy::Lru, 500, 0.5);
+            let mut pos = vec![0usize; seqs.len()];
+            let (warm, secs) = (0.02, 0.1);
+            let w = window(&c, &seqs, &mut pos, backend, false, workers, 2, warm, secs);
+            let misses = w.reqs - w.hits;
+            assert!(w.hits > 0 && misses > 0, "{workers}: {w:?}");
+            assert!(pos.iter().all(|&p| p > 0), "{workers}: a worker never ran: {pos:?}");
+            // Warm-up and window: at most one miss per worker per latency.
+            let bound = seqs.len() as f64 * (warm + secs + 0.05) / backend.as_secs_f64();
+            assert!((misses as f64) < bound, "{workers}: {misses} misses, at most {bound}");
+            let wait = w.waited_us / misses as f64;
+            assert!(wait >= 200.0, "{workers}: waited {wait} µs per miss");
+            if workers == Workers::Loops {
+                assert!(wait < 200.5, "loops record the latency: {wait} µs");
+            }
+            let Subject::Policy(c) = &c else { unreachable!("an LRU cache") };
+            c.validate().expect("a valid cache after the window");
+        }
+        assert_eq!("loops".parse::<Workers>().expect("a name"), Workers::Loops);
+        assert!("fibers".parse::<Workers>().is_err());
+        // A loop cannot spin for one worker.
+        let e = point("lru", 2_000, 0.25, &seqs, backend, true, Workers::Loops, 0.05, 2);
+        assert!(e.is_err());
     }
 
     #[test]

@@ -450,6 +450,7 @@ fn model_section(out: &std::path::Path, quick: bool, stop: &AtomicBool) -> Resul
         keys,
         secs,
         spin: false,
+        workers: crate::closed_loop::Workers::Threads,
         cores,
     };
     // Targets a cache cannot reach even holding every key (a set-associative cache's

@@ -904,7 +904,7 @@ fn run_bench<'py>(
 /// The closed-loop experiment ([`sifter_lab::closed_loop::Experiment`]) off the interpreter;
 /// the rows as `sifter bench closed-loop --csv` text and the notices (warning?, text).
 #[pyfunction]
-#[pyo3(signature = (policies, mpls, backend_latency, sizes, hit_ratios, keys, secs, spin, cores, progress))]
+#[pyo3(signature = (policies, mpls, backend_latency, sizes, hit_ratios, keys, secs, spin, workers, cores, progress))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn closed_loop<'py>(
     py: Python<'py>,
@@ -916,6 +916,7 @@ fn closed_loop<'py>(
     keys: u64,
     secs: f64,
     spin: bool,
+    workers: String,
     cores: Option<u32>,
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<(String, Vec<(bool, String)>)> {
@@ -939,6 +940,7 @@ fn closed_loop<'py>(
         keys,
         secs,
         spin,
+        workers: workers.parse().map_err(|e| value_error(format!("{e:#}")))?,
         cores,
     };
     let ((rows, notices), _) = off_interpreter(py, progress.as_ref(), move |w, st| {

@@ -411,6 +411,11 @@ def test_closed_loop_rows_and_warnings():
         sifter.closed_loop("lru", mpl=0, progress=False)
     with pytest.raises(ValueError, match="unknown"):
         sifter.closed_loop("nope", progress=False)
+    # Event loops instead of threads: the wait is the latency itself.
+    df = sifter.closed_loop("lru", mpl=8, backend_latency="50us", sizes=[0.2], keys=2000, secs=0.05, workers="loops", progress=False)
+    assert len(df) == 1 and 50 <= df["wait_us"].iloc[0] < 50.5
+    with pytest.raises(ValueError, match="expected threads or loops"):
+        sifter.closed_loop("lru", workers="fibers", progress=False)
 
 
 def test_lab_quick_writes_the_report(tmp_path):

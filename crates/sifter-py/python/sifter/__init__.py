@@ -373,11 +373,13 @@ def closed_loop(
     keys: int = 100_000,
     secs: float = 1.0,
     spin: bool = False,
+    workers: str = "threads",
     cores: Optional[int] = None,
     progress: bool = True,
 ):
     """The closed-loop experiment of ``sifter bench closed-loop``: ``mpl`` workers against a
-    cache whose misses wait ``backend_latency`` (sleeping, or busy-waiting with ``spin``), each
+    cache whose misses wait ``backend_latency`` (sleeping, or busy-waiting with ``spin``), run
+    as OS threads (``workers="threads"``) or by one event loop per core (``"loops"``), each
     point prefilled to steady state and put beside the calibrated queueing model. Points are
     cache ``sizes`` (fractions of ``keys``; default 0.001, 0.01, 0.05, 0.2, 0.5) or target
     ``hit_ratios`` (each policy's size found by the simulator; out-of-reach targets are
@@ -393,7 +395,7 @@ def closed_loop(
             pols, mpls, backend_latency,
             None if sizes is None else [float(z) for z in sizes],
             None if hit_ratios is None else [float(h) for h in hit_ratios],
-            int(keys), float(secs), bool(spin), cores, bar if progress else None,
+            int(keys), float(secs), bool(spin), str(workers), cores, bar if progress else None,
         )
     finally:
         bar.close()
