@@ -203,7 +203,7 @@ fn lab_quick_writes_a_report() {
     }
     // Every closed-loop policy measured up to the 0.99 target, prefilled (a cold cache capped
     // the hit ratio near 0.75 before).
-    let closed = json["model"]["closed_loop_100us_mpl8"].as_array().expect("closed-loop rows");
+    let closed = json["model"]["closed_loop_100us_mpl72"].as_array().expect("closed-loop rows");
     for pol in sifter_lab::lab::CLOSED_LOOP_POLICIES {
         assert!(
             closed.iter().any(|r| r["policy"] == pol && r["target_hit"].as_f64() == Some(0.5)),
