@@ -290,14 +290,27 @@ const CHUNK: usize = 256;
 /// can take many times in a row, the contended cost came out up to half what two threads
 /// pay while both run.)
 fn mean_cost(threads: usize, work: impl Fn(usize, &AtomicBool) -> usize + Sync) -> f64 {
-    let start = std::sync::Barrier::new(threads);
+    let arrived = std::sync::atomic::AtomicUsize::new(0);
     let done = AtomicBool::new(false);
     let per_op: Vec<f64> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
             .map(|t| {
-                let (start, work, done) = (&start, &work, &done);
+                let (arrived, work, done) = (&arrived, &work, &done);
                 s.spawn(move || {
-                    start.wait();
+                    // A spinning start: every thread is on a running core when the clocks
+                    // start (a blocking barrier lets the first arrivals' cores go idle, and
+                    // a virtual CPU woken from idle may take long to run again). The yield
+                    // lets threads not yet started run where there are more than the cores.
+                    // Relaxed: only the count matters; the work shares nothing else.
+                    arrived.fetch_add(1, Ordering::Relaxed);
+                    let mut spins = 0u32;
+                    while arrived.load(Ordering::Relaxed) < threads {
+                        spins = spins.wrapping_add(1);
+                        if spins % 256 == 0 {
+                            std::thread::yield_now();
+                        }
+                        std::hint::spin_loop();
+                    }
                     let t0 = Instant::now();
                     let ops = work(t, done).max(1);
                     // Relaxed: the flag only ends the others' work early.
