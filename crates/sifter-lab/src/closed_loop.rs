@@ -306,7 +306,7 @@ fn mean_cost(threads: usize, work: impl Fn(usize, &AtomicBool) -> usize + Sync) 
                     let mut spins = 0u32;
                     while arrived.load(Ordering::Relaxed) < threads {
                         spins = spins.wrapping_add(1);
-                        if spins % 256 == 0 {
+                        if spins.is_multiple_of(256) {
                             std::thread::yield_now();
                         }
                         std::hint::spin_loop();
