@@ -721,7 +721,10 @@ fn thread_window(
     w
 }
 
-/// One worker of an event loop: its sequence, where it stands, and the key it waits for.
+/// Hits an event loop's worker makes in a row before the next ready worker's turn.
+const BURST: usize = 256;
+
+/// One worker of an event loop: its sequence and where it stands.
 struct LoopWorker<'a> {
     seq: &'a [u64],
     at: usize,
@@ -789,22 +792,27 @@ fn loop_window(
                 }
                 continue;
             };
-            // Run worker `i` until its next miss.
+            // Run worker `i` until its next miss, or for at most BURST hits: then it goes to
+            // the back of the ready queue, so a loop whose workers all hit still takes turns
+            // among them and sees the phase flags.
             let w = &mut ws[i];
-            loop {
+            let mut missed = false;
+            for _ in 0..BURST {
                 let k = w.seq[w.at];
                 w.at = if w.at + 1 == w.seq.len() { 0 } else { w.at + 1 };
                 if cache.get(&k).is_some() {
                     hits += 1;
                     reqs += 1;
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
                 } else {
                     now = Instant::now();
                     waiting.push_back((now + backend, i, k));
+                    missed = true;
                     break;
                 }
+            }
+            if !missed {
+                ready.push_back(i);
+                now = Instant::now();
             }
         }
         // Waits cut off by the end of the window still bring their keys (uncounted).
@@ -1330,6 +1338,15 @@ mod size_search_tests {
             let Subject::Policy(c) = &c else { unreachable!("an LRU cache") };
             c.validate().expect("a valid cache after the window");
         }
+        // A cache holding every key: no worker ever misses, and still every one takes turns.
+        let c = Subject::of(Policy::Lru, 2_000, 0.5);
+        for k in 1..=2_000 {
+            c.insert(k, k);
+        }
+        let mut pos = vec![0usize; seqs.len()];
+        let w = window(&c, &seqs, &mut pos, backend, false, Workers::Loops, 2, 0.02, 0.05);
+        assert!(w.reqs > 0 && w.hits == w.reqs, "{w:?}");
+        assert!(pos.iter().all(|&p| p > 0), "a worker never ran: {pos:?}");
         assert_eq!("loops".parse::<Workers>().expect("a name"), Workers::Loops);
         assert!("fibers".parse::<Workers>().is_err());
         // A loop cannot spin for one worker.
