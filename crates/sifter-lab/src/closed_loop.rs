@@ -286,9 +286,8 @@ const CHUNK: usize = 256;
 /// threads of each one's µs per operation. `work` returns its operations and stops early
 /// (within [`CHUNK`] operations) once `done` is set, which the first thread to finish its
 /// share sets: every thread's time is then time they all ran together. (Without the stop a
-/// thread that finished early left the others to run alone: under a lock that one thread
-/// can take many times in a row, the contended cost came out up to half what two threads
-/// pay while both run.)
+/// thread that finished early left the others to run alone, at the single-threaded cost:
+/// LRU's two-thread hit came out 10-25 % lower in alternated runs, docs/BENCHMARKS.md.)
 fn mean_cost(threads: usize, work: impl Fn(usize, &AtomicBool) -> usize + Sync) -> f64 {
     let arrived = std::sync::atomic::AtomicUsize::new(0);
     let done = AtomicBool::new(false);
