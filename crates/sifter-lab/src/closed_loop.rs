@@ -200,18 +200,24 @@ impl Calibrator {
         let (c, seqs) = (&self.cache, &self.seqs);
         // One thread replays every sequence; `threads` threads one each.
         let mine = |t: usize| seqs.iter().skip(t).step_by(threads);
-        // A pass before the timed one: the previous round put the popular keys back, so every
-        // entry is freshly written and (under the reference-bit policies) unmarked, and the
-        // first hit on each would pay for that. The measurement's hits meet a cache in steady
-        // state. Timed cold, the single-threaded hit cost came out about twice the two-thread
-        // one (which ran second, warmed by it), and the model 7-31 % pessimistic at 0.99-0.995
-        // hits with a spinning backend (docs/BENCHMARKS.md, "Hits calibrated warm").
-        for seq in seqs {
-            for &k in seq {
-                std::hint::black_box(c.get(&(k - 1)));
+        // A pass before the timed one, by each timed thread over its own sequences: the
+        // previous round put the popular keys back, so every entry is freshly written and
+        // (under the reference-bit policies) unmarked, and the first hit on each would pay for
+        // that. The measurement's hits meet a cache in steady state. Timed cold, the
+        // single-threaded hit cost came out about twice the two-thread one (which ran second,
+        // warmed by it), and the model 7-31 % pessimistic at 0.99-0.995 hits with a spinning
+        // backend (docs/BENCHMARKS.md, "Hits calibrated warm"). Each thread warms its own
+        // core's caches too: a pass made on another core leaves a thread whose core shares no
+        // cache with it (a host may place two virtual CPUs so) fetching every entry from
+        // memory during its timed pass.
+        let warm = |t: usize| {
+            for seq in mine(t) {
+                for &k in seq {
+                    std::hint::black_box(c.get(&(k - 1)));
+                }
             }
-        }
-        let hit_us = mean_cost(threads, |t, done| {
+        };
+        let hit_us = mean_cost(threads, warm, |t, done| {
             let (mut found, mut n) = (0u64, 0usize);
             'all: for seq in mine(t) {
                 for chunk in seq.chunks(CHUNK) {
@@ -229,20 +235,24 @@ impl Calibrator {
         });
         let each = self.misses / threads as u64;
         let fresh = self.fresh;
-        let miss_us = mean_cost(threads, |t, done| {
-            let from = fresh + t as u64 * each;
-            let mut n = 0;
-            for k in from..from + each {
-                if n % CHUNK == 0 && done.load(Ordering::Relaxed) {
-                    break;
+        let miss_us = mean_cost(
+            threads,
+            |_| {},
+            |t, done| {
+                let from = fresh + t as u64 * each;
+                let mut n = 0;
+                for k in from..from + each {
+                    if n % CHUNK == 0 && done.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if c.get(&k).is_none() {
+                        c.insert(k, k);
+                    }
+                    n += 1;
                 }
-                if c.get(&k).is_none() {
-                    c.insert(k, k);
-                }
-                n += 1;
-            }
-            n
-        });
+                n
+            },
+        );
         self.fresh += threads as u64 * each;
         // Put the popular keys back so the next round hits.
         Self::put_back(c, self.cap);
@@ -282,20 +292,26 @@ pub fn calibrate(name: &str, cap: u64, threads: usize, rounds: usize) -> Result<
 /// Operations a calibration thread makes between two looks at the end flag of [`mean_cost`].
 const CHUNK: usize = 256;
 
-/// Runs `work(t, done)` on `threads` threads started together and returns the mean over
-/// threads of each one's µs per operation. `work` returns its operations and stops early
+/// Runs `warm(t)` untimed and then `work(t, done)` on `threads` threads, the works started
+/// together, and returns the mean over threads of each one's µs per operation of `work`.
+/// `work` returns its operations and stops early
 /// (within [`CHUNK`] operations) once `done` is set, which the first thread to finish its
 /// share sets: every thread's time is then time they all ran together. (Without the stop a
 /// thread that finished early left the others to run alone, at the single-threaded cost:
 /// LRU's two-thread hit came out 10-25 % lower in alternated runs, docs/BENCHMARKS.md.)
-fn mean_cost(threads: usize, work: impl Fn(usize, &AtomicBool) -> usize + Sync) -> f64 {
+fn mean_cost(
+    threads: usize,
+    warm: impl Fn(usize) + Sync,
+    work: impl Fn(usize, &AtomicBool) -> usize + Sync,
+) -> f64 {
     let arrived = std::sync::atomic::AtomicUsize::new(0);
     let done = AtomicBool::new(false);
     let per_op: Vec<f64> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
             .map(|t| {
-                let (arrived, work, done) = (&arrived, &work, &done);
+                let (arrived, warm, work, done) = (&arrived, &warm, &work, &done);
                 s.spawn(move || {
+                    warm(t);
                     // A spinning start: every thread is on a running core when the clocks
                     // start (a blocking barrier lets the first arrivals' cores go idle, and
                     // a virtual CPU woken from idle may take long to run again). The yield
