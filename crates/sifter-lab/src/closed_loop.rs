@@ -669,6 +669,70 @@ fn window(
     }
 }
 
+/// The phases of a window, as its threads see them: unmeasured while `warming`, measured until
+/// `stop`. Relaxed loads and stores: the flags only end phases.
+struct Phases {
+    warming: AtomicBool,
+    stop: AtomicBool,
+}
+
+impl Phases {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// True the first time it is asked (through `counting`) after the warm-up ended: the
+    /// caller then zeroes its counts.
+    fn starts_counting(&self, counting: &mut bool) -> bool {
+        if !*counting && !self.warming.load(Ordering::Relaxed) {
+            *counting = true;
+            return true;
+        }
+        false
+    }
+}
+
+/// What one thread of a window counted (its measured phase), and where each of its workers
+/// stands in its sequence: (worker, position).
+type Counted = (Window, Vec<(usize, usize)>);
+
+/// Runs `work(j, phases)` on `n` threads for `warm` seconds unmeasured, then `secs` measured,
+/// and adds up their counts over the measured seconds; `pos` takes each worker's position.
+fn in_phases(
+    n: usize,
+    pos: &mut [usize],
+    warm: f64,
+    secs: f64,
+    work: impl Fn(usize, &Phases) -> Counted + Sync,
+) -> Window {
+    let phases = Phases { warming: AtomicBool::new(true), stop: AtomicBool::new(false) };
+    let (res, el) = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..n)
+            .map(|j| {
+                let (work, phases) = (&work, &phases);
+                s.spawn(move || work(j, phases))
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs_f64(warm));
+        phases.warming.store(false, Ordering::Relaxed);
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_secs_f64(secs));
+        phases.stop.store(true, Ordering::Relaxed);
+        let el = t0.elapsed().as_secs_f64();
+        (hs.into_iter().map(|h| h.join().expect("closed-loop worker")).collect::<Vec<_>>(), el)
+    });
+    // Each thread's counts cover the measured window (it stops within a request or a burst
+    // of `stop`).
+    let mut w = Window { secs: el, ..Window::default() };
+    for (counted, at) in res {
+        w.add(&counted);
+        for (id, p) in at {
+            pos[id] = p;
+        }
+    }
+    w
+}
+
 /// [`window`] with one OS thread per worker.
 fn thread_window(
     cache: &Subject,
@@ -679,61 +743,36 @@ fn thread_window(
     warm: f64,
     secs: f64,
 ) -> Window {
-    let stop = AtomicBool::new(false);
-    let warming = AtomicBool::new(true);
-    let (res, el): (Vec<(u64, u64, f64, usize)>, f64) = std::thread::scope(|s| {
-        let hs: Vec<_> = seqs
-            .iter()
-            .zip(pos.iter())
-            .map(|(seq, &start)| {
-                let (stop, warming) = (&stop, &warming);
-                s.spawn(move || {
-                    let (mut reqs, mut hits, mut waited) = (0u64, 0u64, 0.0f64);
-                    let mut counting = false;
-                    let mut i = start % seq.len().max(1);
-                    // Relaxed: the flags only end phases.
-                    while !stop.load(Ordering::Relaxed) {
-                        if !counting && !warming.load(Ordering::Relaxed) {
-                            counting = true;
-                            (reqs, hits, waited) = (0, 0, 0.0);
-                        }
-                        let k = seq[i];
-                        i = if i + 1 == seq.len() { 0 } else { i + 1 };
-                        if cache.get(&k).is_some() {
-                            hits += 1;
-                        } else {
-                            let t = Instant::now();
-                            if spin {
-                                while t.elapsed() < backend {
-                                    std::hint::spin_loop();
-                                }
-                            } else {
-                                std::thread::sleep(backend);
-                            }
-                            waited += t.elapsed().as_secs_f64() * 1e6;
-                            cache.insert(k, k);
-                        }
-                        reqs += 1;
+    let starts = pos.to_vec();
+    in_phases(seqs.len(), pos, warm, secs, |j, phases| {
+        let seq = &seqs[j];
+        let mut c = Window::default();
+        let mut counting = false;
+        let mut i = starts[j] % seq.len().max(1);
+        while !phases.stopped() {
+            if phases.starts_counting(&mut counting) {
+                c = Window::default();
+            }
+            let k = seq[i];
+            i = if i + 1 == seq.len() { 0 } else { i + 1 };
+            if cache.get(&k).is_some() {
+                c.hits += 1;
+            } else {
+                let t = Instant::now();
+                if spin {
+                    while t.elapsed() < backend {
+                        std::hint::spin_loop();
                     }
-                    (reqs, hits, waited, i)
-                })
-            })
-            .collect();
-        std::thread::sleep(Duration::from_secs_f64(warm));
-        warming.store(false, Ordering::Relaxed);
-        let t0 = Instant::now();
-        std::thread::sleep(Duration::from_secs_f64(secs));
-        stop.store(true, Ordering::Relaxed);
-        let el = t0.elapsed().as_secs_f64();
-        (hs.into_iter().map(|h| h.join().expect("worker")).collect(), el)
-    });
-    // Each worker's counts cover the measured window (it stops within one request of `stop`).
-    let mut w = Window { secs: el, ..Window::default() };
-    for (p, (reqs, hits, waited_us, i)) in pos.iter_mut().zip(res) {
-        w.add(&Window { reqs, hits, waited_us, secs: 0.0 });
-        *p = i;
-    }
-    w
+                } else {
+                    std::thread::sleep(backend);
+                }
+                c.waited_us += t.elapsed().as_secs_f64() * 1e6;
+                cache.insert(k, k);
+            }
+            c.reqs += 1;
+        }
+        (c, vec![(j, i)])
+    })
 }
 
 /// Hits an event loop's worker makes in a row before the next ready worker's turn.
@@ -759,13 +798,12 @@ fn loop_window(
 ) -> Window {
     use std::collections::VecDeque;
     let loops = seqs.len().min(cores.max(1) as usize).max(1);
-    let stop = AtomicBool::new(false);
-    let warming = AtomicBool::new(true);
-    let run = |ids: Vec<usize>, starts: Vec<usize>| {
+    let starts = pos.to_vec();
+    in_phases(loops, pos, warm, secs, |l, phases| {
+        let ids: Vec<usize> = (l..seqs.len()).step_by(loops).collect();
         let mut ws: Vec<LoopWorker<'_>> = ids
             .iter()
-            .zip(&starts)
-            .map(|(&w, &p)| LoopWorker { seq: &seqs[w], at: p % seqs[w].len().max(1) })
+            .map(|&w| LoopWorker { seq: &seqs[w], at: starts[w] % seqs[w].len().max(1) })
             .collect();
         let mut ready: VecDeque<usize> = (0..ws.len()).filter(|&i| !ws[i].seq.is_empty()).collect();
         // (deadline, worker, key). Every wait is `backend` long: a wait ends at its deadline
@@ -773,32 +811,30 @@ fn loop_window(
         // queueing, which the model has apart.
         let mut waiting: VecDeque<(Instant, usize, u64)> = VecDeque::new();
         let wait_us = backend.as_secs_f64() * 1e6;
-        let (mut reqs, mut hits, mut waited) = (0u64, 0u64, 0.0f64);
+        let mut c = Window::default();
         let mut counting = false;
         // The clock is read once per miss (and while idle): it is the loop's own main cost
         // (`clock_gettime` took a fifth of the CPU at a 5 µs backend when read twice).
         let mut now = Instant::now();
-        // Relaxed: the flags only end phases.
-        while !stop.load(Ordering::Relaxed) {
-            if !counting && !warming.load(Ordering::Relaxed) {
-                counting = true;
-                (reqs, hits, waited) = (0, 0, 0.0);
+        while !phases.stopped() {
+            if phases.starts_counting(&mut counting) {
+                c = Window::default();
             }
             while let Some(&(due, i, k)) = waiting.front() {
                 if due > now {
                     break;
                 }
                 waiting.pop_front();
-                waited += wait_us;
+                c.waited_us += wait_us;
                 cache.insert(k, k);
-                reqs += 1;
+                c.reqs += 1;
                 ready.push_back(i);
             }
             let Some(i) = ready.pop_front() else {
                 match waiting.front() {
                     Some(&(due, ..)) => loop {
                         now = Instant::now();
-                        if now >= due || stop.load(Ordering::Relaxed) {
+                        if now >= due || phases.stopped() {
                             break;
                         }
                         std::hint::spin_loop();
@@ -816,8 +852,8 @@ fn loop_window(
                 let k = w.seq[w.at];
                 w.at = if w.at + 1 == w.seq.len() { 0 } else { w.at + 1 };
                 if cache.get(&k).is_some() {
-                    hits += 1;
-                    reqs += 1;
+                    c.hits += 1;
+                    c.reqs += 1;
                 } else {
                     now = Instant::now();
                     waiting.push_back((now + backend, i, k));
@@ -834,33 +870,8 @@ fn loop_window(
         for (_, _, k) in waiting {
             cache.insert(k, k);
         }
-        (reqs, hits, waited, ids.into_iter().zip(ws.into_iter().map(|w| w.at)).collect::<Vec<_>>())
-    };
-    let (res, el) = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..loops)
-            .map(|l| {
-                let ids: Vec<usize> = (l..seqs.len()).step_by(loops).collect();
-                let starts: Vec<usize> = ids.iter().map(|&w| pos[w]).collect();
-                let run = &run;
-                s.spawn(move || run(ids, starts))
-            })
-            .collect();
-        std::thread::sleep(Duration::from_secs_f64(warm));
-        warming.store(false, Ordering::Relaxed);
-        let t0 = Instant::now();
-        std::thread::sleep(Duration::from_secs_f64(secs));
-        stop.store(true, Ordering::Relaxed);
-        let el = t0.elapsed().as_secs_f64();
-        (hs.into_iter().map(|h| h.join().expect("event loop")).collect::<Vec<_>>(), el)
-    });
-    let mut w = Window { secs: el, ..Window::default() };
-    for (reqs, hits, waited_us, at) in res {
-        w.add(&Window { reqs, hits, waited_us, secs: 0.0 });
-        for (id, p) in at {
-            pos[id] = p;
-        }
-    }
-    w
+        (c, ids.into_iter().zip(ws.into_iter().map(|w| w.at)).collect())
+    })
 }
 
 /// One point of the sweep: the measurement and the calibrated model's prediction (Mops/s).
