@@ -480,7 +480,7 @@ pub struct Measured {
 }
 
 /// Requests per window of the steady-state check.
-const PREFILL_WINDOW: usize = 100_000;
+pub const PREFILL_WINDOW: usize = 100_000;
 
 /// Warms `cache` to steady state before a measurement: replays the workers' sequences
 /// interleaved, single-threaded and without the backend wait (a miss just inserts), in windows
