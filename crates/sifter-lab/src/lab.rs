@@ -583,7 +583,8 @@ fn model_section(out: &std::path::Path, quick: bool, stop: &AtomicBool) -> Resul
          loop that runs its workers one at a time, each until its next miss, while the waiting \
          ones use no CPU (<code>sifter bench closed-loop --workers loops</code>; with 72 threads \
          on a few cores, a thread preempted while it holds LRU's lock stalls the others, which \
-         <code>--workers threads</code> shows). Each point's cache size is chosen for a target hit ratio (the steady-state \
+         <code>--workers threads</code> shows). Each point's cache size is chosen for a target \
+         hit ratio (the steady-state \
          hit ratio of the simulator on the workers' own requests), and the cache is prefilled to \
          its steady state before the measurement, which goes on from where the prefill stopped. \
          The model beside it is calibrated with each policy's measured \
