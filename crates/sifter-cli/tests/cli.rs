@@ -779,6 +779,10 @@ fn closed_loop_sizes_for_target_hit_ratios_over_several_mpls() {
         "--spin needs --workers threads",
     );
     fails_with(&sifter(&["bench", "closed-loop", "--workers", "fibers"], d.path()), "fibers");
+    fails_with(
+        &sifter(&["bench", "closed-loop", "--cores", "0"], d.path()),
+        "--cores must be at least 1",
+    );
 }
 
 #[test]

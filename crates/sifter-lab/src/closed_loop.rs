@@ -1096,6 +1096,9 @@ impl Experiment {
         if self.spin && self.workers == Workers::Loops {
             bail!("--spin needs --workers threads (an event loop cannot spin for one worker)");
         }
+        if self.cores == 0 {
+            bail!("--cores must be at least 1");
+        }
         match &self.sizing {
             Sizing::HitRatios(t) if t.iter().any(|t| !(*t > 0.0 && *t < 1.0)) => {
                 bail!("--hit-ratios are in (0, 1)")
