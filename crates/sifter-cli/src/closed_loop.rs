@@ -91,9 +91,10 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
             )
             }
             Event::Measuring { .. } => eprintln!(
-            "each point: prefilled to steady state, calibrated (single-threaded hit and miss costs \
-             at its capacity), then measured"
-        ),
+                "each point: prefilled to steady state, calibrated (hit and miss costs at its \
+                 capacity, alone and with a thread per core; with --workers loops also the loops' \
+                 own cost per request), then measured"
+            ),
             Event::Measured(_) => {}
         },
         &STOP,
@@ -113,6 +114,9 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
                 format!("{:.3}", r.point.model),
                 format!("{:+.1}%", r.error() * 100.0),
                 format!("{:.1}", r.point.wait_us),
+                format!("{:.3}", r.point.overhead_us),
+                m.busy.map_or("-".to_string(), |b| format!("{b:.3}")),
+                format!("{:.3}", r.point.model_busy),
             ]
         })
         .collect();
@@ -136,7 +140,10 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
                 "measured",
                 "model",
                 "error",
-                "mean wait µs"
+                "mean wait µs",
+                "loop µs/req",
+                "cpu busy",
+                "model busy"
             ],
             &cells
         )

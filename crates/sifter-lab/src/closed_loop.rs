@@ -121,6 +121,43 @@ impl Subject {
     }
 }
 
+/// What the closed loop's workers send their requests to: a cache, or a [`Coin`] (to time
+/// the workers' own machinery).
+trait Store: Sync {
+    /// A lookup: true on a hit.
+    fn hit(&self, k: &u64) -> bool;
+    /// The insert after a miss's backend wait.
+    fn fill(&self, k: u64);
+}
+
+impl Store for Subject {
+    #[inline]
+    fn hit(&self, k: &u64) -> bool {
+        self.get(k).is_some()
+    }
+
+    #[inline]
+    fn fill(&self, k: u64) {
+        self.insert(k, k)
+    }
+}
+
+/// A store without a cache: a key hits when it is odd, and nothing is kept. Replaying keys drawn
+/// for it at a hit ratio runs the workers' machinery alone (see [`loop_overhead_us`]).
+struct Coin;
+
+impl Store for Coin {
+    #[inline]
+    fn hit(&self, k: &u64) -> bool {
+        std::hint::black_box(*k) & 1 == 1
+    }
+
+    #[inline]
+    fn fill(&self, k: u64) {
+        std::hint::black_box(k);
+    }
+}
+
 /// Prob-LRU's q (the probability that a hit skips the list update) for `name` at `mpl` workers:
 /// 0.5 for `problru`, 1 − 1/MPL for `problru-mpl` (the paper's choice: about one worker at a
 /// time promotes); the builder's default for the other policies (unused by them).
@@ -356,6 +393,10 @@ pub struct Backend {
     pub wait_us: f64,
     /// The wait busy-waits on a core (else it sleeps, using no CPU).
     pub spin: bool,
+    /// CPU time the workers' machinery spends per request outside the cache, µs: the event
+    /// loops' sequence reads, clock reads and timer queue ([`loop_overhead_us`]). Zero for
+    /// thread workers, whose sleep and wake-up (the kernel's work) are not calibrated.
+    pub overhead_us: f64,
 }
 
 /// The calibrated model of policy `name` at hit ratio `hit` with `mpl` workers.
@@ -380,7 +421,8 @@ pub struct Backend {
 ///   locks only its own set, which two threads rarely want at once, so their cost is CPU work.)
 /// * **Backend**: a delay (sleeping), or CPU work when it spins and there are more workers than
 ///   cores; spinning with at most one worker per core, it is a delay too (nobody waits for the
-///   core it occupies).
+///   core it occupies). The workers' own machinery (`backend.overhead_us`) is CPU work of
+///   every request.
 pub fn calibrated_network(
     name: &str,
     cal: &Calibration,
@@ -405,10 +447,13 @@ pub fn calibrated_network(
     let (busy_hit_lock, busy_miss_lock) = lock_of(&cal.busy, &base.busy);
     let t = cal.threads.max(1);
     // CPU work outside the lock: single-threaded (the service) and with `t` threads.
-    let (cpu_hit, cpu_miss) = (cal.one.hit_us - hit_lock, cal.one.miss_us - miss_lock);
+    let over = backend.overhead_us.max(0.0);
+    let (cpu_hit, cpu_miss) =
+        (cal.one.hit_us - hit_lock + over, cal.one.miss_us - miss_lock + over);
     let blend = |h_us: f64, m_us: f64| hit * h_us + (1.0 - hit) * m_us;
     let one = blend(cpu_hit, cpu_miss);
-    let busy = blend(cal.busy.hit_us - busy_hit_lock, cal.busy.miss_us - busy_miss_lock);
+    let busy =
+        blend(cal.busy.hit_us - busy_hit_lock + over, cal.busy.miss_us - busy_miss_lock + over);
     let cpu_slowdown = if t > 1 && one > 0.0 && busy > 0.0 {
         let r = busy / one;
         if backend.spin {
@@ -474,6 +519,10 @@ pub struct Measured {
     pub hit: f64,
     /// Mean measured backend wait per miss, µs.
     pub wait_us: f64,
+    /// Event loops: the fraction of their time they were busy (not idle waiting for a timer
+    /// with no worker ready) — the CPU utilisation the model predicts as its CPU station's.
+    /// `None` for thread workers.
+    pub busy: Option<f64>,
     /// Hit ratio of the last window of the prefill (steady state), and requests replayed.
     pub prefill_hit: f64,
     pub prefill_requests: usize,
@@ -591,6 +640,10 @@ struct Window {
     /// Backend wait summed over the misses, µs.
     waited_us: f64,
     secs: f64,
+    /// Event loops: how many ran, and their idle time summed (waiting for a timer with no
+    /// worker ready), seconds.
+    loops: usize,
+    idle_secs: f64,
 }
 
 impl Window {
@@ -599,6 +652,8 @@ impl Window {
         self.hits += o.hits;
         self.waited_us += o.waited_us;
         self.secs += o.secs;
+        self.idle_secs += o.idle_secs;
+        self.loops = self.loops.max(o.loops);
     }
 
     fn measured(&self, prefill: (f64, usize)) -> Measured {
@@ -607,6 +662,8 @@ impl Window {
             x: self.reqs as f64 / self.secs.max(1e-9) / 1e6,
             hit: self.hits as f64 / self.reqs.max(1) as f64,
             wait_us: self.waited_us / misses as f64,
+            busy: (self.loops > 0)
+                .then(|| 1.0 - self.idle_secs / (self.secs * self.loops as f64).max(1e-9)),
             prefill_hit: prefill.0,
             prefill_requests: prefill.1,
         }
@@ -788,7 +845,7 @@ struct LoopWorker<'a> {
 /// `w % loops`. Each loop keeps its ready workers in a FIFO and its waiting ones in another:
 /// every wait is the same length, so deadlines come in the order the waits began.
 fn loop_window(
-    cache: &Subject,
+    cache: &impl Store,
     seqs: &[Vec<u64>],
     pos: &mut [usize],
     backend: Duration,
@@ -826,19 +883,24 @@ fn loop_window(
                 }
                 waiting.pop_front();
                 c.waited_us += wait_us;
-                cache.insert(k, k);
+                cache.fill(k);
                 c.reqs += 1;
                 ready.push_back(i);
             }
             let Some(i) = ready.pop_front() else {
                 match waiting.front() {
-                    Some(&(due, ..)) => loop {
-                        now = Instant::now();
-                        if now >= due || phases.stopped() {
-                            break;
+                    Some(&(due, ..)) => {
+                        // Idle from here (a clock read an idle loop can afford) to the deadline.
+                        let from = Instant::now();
+                        loop {
+                            now = Instant::now();
+                            if now >= due || phases.stopped() {
+                                break;
+                            }
+                            std::hint::spin_loop();
                         }
-                        std::hint::spin_loop();
-                    },
+                        c.idle_secs += now.saturating_duration_since(from).as_secs_f64();
+                    }
                     None => break,
                 }
                 continue;
@@ -851,7 +913,7 @@ fn loop_window(
             for _ in 0..BURST {
                 let k = w.seq[w.at];
                 w.at = if w.at + 1 == w.seq.len() { 0 } else { w.at + 1 };
-                if cache.get(&k).is_some() {
+                if cache.hit(&k) {
                     c.hits += 1;
                     c.reqs += 1;
                 } else {
@@ -868,10 +930,39 @@ fn loop_window(
         }
         // Waits cut off by the end of the window still bring their keys (uncounted).
         for (_, _, k) in waiting {
-            cache.insert(k, k);
+            cache.fill(k);
         }
+        c.loops = loops;
         (c, ids.into_iter().zip(ws.into_iter().map(|w| w.at)).collect())
     })
+}
+
+/// Sequences for [`loop_overhead_us`]: shaped like the workers' ([`sequences`]: as many, as
+/// long, so the same memory traffic), each key odd (a hit of a [`Coin`]) with probability `hit`.
+pub fn coin_sequences(hit: f64, workers: usize) -> Vec<Vec<u64>> {
+    let len = sequence_len(workers);
+    (0..workers as u64)
+        .map(|w| {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(w + 1);
+            (0..len as u64)
+                .map(|i| i << 1 | (rand::Rng::random::<f64>(&mut rng) < hit) as u64)
+                .collect()
+        })
+        .collect()
+}
+
+/// The event loops' own CPU time per request, µs, with the workers of `seqs`
+/// ([`coin_sequences`]) on `loops` loops: what a loop spends besides the cache — reading the
+/// worker's sequence, the clock read and timer queue of a miss, the turn to the next ready
+/// worker, the look at the phase flags. Measured by running [`loop_window`] itself for about
+/// `secs` seconds against a [`Coin`] with no backend wait, so the loops never idle. (The
+/// cache's own costs are calibrated apart; their calibration loops read a sequence too, one
+/// per thread, which this counts again: about a nanosecond.)
+pub fn loop_overhead_us(seqs: &[Vec<u64>], loops: usize, secs: f64) -> f64 {
+    let mut pos = vec![0; seqs.len()];
+    let loops = loops.clamp(1, seqs.len().max(1));
+    let w = loop_window(&Coin, seqs, &mut pos, Duration::ZERO, loops as u32, 0.2 * secs, secs);
+    w.secs * loops as f64 * 1e6 / w.reqs.max(1) as f64
 }
 
 /// One point of the sweep: the measurement and the calibrated model's prediction (Mops/s).
@@ -885,10 +976,19 @@ pub struct Point {
     pub calibration: Calibration,
     /// The model's throughput, requests per µs (the mean over slices).
     pub model: f64,
+    /// The workers' own CPU time per request given to the model, µs (the mean over slices; see
+    /// [`Backend::overhead_us`]).
+    pub overhead_us: f64,
+    /// The model's utilisation of its CPU station per core (the mean over slices): compare
+    /// with the event loops' measured [`Measured::busy`].
+    pub model_busy: f64,
 }
 
 /// Slices a point's measurement is cut into, each right after its own calibration.
 pub const SLICES: usize = 4;
+
+/// Seconds each slice's calibration of the event loops' own cost runs ([`loop_overhead_us`]).
+const OVERHEAD_SECS: f64 = 0.01;
 
 /// Measures one policy at one cache size and predicts it with the calibrated model.
 ///
@@ -896,7 +996,8 @@ pub const SLICES: usize = 4;
 /// calibration made once and a measurement made later disagree by that much whatever the
 /// model. The point therefore alternates: after the prefill, [`SLICES`] times, calibrate the
 /// policy and the lock-free base (Mobius) at this size, alone and with as many threads as can
-/// run together here (the MPL, at most the cores), then measure a slice of `secs / SLICES`
+/// run together here (the MPL, at most the cores) — and, with event-loop workers, the loops'
+/// own cost per miss ([`loop_overhead_us`]) — then measure a slice of `secs / SLICES`
 /// seconds; each slice is modelled with its own calibration, hit ratio and backend wait, and
 /// the point reports the whole measurement against the mean of the slices' models.
 #[allow(clippy::too_many_arguments)]
@@ -925,27 +1026,34 @@ pub fn point(
     };
     let cache = Subject::build(name, cap, q)?;
     let (prefill_hit, replayed, mut pos) = prefill(&cache, seqs);
+    // The event loops' own cost is measured at the steady state's hit ratio.
+    let coins = (workers == Workers::Loops).then(|| coin_sequences(prefill_hit, seqs.len()));
     let pre = (prefill_hit, replayed);
     let slice = secs / SLICES as f64;
     let mut total = Window::default();
-    let (mut model, mut sum) = (0.0, [0.0; 4]);
+    let (mut model, mut sum, mut overhead, mut model_busy) = (0.0, [0.0; 4], 0.0, 0.0);
     for _ in 0..SLICES {
         let b = base.calibration(threads);
         let cal = own.as_mut().map_or(b, |c| c.calibration(threads));
+
         let warm = (0.2 * slice).max(0.02);
         let w = window(&cache, seqs, &mut pos, backend, spin, workers, cores, warm, slice);
         total.add(&w);
         let m = w.measured(pre);
+        let over = coins.as_ref().map_or(0.0, |c| loop_overhead_us(c, threads, OVERHEAD_SECS));
+        overhead += over / SLICES as f64;
         let net = calibrated_network(
             name,
             &cal,
             &b,
             m.hit,
-            Backend { wait_us: m.wait_us, spin },
+            Backend { wait_us: m.wait_us, spin, overhead_us: over },
             cores,
             seqs.len(),
         );
-        model += mva(&net, seqs.len() as u32).x / SLICES as f64;
+        let solved = mva(&net, seqs.len() as u32);
+        model += solved.x / SLICES as f64;
+        model_busy += solved.u[0] / SLICES as f64;
         for (s, v) in
             sum.iter_mut().zip([cal.one.hit_us, cal.one.miss_us, cal.busy.hit_us, cal.busy.miss_us])
         {
@@ -958,7 +1066,14 @@ pub fn point(
         threads,
         busy: Costs { hit_us: sum[2], miss_us: sum[3] },
     };
-    Ok(Point { measured, wait_us: measured.wait_us, calibration, model })
+    Ok(Point {
+        measured,
+        wait_us: measured.wait_us,
+        calibration,
+        model,
+        overhead_us: overhead,
+        model_busy,
+    })
 }
 
 /// The workers' sequences one after the other, as a trace for the simulator (the size search).
@@ -977,8 +1092,13 @@ pub fn stream_trace(seqs: &[Vec<u64>]) -> Result<sifter_sim::trace::LoadedTrace>
 /// sequences at a low MPL would otherwise cycle through fewer distinct keys than that stream
 /// (at MPL 2, 2 × 2^20 requests left a cache sized for 0.995 holding every key they use).
 pub fn sequences(keys: u64, workers: usize) -> Vec<Vec<u64>> {
-    let len = ((8usize << 20) / workers.max(1)).max(1 << 16);
+    let len = sequence_len(workers);
     (0..workers).map(|t| zipf_seq(keys, len, t as u64 + 1)).collect()
+}
+
+/// The length of each of `workers` workers' sequences: 8 Mi requests in all, at least 64 Ki each.
+fn sequence_len(workers: usize) -> usize {
+    ((8usize << 20) / workers.max(1)).max(1 << 16)
 }
 
 /// Parses a latency: `5us`, `100us`, `1ms`, `500ns`, `2s` (a bare number is µs).
@@ -1213,13 +1333,13 @@ impl Experiment {
 /// The rows as CSV (`sifter bench closed-loop --csv`'s columns).
 pub fn rows_csv(rows: &[Row]) -> String {
     let mut csv = String::from(
-        "policy,mpl,backend_us,target_hit,size,prefill_requests,prefill_hit,hit_ratio,measured_mops,model_mops,error,wait_us,calib_threads,hit_us,miss_us,busy_hit_us,busy_miss_us\n",
+        "policy,mpl,backend_us,target_hit,size,prefill_requests,prefill_hit,hit_ratio,measured_mops,model_mops,error,wait_us,calib_threads,hit_us,miss_us,busy_hit_us,busy_miss_us,overhead_us,busy,model_busy\n",
     );
     for r in rows {
         let (m, c) = (&r.point.measured, &r.point.calibration);
         let target = r.target.map_or("-".to_string(), |t| format!("{t}"));
         csv.push_str(&format!(
-            "{},{},{},{target},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.2},{},{:.4},{:.4},{:.4},{:.4}\n",
+            "{},{},{},{target},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.2},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{:.4}\n",
             r.policy,
             r.mpl,
             r.backend_us,
@@ -1235,7 +1355,10 @@ pub fn rows_csv(rows: &[Row]) -> String {
             c.one.hit_us,
             c.one.miss_us,
             c.busy.hit_us,
-            c.busy.miss_us
+            c.busy.miss_us,
+            r.point.overhead_us,
+            m.busy.map_or("-".to_string(), |b| format!("{b:.4}")),
+            r.point.model_busy
         ));
     }
     csv
@@ -1364,6 +1487,12 @@ mod size_search_tests {
             if workers == Workers::Loops {
                 assert!(wait < 200.5, "loops record the latency: {wait} µs");
             }
+            // A loop waiting 200 µs for each of its 3 workers' misses is mostly idle.
+            match (workers, w.measured((0.0, 0)).busy) {
+                (Workers::Threads, b) => assert_eq!(b, None),
+                (Workers::Loops, Some(b)) => assert!((0.0..0.5).contains(&b), "busy {b}"),
+                (Workers::Loops, None) => panic!("loops report how busy they were"),
+            }
             let Subject::Policy(c) = &c else { unreachable!("an LRU cache") };
             c.validate().expect("a valid cache after the window");
         }
@@ -1381,6 +1510,27 @@ mod size_search_tests {
         // A loop cannot spin for one worker.
         let e = point("lru", 2_000, 0.25, &seqs, backend, true, Workers::Loops, 0.05, 2);
         assert!(e.is_err());
+    }
+
+    #[test]
+    fn the_loops_own_cost_is_measured_without_a_cache_and_charged_to_every_request() {
+        let seqs = coin_sequences(0.9, 4);
+        let (n, odd) = (seqs[0].len(), seqs[0].iter().filter(|&&k| k & 1 == 1).count());
+        assert_eq!(n, sequence_len(4));
+        assert!((odd as f64 / n as f64 - 0.9).abs() < 0.01, "{odd} of {n} hit");
+        // A loop's turn costs some nanoseconds: never nothing, nowhere near a microsecond
+        // (a loop that counted no request would report the whole window).
+        let us = loop_overhead_us(&seqs, 2, 0.02);
+        assert!(us > 0.0 && us < 1.0, "{us} µs per request");
+        // The model charges it to hits and misses alike, on the CPU station.
+        let costs = Costs { hit_us: 0.02, miss_us: 0.2 };
+        let cal = Calibration { one: costs, threads: 2, busy: costs };
+        let net = |overhead_us| {
+            let b = Backend { wait_us: 5.0, spin: false, overhead_us };
+            calibrated_network("mobius", &cal, &cal, 0.9, b, 2, 72)
+        };
+        let (plain, loaded) = (net(0.0).demands()[0], net(0.01).demands()[0]);
+        assert!((loaded - plain - 0.01).abs() < 1e-12, "{plain} -> {loaded}");
     }
 
     #[test]
