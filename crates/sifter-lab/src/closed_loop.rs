@@ -409,9 +409,10 @@ pub struct Backend {
     pub wait_us: f64,
     /// The wait busy-waits on a core (else it sleeps, using no CPU).
     pub spin: bool,
-    /// CPU time the workers' machinery spends per request outside the cache, µs: the event
-    /// loops' sequence reads, clock reads and timer queue ([`loop_overhead_us`]). Zero for
-    /// thread workers, whose sleep and wake-up (the kernel's work) are not calibrated.
+    /// CPU time the workers' machinery spends per request outside the cache, µs: reading the
+    /// sequence, the clock reads of a miss and (event loops) the timer queue
+    /// ([`loop_overhead_us`], [`thread_overhead_us`]). A sleeping thread's sleep and wake-up
+    /// (the kernel's work) are not in it.
     pub overhead_us: f64,
 }
 
@@ -678,8 +679,11 @@ impl Window {
             x: self.reqs as f64 / self.secs.max(1e-9) / 1e6,
             hit: self.hits as f64 / self.reqs.max(1) as f64,
             wait_us: self.waited_us / misses as f64,
-            busy: (self.loops > 0)
-                .then(|| 1.0 - self.idle_secs / (self.secs * self.loops as f64).max(1e-9)),
+            // Clamped: a loop idle at the end of the window sees the stop a little after the
+            // window's clock does, so its idle time can pass the window's by that much.
+            busy: (self.loops > 0).then(|| {
+                (1.0 - self.idle_secs / (self.secs * self.loops as f64).max(1e-9)).clamp(0.0, 1.0)
+            }),
             prefill_hit: prefill.0,
             prefill_requests: prefill.1,
         }
@@ -808,7 +812,7 @@ fn in_phases(
 
 /// [`window`] with one OS thread per worker.
 fn thread_window(
-    cache: &Subject,
+    cache: &impl Store,
     seqs: &[Vec<u64>],
     pos: &mut [usize],
     backend: Duration,
@@ -828,7 +832,7 @@ fn thread_window(
             }
             let k = seq[i];
             i = if i + 1 == seq.len() { 0 } else { i + 1 };
-            if cache.get(&k).is_some() {
+            if cache.hit(&k) {
                 c.hits += 1;
             } else {
                 let t = Instant::now();
@@ -840,7 +844,7 @@ fn thread_window(
                     std::thread::sleep(backend);
                 }
                 c.waited_us += t.elapsed().as_secs_f64() * 1e6;
-                cache.insert(k, k);
+                cache.fill(k);
             }
             c.reqs += 1;
         }
@@ -981,6 +985,18 @@ pub fn loop_overhead_us(seqs: &[Vec<u64>], loops: usize, secs: f64) -> f64 {
     w.secs * loops as f64 * 1e6 / w.reqs.max(1) as f64
 }
 
+/// [`loop_overhead_us`] for thread workers: their loop of [`thread_window`] run by one thread
+/// per sequence of `seqs` (at most one per core: more would measure time slicing) against a
+/// [`Coin`], with a spinning wait of zero, for about `secs` seconds. The time a miss's wait
+/// records is not the machinery's (the real run counts it as the backend's), so it is taken
+/// out. The kernel's work for a sleeping wait (the sleep and the wake-up) is not in it.
+pub fn thread_overhead_us(seqs: &[Vec<u64>], secs: f64) -> f64 {
+    let mut pos = vec![0; seqs.len()];
+    let w = thread_window(&Coin, seqs, &mut pos, Duration::ZERO, true, 0.2 * secs, secs);
+    let busy_us = w.secs * seqs.len() as f64 * 1e6 - w.waited_us;
+    busy_us.max(0.0) / w.reqs.max(1) as f64
+}
+
 /// One point of the sweep: the measurement and the calibrated model's prediction (Mops/s).
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct Point {
@@ -1012,10 +1028,11 @@ const OVERHEAD_SECS: f64 = 0.01;
 /// calibration made once and a measurement made later disagree by that much whatever the
 /// model. The point therefore alternates: after the prefill, [`SLICES`] times, calibrate the
 /// policy and the lock-free base (Mobius) at this size, alone and with as many threads as can
-/// run together here (the MPL, at most the cores) — and, with event-loop workers, the loops'
-/// own cost per miss ([`loop_overhead_us`]) — then measure a slice of `secs / SLICES`
-/// seconds; each slice is modelled with its own calibration, hit ratio and backend wait, and
-/// the point reports the whole measurement against the mean of the slices' models.
+/// run together here (the MPL, at most the cores), then measure a slice of `secs / SLICES`
+/// seconds and the workers' own cost per request ([`loop_overhead_us`],
+/// [`thread_overhead_us`]); each slice is modelled with its own calibration, hit ratio,
+/// backend wait and workers' cost, and the point reports the whole measurement against the
+/// mean of the slices' models.
 #[allow(clippy::too_many_arguments)]
 pub fn point(
     name: &str,
@@ -1042,8 +1059,12 @@ pub fn point(
     };
     let cache = Subject::build(name, cap, q)?;
     let (prefill_hit, replayed, mut pos) = prefill(&cache, seqs);
-    // The event loops' own cost is measured at the steady state's hit ratio.
-    let coins = (workers == Workers::Loops).then(|| coin_sequences(prefill_hit, seqs.len()));
+    // The workers' own cost is measured at the steady state's hit ratio: every loop's
+    // workers, or as many threads as run at once.
+    let coins = match workers {
+        Workers::Loops => coin_sequences(prefill_hit, seqs.len()),
+        Workers::Threads => coin_sequences(prefill_hit, threads),
+    };
     let pre = (prefill_hit, replayed);
     let slice = secs / SLICES as f64;
     let mut total = Window::default();
@@ -1056,7 +1077,10 @@ pub fn point(
         let w = window(&cache, seqs, &mut pos, backend, spin, workers, cores, warm, slice);
         total.add(&w);
         let m = w.measured(pre);
-        let over = coins.as_ref().map_or(0.0, |c| loop_overhead_us(c, threads, OVERHEAD_SECS));
+        let over = match workers {
+            Workers::Loops => loop_overhead_us(&coins, threads, OVERHEAD_SECS),
+            Workers::Threads => thread_overhead_us(&coins, OVERHEAD_SECS),
+        };
         overhead += over / SLICES as f64;
         let net = calibrated_network(
             name,
@@ -1529,7 +1553,7 @@ mod size_search_tests {
     }
 
     #[test]
-    fn the_loops_own_cost_is_measured_without_a_cache_and_charged_to_every_request() {
+    fn the_workers_own_cost_is_measured_without_a_cache_and_charged_to_every_request() {
         let seqs = coin_sequences(0.9, 4);
         let (n, odd) = (seqs[0].len(), seqs[0].iter().filter(|&&k| k & 1 == 1).count());
         assert_eq!(n, sequence_len(4));
@@ -1537,6 +1561,9 @@ mod size_search_tests {
         // A loop's turn costs some nanoseconds: never nothing, nowhere near a microsecond
         // (a loop that counted no request would report the whole window).
         let us = loop_overhead_us(&seqs, 2, 0.02);
+        assert!(us > 0.0 && us < 1.0, "{us} µs per request");
+        // Thread workers' loop, the zero wait taken out.
+        let us = thread_overhead_us(&seqs[..2], 0.02);
         assert!(us > 0.0 && us < 1.0, "{us} µs per request");
         // The model charges it to hits and misses alike, on the CPU station.
         let costs = Costs { hit_us: 0.02, miss_us: 0.2 };
