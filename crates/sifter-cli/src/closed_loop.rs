@@ -92,8 +92,8 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
             }
             Event::Measuring { .. } => eprintln!(
                 "each point: prefilled to steady state, calibrated (hit and miss costs at its \
-                 capacity, alone and with a thread per core; with --workers loops also the loops' \
-                 own cost per request), then measured"
+                 capacity, alone and with a thread per core, and the workers' own cost per \
+                 request), then measured"
             ),
             Event::Measured(_) => {}
         },

@@ -436,7 +436,8 @@ pub struct Backend {
 ///   calibration (one lock-bound acquisition each). Its holds are nearly constant, so the
 ///   station is deterministic ([`Dist::Det`]): an arrival that finds the lock held waits
 ///   for the rest of a hold, not a whole exponential one (the difference shows at low MPL:
-///   with two threads, LRU's model was 18–31 % pessimistic at 0.995 hits, 6–7 % with it).
+///   with two threads on a spinning backend, LRU's model at 0.995 hits went from 13–31 %
+///   pessimistic to 1–7 %, docs/BENCHMARKS.md).
 ///   (Multi-step LRU's per-set locks are no station, like the index's bucket locks: a hit
 ///   locks only its own set, which two threads rarely want at once, so their cost is CPU work.)
 /// * **Backend**: a delay (sleeping), or CPU work when it spins and there are more workers than
@@ -1024,7 +1025,8 @@ pub struct Point {
 /// Slices a point's measurement is cut into, each right after its own calibration.
 pub const SLICES: usize = 4;
 
-/// Seconds each slice's calibration of the event loops' own cost runs ([`loop_overhead_us`]).
+/// Seconds each slice's calibration of the workers' own cost runs ([`loop_overhead_us`],
+/// [`thread_overhead_us`]).
 const OVERHEAD_SECS: f64 = 0.01;
 
 /// Measures one policy at one cache size and predicts it with the calibrated model.
@@ -1077,7 +1079,6 @@ pub fn point(
     for _ in 0..SLICES {
         let b = base.calibration(threads);
         let cal = own.as_mut().map_or(b, |c| c.calibration(threads));
-
         let warm = (0.2 * slice).max(0.02);
         let w = window(&cache, seqs, &mut pos, backend, spin, workers, cores, warm, slice);
         total.add(&w);
