@@ -588,9 +588,10 @@ fn model_section(out: &std::path::Path, quick: bool, stop: &AtomicBool) -> Resul
          hit ratio of the simulator on the workers' own requests), and the cache is prefilled to \
          its steady state before the measurement, which goes on from where the prefill stopped. \
          The model beside it is calibrated with each policy's measured \
-         cost of a hit and a miss at that cache size, alone and with the cores busy, the two \
-         cores as a load-dependent station, a lock station where the policy has one, and the \
-         measured mean backend wait.</p>",
+         cost of a hit and a miss at that cache size, alone and with the cores busy, and with \
+         the event loops' own cost per request; the two cores are a load-dependent station, a \
+         lock (where the policy has one) a station of constant holds, and the backend the \
+         measured mean wait.</p>",
     );
     h.push_str(&html_table(&closed_header, &closed_rows));
     // Then the extrapolation: the model alone, with the paper's service times.
