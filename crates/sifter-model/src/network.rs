@@ -52,12 +52,17 @@ pub struct Station {
     /// hypervisor), or a lock whose hand-off between cores lengthens its hold time, is such
     /// a station.
     pub slowdown: Vec<f64>,
+    /// Each request uses one server only, its own (request `i` of the `N` in circulation uses
+    /// server `i % servers`, with a queue of its own): event loops, whose workers are fixed to
+    /// a loop. Only [`simulate`](crate::sim::simulate) honours it; the other solvers pool the
+    /// servers.
+    pub pinned: bool,
 }
 
 impl Station {
     /// A load-independent station.
     pub fn new(name: &str, service: f64, servers: u32, dist: Dist) -> Self {
-        Station { name: name.into(), service, servers, dist, slowdown: Vec::new() }
+        Station { name: name.into(), service, servers, dist, slowdown: Vec::new(), pinned: false }
     }
 
     /// The service-time multiplier with `j` requests at the station (1 when there is none).
@@ -78,6 +83,18 @@ pub enum Step {
     Visit(usize),
     /// A visit to station `k` with this path-specific mean service time (µs), e.g. CPU work.
     Work(usize, f64),
+    /// Takes a server of station `k` (queueing for it like a visit) and keeps it until
+    /// [`Step::Release`]`(k)`: the steps in between run while the request holds it —
+    /// *simultaneous possession*, as when an event loop or a thread waits for a lock and holds
+    /// its lock on its core. A visit to `k` while holding it is served by the held server,
+    /// without queueing. Only [`simulate`](crate::sim::simulate) honours possession; the other
+    /// solvers count a held station's visits as plain visits (so [`bound`] stays an upper
+    /// bound) and the holding itself as nothing.
+    ///
+    /// [`bound`]: crate::solve::bound
+    Acquire(usize),
+    /// Gives back the server of station `k` taken by [`Step::Acquire`]`(k)`.
+    Release(usize),
 }
 
 /// A path and its probability.
@@ -138,7 +155,7 @@ impl Network {
                 match *s {
                     Step::Visit(k) => d[k] += p.prob * self.stations[k].service,
                     Step::Work(k, us) => d[k] += p.prob * us,
-                    Step::Think(_) => {}
+                    Step::Think(_) | Step::Acquire(_) | Step::Release(_) => {}
                 }
             }
         }
@@ -155,9 +172,12 @@ impl Network {
             if !(0.0..=1.0 + 1e-12).contains(&p.prob) {
                 return Err(format!("{}: path {} has probability {}", self.name, p.label, p.prob));
             }
+            let mut held = Vec::new();
             for s in &p.steps {
                 match *s {
-                    Step::Visit(k) | Step::Work(k, _) if k >= self.stations.len() => {
+                    Step::Visit(k) | Step::Work(k, _) | Step::Acquire(k) | Step::Release(k)
+                        if k >= self.stations.len() =>
+                    {
                         return Err(format!(
                             "{}: path {} visits station {k}, which does not exist",
                             self.name, p.label
@@ -166,8 +186,38 @@ impl Network {
                     Step::Think(t) if !(t >= 0.0 && t.is_finite()) => {
                         return Err(format!("{}: negative or infinite think time", self.name))
                     }
+                    Step::Work(_, us) if !(us >= 0.0 && us.is_finite()) => {
+                        return Err(format!(
+                            "{}: path {} has a negative or infinite service time",
+                            self.name, p.label
+                        ))
+                    }
+                    Step::Acquire(k) if held.contains(&k) => {
+                        return Err(format!(
+                            "{}: path {} acquires station {k} while holding it",
+                            self.name, p.label
+                        ))
+                    }
+                    Step::Acquire(k) => held.push(k),
+                    Step::Release(k) => match held.iter().position(|&h| h == k) {
+                        Some(i) => {
+                            held.remove(i);
+                        }
+                        None => {
+                            return Err(format!(
+                                "{}: path {} releases station {k}, which it does not hold",
+                                self.name, p.label
+                            ))
+                        }
+                    },
                     _ => {}
                 }
+            }
+            if let Some(k) = held.first() {
+                return Err(format!(
+                    "{}: path {} ends holding station {k} (no release)",
+                    self.name, p.label
+                ));
             }
         }
         for s in &self.stations {

@@ -46,8 +46,9 @@ struct Ev {
     t: f64,
     seq: u64,
     job: usize,
-    /// Some(station) for a service completion, None for the end of a think delay.
-    station: Option<usize>,
+    /// Some((station, queue)) for a service completion, whose server it frees; None for the
+    /// end of a delay (a think, work on a held server, or a grant to move on).
+    frees: Option<(usize, usize)>,
 }
 impl PartialEq for Ev {
     fn eq(&self, o: &Self) -> bool {
@@ -70,8 +71,28 @@ impl Ord for Ev {
 struct Job {
     path: usize,
     step: usize,
-    /// Time spent at stations (waiting + service) by the current request so far.
-    queued_time: f64,
+    /// When the current request started, and the think time it has had so far.
+    started: f64,
+    thought: f64,
+    /// Servers held ([`Step::Acquire`]): (station, queue).
+    held: Vec<(usize, usize)>,
+}
+
+/// What a request waiting at a queue gets when a server frees up.
+#[derive(Debug, Clone, Copy)]
+enum Grant {
+    /// A visit with this mean service time.
+    Serve(f64),
+    /// The server itself, kept until the request releases it.
+    Hold,
+}
+
+/// The servers of a station a request may use (all of them, or a pinned request's own one)
+/// and the requests waiting for one of them, first come first served.
+struct Queue {
+    busy: u32,
+    servers: u32,
+    waiting: VecDeque<(usize, Grant)>,
 }
 
 /// The simulator's state.
@@ -83,9 +104,9 @@ struct Sim<'a> {
     heap: BinaryHeap<Ev>,
     seq: u64,
     jobs: Vec<Job>,
-    busy: Vec<u32>,
-    waiting: Vec<VecDeque<(usize, f64)>>,
-    /// Station times of requests completed since the last `take_finished`.
+    /// Per station: one queue, or one per server when it is pinned.
+    queues: Vec<Vec<Queue>>,
+    /// Response times (excluding think) of requests completed since the last look.
     finished: Vec<f64>,
 }
 
@@ -103,18 +124,66 @@ impl Sim<'_> {
         self.cum.iter().position(|&c| u < c).unwrap_or(self.cum.len() - 1)
     }
 
-    fn schedule(&mut self, t: f64, job: usize, station: Option<usize>) {
+    fn schedule(&mut self, t: f64, job: usize, frees: Option<(usize, usize)>) {
         self.seq += 1;
-        self.heap.push(Ev { t, seq: self.seq, job, station });
+        self.heap.push(Ev { t, seq: self.seq, job, frees });
     }
 
-    /// Starts `job`'s service at station `s` (a server is free); a load-dependent station's
-    /// service time is stretched by its slowdown with the requests there now.
-    fn start_service(&mut self, job: usize, s: usize, mean: f64) {
+    /// The queue of station `s` that `job` uses.
+    fn queue_of(&self, job: usize, s: usize) -> usize {
+        if self.net.stations[s].pinned {
+            job % self.queues[s].len()
+        } else {
+            0
+        }
+    }
+
+    /// Requests at station `s` now (in service, holding a server, or waiting).
+    fn present(&self, s: usize) -> usize {
+        self.queues[s].iter().map(|q| q.busy as usize + q.waiting.len()).sum()
+    }
+
+    /// A service time at station `s` with mean `mean`, stretched by the station's slowdown
+    /// with the requests there now.
+    fn service(&mut self, s: usize, mean: f64) -> f64 {
         let st = &self.net.stations[s];
-        let present = self.busy[s] as usize + self.waiting[s].len();
-        let d = self.sample(mean * st.slowdown_at(present), st.dist);
-        self.schedule(self.now + d, job, Some(s));
+        let (slow, dist) = (st.slowdown_at(self.present(s)), st.dist);
+        self.sample(mean * slow, dist)
+    }
+
+    /// Gives `job` what it waited for at queue `(s, q)`, whose server it now has.
+    fn grant(&mut self, job: usize, s: usize, q: usize, g: Grant) {
+        match g {
+            Grant::Serve(mean) => {
+                let d = self.service(s, mean);
+                self.schedule(self.now + d, job, Some((s, q)));
+            }
+            Grant::Hold => {
+                self.jobs[job].held.push((s, q));
+                self.schedule(self.now, job, None);
+            }
+        }
+    }
+
+    /// A server of queue `(s, q)` is free: the next waiting request gets it.
+    fn free(&mut self, s: usize, q: usize) {
+        match self.queues[s][q].waiting.pop_front() {
+            Some((next, g)) => self.grant(next, s, q, g),
+            None => self.queues[s][q].busy -= 1,
+        }
+    }
+
+    /// `job` asks station `s` for `g`: granted now if a server of its queue is free, else it
+    /// waits its turn.
+    fn request(&mut self, job: usize, s: usize, g: Grant) {
+        let q = self.queue_of(job, s);
+        let queue = &mut self.queues[s][q];
+        if queue.busy < queue.servers {
+            queue.busy += 1;
+            self.grant(job, s, q, g);
+        } else {
+            queue.waiting.push_back((job, g));
+        }
     }
 
     /// Runs `job` forward from its current step until it waits on a delay or a station;
@@ -125,13 +194,16 @@ impl Sim<'_> {
             let (path, step) = (self.jobs[job].path, self.jobs[job].step);
             let steps = &net.paths[path].steps;
             if step == steps.len() {
-                self.finished.push(self.jobs[job].queued_time);
+                let j = &self.jobs[job];
+                self.finished.push(self.now - j.started - j.thought);
                 let next = self.pick_path();
-                self.jobs[job] = Job { path: next, step: 0, queued_time: 0.0 };
+                let j = &mut self.jobs[job];
+                (j.path, j.step, j.started, j.thought) = (next, 0, self.now, 0.0);
                 continue;
             }
             match steps[step] {
                 Step::Think(t) => {
+                    self.jobs[job].thought += t;
                     self.schedule(self.now + t, job, None);
                     return;
                 }
@@ -141,34 +213,49 @@ impl Sim<'_> {
                     } else {
                         net.stations[s].service
                     };
-                    self.jobs[job].queued_time -= self.now;
-                    if self.busy[s] < net.stations[s].servers {
-                        self.busy[s] += 1;
-                        self.start_service(job, s, mean);
+                    if self.jobs[job].held.iter().any(|&(h, _)| h == s) {
+                        // Served by the server it holds.
+                        let d = self.service(s, mean);
+                        self.schedule(self.now + d, job, None);
                     } else {
-                        self.waiting[s].push_back((job, mean));
+                        self.request(job, s, Grant::Serve(mean));
                     }
                     return;
+                }
+                Step::Acquire(s) => {
+                    self.request(job, s, Grant::Hold);
+                    return;
+                }
+                Step::Release(s) => {
+                    let held = &mut self.jobs[job].held;
+                    // `Network::check` saw every release preceded by its acquire.
+                    let i = held.iter().position(|&(h, _)| h == s).expect("released unheld");
+                    let (_, q) = held.swap_remove(i);
+                    self.free(s, q);
+                    self.jobs[job].step += 1;
                 }
             }
         }
     }
 
-    /// Handles the next event; false if there is none.
+    /// Handles the next event; the time it moved the clock by, or None if there is none.
     fn step(&mut self) -> Option<f64> {
         let ev = self.heap.pop()?;
         let dt = ev.t - self.now;
         self.now = ev.t;
-        if let Some(s) = ev.station {
-            self.jobs[ev.job].queued_time += self.now;
-            match self.waiting[s].pop_front() {
-                Some((next, mean)) => self.start_service(next, s, mean),
-                None => self.busy[s] -= 1,
-            }
+        if let Some((s, q)) = ev.frees {
+            self.free(s, q);
         }
         self.jobs[ev.job].step += 1;
         self.advance(ev.job);
         Some(dt)
+    }
+
+    /// Busy servers at each station now.
+    fn busy(&self, into: &mut [u32]) {
+        for (b, qs) in into.iter_mut().zip(&self.queues) {
+            *b = qs.iter().map(|q| q.busy).sum();
+        }
     }
 }
 
@@ -186,6 +273,7 @@ pub fn simulate(net: &Network, n: u32, o: &SimOptions) -> Result<SimResult, Stri
                 Step::Think(t) => t,
                 Step::Visit(k) => net.stations[k].service,
                 Step::Work(_, us) => us,
+                Step::Acquire(_) | Step::Release(_) => 0.0,
             })
             .sum();
         if time <= 0.0 && p.prob > 0.0 {
@@ -211,13 +299,19 @@ pub fn simulate(net: &Network, n: u32, o: &SimOptions) -> Result<SimResult, Stri
         heap: BinaryHeap::new(),
         seq: 0,
         jobs: Vec::new(),
-        busy: vec![0; k],
-        waiting: vec![VecDeque::new(); k],
+        queues: net
+            .stations
+            .iter()
+            .map(|st| {
+                let (queues, servers) = if st.pinned { (st.servers, 1) } else { (1, st.servers) };
+                (0..queues).map(|_| Queue { busy: 0, servers, waiting: VecDeque::new() }).collect()
+            })
+            .collect(),
         finished: Vec::new(),
     };
     for job in 0..n as usize {
         let path = sim.pick_path();
-        sim.jobs.push(Job { path, step: 0, queued_time: 0.0 });
+        sim.jobs.push(Job { path, step: 0, started: 0.0, thought: 0.0, held: Vec::new() });
         sim.advance(job);
     }
     let total = o.warmup + o.requests;
@@ -233,7 +327,7 @@ pub fn simulate(net: &Network, n: u32, o: &SimOptions) -> Result<SimResult, Stri
         if events > max_events {
             return Err("simulation did not converge (too many events per request)".into());
         }
-        busy_before.copy_from_slice(&sim.busy);
+        sim.busy(&mut busy_before);
         let Some(dt) = sim.step() else { return Err("simulation ran out of events".into()) };
         if done >= o.warmup {
             for s in 0..k {

@@ -225,3 +225,78 @@ fn figure_trends_of_the_other_policies() {
         assert!(ps(pol, 0.0) >= 0.99, "{pol} should never peak");
     }
 }
+
+#[test]
+fn a_held_core_serves_its_lock_wait_and_hold_too() {
+    use sifter_model::network::{Dist, Network, Path, Station, Step};
+    // One core and a lock: each request works 1 µs on the core, then holds the lock 1 µs.
+    // Without possession the two stations work in parallel (up to 1 request per µs); when the
+    // request keeps its core through the lock (an event loop, or a thread spinning on the
+    // lock), the core serves 2 µs per request: half the rate.
+    let net = |held: bool| {
+        let steps = if held {
+            vec![
+                Step::Acquire(0),
+                Step::Work(0, 1.0),
+                Step::Work(1, 1.0),
+                Step::Release(0),
+                Step::Think(0.5),
+            ]
+        } else {
+            vec![Step::Work(0, 1.0), Step::Work(1, 1.0), Step::Think(0.5)]
+        };
+        Network {
+            name: "possession".into(),
+            stations: vec![
+                Station::new("cpu", 1.0, 1, Dist::Det),
+                Station::new("lock", 1.0, 1, Dist::Det),
+            ],
+            paths: vec![Path { label: "all".into(), prob: 1.0, steps }],
+        }
+    };
+    let o = SimOptions::default();
+    let (free, held) =
+        (simulate(&net(false), 8, &o).unwrap(), simulate(&net(true), 8, &o).unwrap());
+    assert!(close(free.x, 1.0, 0.01), "{}", free.x);
+    assert!(close(held.x, 0.5, 0.01), "{}", held.x);
+    // The core is busy through the hold: fully utilised, the lock half.
+    assert!(close(held.u[0], 1.0, 0.01) && close(held.u[1], 0.5, 0.01), "{:?}", held.u);
+    // MVA and the bound do not model possession: they see the plain network.
+    assert!(close(mva(&net(true), 8).x, mva(&net(false), 8).x, 1e-12));
+    // A path must release what it acquires, once, and acquire before it releases.
+    let bad = |steps: Vec<Step>| Network {
+        name: "bad".into(),
+        stations: vec![Station::new("cpu", 1.0, 1, Dist::Exp)],
+        paths: vec![Path { label: "p".into(), prob: 1.0, steps }],
+    };
+    assert!(bad(vec![Step::Acquire(0), Step::Think(1.0)]).check().is_err());
+    assert!(bad(vec![Step::Release(0), Step::Think(1.0)]).check().is_err());
+    assert!(bad(vec![Step::Acquire(0), Step::Acquire(0), Step::Release(0)]).check().is_err());
+    assert!(bad(vec![Step::Acquire(1), Step::Release(1)]).check().is_err());
+    assert!(bad(vec![Step::Acquire(0), Step::Work(0, 1.0), Step::Release(0)]).check().is_ok());
+}
+
+#[test]
+fn pinned_requests_queue_at_their_own_server() {
+    use sifter_model::network::{Dist, Network, Path, Station, Step};
+    // Two servers, four requests: pooled, a free server takes any waiting request (one
+    // two-server station); pinned, requests 0 and 2 share server 0 and 1 and 3 server 1 (two
+    // one-server stations of two requests each), so a server can idle while the other has a
+    // queue. Exponential service: MVA is exact for both shapes.
+    let net = |servers: u32, pinned: bool| Network {
+        name: "pinned".into(),
+        stations: vec![Station { pinned, ..Station::new("cpu", 1.0, servers, Dist::Exp) }],
+        paths: vec![Path {
+            label: "all".into(),
+            prob: 1.0,
+            steps: vec![Step::Visit(0), Step::Think(1.0)],
+        }],
+    };
+    let o = SimOptions { requests: 400_000, ..SimOptions::default() };
+    let pooled = simulate(&net(2, false), 4, &o).unwrap().x;
+    let pinned = simulate(&net(2, true), 4, &o).unwrap().x;
+    let (want_pooled, want_pinned) = (mva(&net(2, false), 4).x, 2.0 * mva(&net(1, false), 2).x);
+    assert!(want_pinned < want_pooled * 0.97, "{want_pinned} vs {want_pooled}");
+    assert!(close(pooled, want_pooled, 0.02), "pooled {pooled} vs {want_pooled}");
+    assert!(close(pinned, want_pinned, 0.02), "pinned {pinned} vs {want_pinned}");
+}
