@@ -121,11 +121,12 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
         })
         .collect();
     println!(
-        "closed loop: MPL {} ({} workers), backend {:?} ({}), model CPU = {cores}-server station; Mops/s",
+        "closed loop: MPL {} ({} workers), backend {:?} ({}), model CPU = {cores} {} (a lock's wait and hold on the core), simulated; Mops/s",
         a.mpl,
         a.workers,
         backend,
-        if a.spin { "spin" } else { "sleep; model uses the measured mean wait" }
+        if a.spin { "spin" } else { "sleep; model uses the measured mean wait" },
+        if a.workers == sifter_lab::closed_loop::Workers::Loops { "cores, one per loop" } else { "shared cores" }
     );
     print!(
         "{}",

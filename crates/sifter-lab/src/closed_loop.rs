@@ -29,7 +29,7 @@ use rand_distr::{Distribution, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use sifter::{Cache, MultiStepCache, Policy};
 use sifter_model::network::{Dist, Network, Path, Station, Step};
-use sifter_model::solve::mva;
+use sifter_model::sim::{simulate, SimOptions};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -440,16 +440,28 @@ pub struct Backend {
 ///   pessimistic to 1–7 %, docs/BENCHMARKS.md).
 ///   (Multi-step LRU's per-set locks are no station, like the index's bucket locks: a hit
 ///   locks only its own set, which two threads rarely want at once, so their cost is CPU work.)
+/// * **A lock's wait and hold take a core too** ([`Step::Acquire`]): a worker takes its core
+///   for its CPU work and keeps it while it waits for the lock and holds it. An event loop
+///   blocked on the lock runs none of its other workers, and a thread spins on it (parking_lot
+///   spins before it parks, far longer than these holds) or holds it on its core. Without
+///   this the model ran a policy's locked part beside the cores, as if on a core of its own:
+///   Prob-LRU (q = 1 − 1/MPL) at MPL 72 came out 10–15 % optimistic (docs/BENCHMARKS.md).
+///   Only the simulation solves possession, so [`point`] solves the model by simulation.
+/// * **Event loops** (`workers`): each loop is a core of its own for its workers (the CPU
+///   station is [`pinned`](Station::pinned)): a loop whose workers all wait idles while the
+///   other has a queue.
 /// * **Backend**: a delay (sleeping), or CPU work when it spins and there are more workers than
 ///   cores; spinning with at most one worker per core, it is a delay too (nobody waits for the
 ///   core it occupies). The workers' own machinery (`backend.overhead_us`) is CPU work of
 ///   every request.
+#[allow(clippy::too_many_arguments)]
 pub fn calibrated_network(
     name: &str,
     cal: &Calibration,
     base: &Calibration,
     hit: f64,
     backend: Backend,
+    workers: Workers,
     cores: u32,
     mpl: usize,
 ) -> Network {
@@ -486,8 +498,12 @@ pub fn calibrated_network(
     } else {
         Vec::new()
     };
-    let mut stations =
-        vec![Station { slowdown: cpu_slowdown, ..Station::new("cpu", 0.0, cores, Dist::Exp) }];
+    let pinned = workers == Workers::Loops;
+    let mut stations = vec![Station {
+        slowdown: cpu_slowdown,
+        pinned,
+        ..Station::new("cpu", 0.0, cores, Dist::Exp)
+    }];
     // The lock's hold times: contended (see above) when threads on other cores use it — at
     // most one calibration inter-operation time each — else single-threaded.
     let (hit_hold, miss_hold) = if t > 1 {
@@ -503,21 +519,20 @@ pub fn calibrated_network(
         stations.push(Station::new("lock", held, 1, Dist::Det));
         stations.len() - 1
     });
-    let mut hit_steps = vec![Step::Work(0, cpu_hit)];
-    let wait = if backend.spin && mpl > cores as usize {
+    // CPU work, then the lock's wait and hold on the same core.
+    let cpu_then_lock = |cpu: f64, hold: f64| match lk {
+        Some(l) if hold > 0.0 => {
+            vec![Step::Acquire(0), Step::Work(0, cpu), Step::Work(l, hold), Step::Release(0)]
+        }
+        _ => vec![Step::Work(0, cpu)],
+    };
+    let hit_steps = cpu_then_lock(cpu_hit, hit_hold);
+    let mut miss_steps = cpu_then_lock(cpu_miss, miss_hold);
+    miss_steps.push(if backend.spin && mpl > cores as usize {
         Step::Work(0, backend.wait_us)
     } else {
         Step::Think(backend.wait_us)
-    };
-    let mut miss_steps = vec![Step::Work(0, cpu_miss), wait];
-    if let Some(l) = lk {
-        if hit_hold > 0.0 {
-            hit_steps.push(Step::Work(l, hit_hold));
-        }
-        if miss_hold > 0.0 {
-            miss_steps.push(Step::Work(l, miss_hold));
-        }
-    }
+    });
     let mut n = Network {
         name: format!("{name} (calibrated)"),
         stations,
@@ -1022,6 +1037,13 @@ pub struct Point {
     pub model_busy: f64,
 }
 
+/// How a point's calibrated model is solved: simulated ([`calibrated_network`] has
+/// simultaneous possession, which MVA cannot solve), long enough that the 95 % confidence
+/// interval is about ±1 % of its throughput, from a fixed seed (a slice's model is a function
+/// of its inputs).
+const MODEL_SIM: SimOptions =
+    SimOptions { warmup: 20_000, requests: 200_000, batches: 20, seed: 1 };
+
 /// Slices a point's measurement is cut into, each right after its own calibration.
 pub const SLICES: usize = 4;
 
@@ -1094,10 +1116,12 @@ pub fn point(
             &b,
             m.hit,
             Backend { wait_us: m.wait_us, spin, overhead_us: over },
+            workers,
             cores,
             seqs.len(),
         );
-        let solved = mva(&net, seqs.len() as u32);
+        let solved = simulate(&net, seqs.len() as u32, &MODEL_SIM)
+            .map_err(|e| anyhow::anyhow!("solving the model of {name} at size {size}: {e}"))?;
         model += solved.x / SLICES as f64;
         model_busy += solved.u[0] / SLICES as f64;
         for (s, v) in
@@ -1576,10 +1600,51 @@ mod size_search_tests {
         let cal = Calibration { one: costs, threads: 2, busy: costs };
         let net = |overhead_us| {
             let b = Backend { wait_us: 5.0, spin: false, overhead_us };
-            calibrated_network("mobius", &cal, &cal, 0.9, b, 2, 72)
+            calibrated_network("mobius", &cal, &cal, 0.9, b, Workers::Loops, 2, 72)
         };
         let (plain, loaded) = (net(0.0).demands()[0], net(0.01).demands()[0]);
         assert!((loaded - plain - 0.01).abs() < 1e-12, "{plain} -> {loaded}");
+    }
+
+    #[test]
+    fn a_lock_is_waited_for_and_held_on_the_workers_core() {
+        let c = |hit_us, miss_us| Costs { hit_us, miss_us };
+        let cal = |h, m| Calibration { one: c(h, m), threads: 2, busy: c(h, m) };
+        let (base, lru) = (cal(0.02, 0.2), cal(0.05, 0.3));
+        let b = Backend { wait_us: 100.0, spin: false, overhead_us: 0.0 };
+        let net = |name: &str, cal: &Calibration, w| {
+            calibrated_network(name, cal, &base, 0.99, b, w, 2, 72)
+        };
+        // LRU's hit: its core taken for the CPU work and kept through the lock's wait and hold.
+        let l = net("lru", &lru, Workers::Loops);
+        assert_eq!(l.stations[1].name, "lock");
+        let hit = &l.paths[0].steps;
+        assert!(
+            matches!(
+                hit[..],
+                [Step::Acquire(0), Step::Work(0, _), Step::Work(1, _), Step::Release(0)]
+            ),
+            "{hit:?}"
+        );
+        // Event loops' workers queue at their own loop; threads share the cores.
+        assert!(l.stations[0].pinned);
+        assert!(!net("lru", &lru, Workers::Threads).stations[0].pinned);
+        // No lock, nothing held.
+        let m = net("mobius", &base, Workers::Loops);
+        assert_eq!(m.stations.len(), 1);
+        assert!(m.paths.iter().flat_map(|p| &p.steps).all(|s| !matches!(s, Step::Acquire(_))));
+        // Held on the core, the lock's holds take CPU time: the simulated model is slower and
+        // its cores busier than with the lock beside the cores (the same network without
+        // possession).
+        let o = SimOptions { requests: 100_000, ..MODEL_SIM };
+        let held = sifter_model::sim::simulate(&l, 72, &o).unwrap();
+        let mut beside = l.clone();
+        for p in &mut beside.paths {
+            p.steps.retain(|s| !matches!(s, Step::Acquire(_) | Step::Release(_)));
+        }
+        let free = sifter_model::sim::simulate(&beside, 72, &o).unwrap();
+        assert!(held.x < free.x * 0.95, "{} vs {}", held.x, free.x);
+        assert!(held.u[0] > free.u[0], "{:?} vs {:?}", held.u, free.u);
     }
 
     #[test]

@@ -589,9 +589,10 @@ fn model_section(out: &std::path::Path, quick: bool, stop: &AtomicBool) -> Resul
          its steady state before the measurement, which goes on from where the prefill stopped. \
          The model beside it is calibrated with each policy's measured \
          cost of a hit and a miss at that cache size, alone and with the cores busy, and with \
-         the event loops' own cost per request; the two cores are a load-dependent station, a \
-         lock (where the policy has one) a station of constant holds, and the backend the \
-         measured mean wait.</p>",
+         the event loops' own cost per request; the two cores are a load-dependent station, \
+         one per loop, a lock (where the policy has one) a station of constant holds that a \
+         loop waits for and holds on its core, and the backend the measured mean wait. A core \
+         held through a lock is not product-form, so the model is solved by simulation.</p>",
     );
     h.push_str(&html_table(&closed_header, &closed_rows));
     // Then the extrapolation: the model alone, with the paper's service times.
