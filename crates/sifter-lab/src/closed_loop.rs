@@ -435,9 +435,10 @@ pub struct Backend {
 ///   itself, so the contended hold time is at most the time between two operations of the
 ///   calibration (one lock-bound acquisition each). Its holds are nearly constant, so the
 ///   station is deterministic ([`Dist::Det`]): an arrival that finds the lock held waits
-///   for the rest of a hold, not a whole exponential one (the difference shows at low MPL:
-///   with two threads on a spinning backend, LRU's model at 0.995 hits went from 13–31 %
-///   pessimistic to 1–7 %, docs/BENCHMARKS.md).
+///   for the rest of a hold, not a whole exponential one. (With two threads on a spinning
+///   backend the simulated model of the locked policies is 9–13 % pessimistic at 0.98–0.995
+///   hits: a thread whose peer is in its backend wait holds the lock for less than the
+///   contended hold, and more than the single-threaded one; docs/BENCHMARKS.md.)
 ///   (Multi-step LRU's per-set locks are no station, like the index's bucket locks: a hit
 ///   locks only its own set, which two threads rarely want at once, so their cost is CPU work.)
 /// * **A lock's wait and hold take a core too** ([`Step::Acquire`]): a worker takes its core

@@ -85,8 +85,8 @@ pub enum Step {
     Work(usize, f64),
     /// Takes a server of station `k` (queueing for it like a visit) and keeps it until
     /// [`Step::Release`]`(k)`: the steps in between run while the request holds it —
-    /// *simultaneous possession*, as when an event loop or a thread waits for a lock and holds
-    /// its lock on its core. A visit to `k` while holding it is served by the held server,
+    /// *simultaneous possession*, as when an event loop or a thread keeps its core while it
+    /// waits for a lock and holds it. A visit to `k` while holding it is served by the held server,
     /// without queueing. Only [`simulate`](crate::sim::simulate) honours possession; the other
     /// solvers count a held station's visits as plain visits (so [`bound`] stays an upper
     /// bound) and the holding itself as nothing.
