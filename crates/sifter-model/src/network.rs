@@ -24,17 +24,6 @@ pub enum Dist {
     Uniform,
 }
 
-impl Dist {
-    /// The squared coefficient of variation of a service time so distributed.
-    pub fn cv2(self) -> f64 {
-        match self {
-            Dist::Exp => 1.0,
-            Dist::Det => 0.0,
-            Dist::Uniform => 1.0 / 3.0,
-        }
-    }
-}
-
 /// A queueing station.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Station {

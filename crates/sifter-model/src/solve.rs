@@ -65,13 +65,7 @@ pub struct Mva {
 /// FCFS stations with exponential service, multi-server and load-dependent stations (rate
 /// min(j, c) / (S · slowdown(j)) with j present, see [`Station::slowdown`]), and think time as
 /// a delay station. (Reiser & Lavenberg 1980; the load-dependent recursion tracks each such
-/// station's marginal queue-length distribution.) A single-server station whose service is not
-/// exponential ([`Station::dist`]) takes the usual residual-time approximation: an arrival that
-/// finds a request in service waits for its residual, `(1 + c²) / 2` of a service time
-/// (half of one for a deterministic hold), not a whole one, and the throughput is capped at
-/// such a station's rate (which the approximation can pass); exact MVA when exponential.
-///
-/// [`Station::dist`]: crate::network::Station::dist
+/// station's marginal queue-length distribution.)
 ///
 /// [`Station::slowdown`]: crate::network::Station::slowdown
 pub fn mva(net: &Network, n: u32) -> Mva {
@@ -81,8 +75,6 @@ pub fn mva(net: &Network, n: u32) -> Mva {
     let c: Vec<u32> = net.stations.iter().map(|s| s.servers).collect();
     let plain: Vec<bool> =
         net.stations.iter().map(|s| s.servers == 1 && s.slowdown.is_empty()).collect();
-    // What an arrival saves on the request in service, per unit of utilisation: 1 − (1 + c²)/2.
-    let saved: Vec<f64> = net.stations.iter().map(|s| (1.0 - s.dist.cv2()) / 2.0).collect();
     // Mean time per visit-demand with j requests present: D · slowdown(j) / min(j, c).
     let per =
         |i: usize, j: usize| d[i] * net.stations[i].slowdown_at(j) / (j.min(c[i] as usize) as f64);
@@ -95,8 +87,7 @@ pub fn mva(net: &Network, n: u32) -> Mva {
         let mut r = vec![0.0; k];
         for i in 0..k {
             if plain[i] {
-                // `x` is still X(pop − 1): x · d is the utilisation an arrival finds.
-                r[i] = d[i] * (1.0 + q[i] - saved[i] * (x * d[i]).min(1.0));
+                r[i] = d[i] * (1.0 + q[i]);
             } else {
                 // R = Σ_{j=1..pop} j · per(j) · p(j−1 | pop−1)
                 r[i] = (1..=pop)
@@ -106,10 +97,6 @@ pub fn mva(net: &Network, n: u32) -> Mva {
         }
         r_tot = r.iter().sum();
         x = pop as f64 / (z + r_tot);
-        // The residual approximation can pass a saturated station's rate: cap it there.
-        for i in (0..k).filter(|&i| plain[i] && saved[i] > 0.0 && d[i] > 0.0) {
-            x = x.min(1.0 / d[i]);
-        }
         for i in 0..k {
             q[i] = x * r[i];
             if !plain[i] {
