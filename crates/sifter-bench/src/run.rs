@@ -62,9 +62,16 @@ pub struct RunConfig {
     pub mode: Mode,
     /// End of the measured phase.
     pub measure: Measure,
-    /// Warm-up ends when the cache holds this share of its capacity, when every thread has
-    /// replayed its sequence once, or after `warmup_limit`, whichever comes first.
+    /// Warm-up ends when the cache holds this share of its capacity *and* every thread has
+    /// replayed `warmup_passes` of its sequence; or, if the cache never gets that full, when
+    /// every thread has replayed `max(warmup_passes, 1)`; or after `warmup_limit`.
     pub fill: f64,
+    /// Passes over each thread's sequence the warm-up replays at least (fractions allowed; 0:
+    /// it ends as soon as the cache is `fill` full). A full cache is not yet a steady one:
+    /// some caches' internal state (a ghost filling, a hash table's tombstones) takes
+    /// millions of requests to settle, and a measurement that starts before is not
+    /// representative (docs/BENCHMARKS.md, "Steady state before the measurement").
+    pub warmup_passes: f64,
     /// Upper bound on the warm-up.
     #[serde(with = "secs")]
     pub warmup_limit: Duration,
@@ -233,6 +240,8 @@ pub struct RunResult {
     pub classes: [ClassStats; 5],
     /// Warm-up wall time.
     pub warmup: Duration,
+    /// Requests the warm-up replayed, all threads.
+    pub warmup_requests: u64,
     /// Cache fill (len / capacity) at the end of warm-up.
     pub filled: f64,
 }
@@ -383,7 +392,8 @@ pub fn run(
         b => Some(Objects::new(b, capacity)?),
     };
     let cx = Ctx { cache, evictions: cache.reports_evictions(), objects: objects.as_ref() };
-    let (warmup, filled, positions) = warm_up(Ctx { evictions: false, ..cx }, capacity, seqs, cfg);
+    let (warmup, filled, warmup_requests, positions) =
+        warm_up(Ctx { evictions: false, ..cx }, capacity, seqs, cfg);
     let every = u64::from(cfg.sample_every.max(1));
     let sampling = cfg.sample_every != 0;
     let target = match cfg.measure {
@@ -468,35 +478,44 @@ pub fn run(
             c.hist.add(&wc.hist).map_err(|e| BenchError::Config(format!("histogram: {e}")))?;
         }
     }
-    Ok(RunResult { ops, elapsed, classes, warmup, filled })
+    Ok(RunResult { ops, elapsed, classes, warmup, warmup_requests, filled })
 }
 
-/// Replays the sequences until the cache is `cfg.fill` full, every thread has made one pass,
-/// or the time limit; returns the time taken, the fill reached and where each thread stopped.
+/// Replays the sequences until the warm-up's end (see [`RunConfig::fill`]); returns the time
+/// taken, the fill reached, the requests replayed (all threads) and where each thread stopped.
 fn warm_up(
     cx: Ctx<'_>,
     capacity: u64,
     seqs: &[Arc<Vec<u64>>],
     cfg: &RunConfig,
-) -> (Duration, f64, Vec<usize>) {
+) -> (Duration, f64, u64, Vec<usize>) {
     let t0 = Instant::now();
     let stop = AtomicBool::new(false);
     let fill = |c: &dyn BenchCache| (c.len() as f64 / capacity as f64).min(1.0);
+    let passes = if cfg.warmup_passes.is_finite() { cfg.warmup_passes.max(0.0) } else { 1.0 };
+    // Requests each thread replays at most, and at least before a full cache ends the warm-up.
+    let most = |len: usize| (passes.max(1.0) * len as f64).ceil() as u64;
+    let least = |len: usize| (passes * len as f64).ceil() as u64;
+    let done: Vec<AtomicU64> = seqs.iter().map(|_| AtomicU64::new(0)).collect();
     let positions: Vec<usize> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|t| {
-                let (seq, stop) = (&seqs[t], &stop);
+                let (seq, stop, done) = (&seqs[t], &stop, &done[t]);
                 let mode = cfg.mode;
+                let most = most(seq.len());
                 s.spawn(move || {
                     let mut w = Worker::new();
-                    let mut i = 0;
-                    while i < seq.len() {
-                        let end = (i + BATCH as usize).min(seq.len());
+                    let (mut i, mut n) = (0, 0u64);
+                    while n < most {
+                        let end = (i + BATCH as usize).min(seq.len()).min(i + (most - n) as usize);
                         for &x in &seq[i..end] {
                             let (op, k) = unpack(x);
                             step(cx, &mut w, op, thread_key(k, t, mode), false);
                         }
-                        i = end;
+                        n += (end - i) as u64;
+                        i = if end == seq.len() { 0 } else { end };
+                        // Relaxed: a progress count read by the main thread's check only.
+                        done.store(n, Ordering::Relaxed);
                         // Relaxed: only ends the warm-up.
                         if stop.load(Ordering::Relaxed) {
                             break;
@@ -508,15 +527,21 @@ fn warm_up(
             .collect();
         loop {
             std::thread::sleep(Duration::from_millis(5));
-            let done = handles.iter().all(|h| h.is_finished());
-            if done || fill(cx.cache) >= cfg.fill || t0.elapsed() >= cfg.warmup_limit {
+            let finished = handles.iter().all(|h| h.is_finished());
+            let replayed =
+                (0..cfg.threads).all(|t| done[t].load(Ordering::Relaxed) >= least(seqs[t].len()));
+            if finished
+                || (replayed && fill(cx.cache) >= cfg.fill)
+                || t0.elapsed() >= cfg.warmup_limit
+            {
                 stop.store(true, Ordering::Relaxed);
                 break;
             }
         }
         handles.into_iter().map(|h| h.join().expect("warm-up worker panicked")).collect()
     });
-    (t0.elapsed(), fill(cx.cache), positions)
+    let replayed = done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
+    (t0.elapsed(), fill(cx.cache), replayed, positions)
 }
 
 #[cfg(test)]
@@ -531,6 +556,7 @@ mod tests {
             mode: Mode::Shared,
             measure,
             fill: 0.98,
+            warmup_passes: 1.0,
             warmup_limit: Duration::from_secs(5),
             sample_every: 16,
             touch: 0,
@@ -561,6 +587,34 @@ mod tests {
         assert!(sampled > r.ops / 32 && sampled < r.ops / 8, "{sampled} samples of {}", r.ops);
         // Erases keep this mix from filling the cache; warm-up ends after one pass instead.
         assert!(r.filled > 0.0 && r.warmup < Duration::from_secs(5));
+    }
+
+    /// A cache that fills in its first requests is still warmed for `warmup_passes` of every
+    /// thread's sequence; with 0 passes the warm-up ends once it is full; a cache that cannot
+    /// fill ends it after one pass.
+    #[test]
+    fn warm_up_replays_its_passes_after_the_cache_is_full() {
+        let w = Workload::parse("zipf:keys=20000").unwrap();
+        let (seqs, keys) = w.generate(2, 200_000, Mode::Shared).unwrap();
+        let cap = keys / 100;
+        let len = 200_000u64;
+        let with = |passes: f64, fill: f64| {
+            let c = make("mobius", cap).unwrap();
+            let cfg = RunConfig { warmup_passes: passes, fill, ..cfg(2, Measure::Requests(1_000)) };
+            run(&*c, cap, &seqs, &cfg).unwrap()
+        };
+        let r = with(2.5, 0.98);
+        assert!(r.warmup_requests >= 2 * (5 * len / 2), "{} replayed", r.warmup_requests);
+        assert!(r.filled >= 0.98);
+        // Without passes, the first check after the fill ends it: well before one pass each.
+        let r = with(0.0, 0.5);
+        assert!(r.warmup_requests < 2 * len, "{} replayed", r.warmup_requests);
+        // A cache bigger than the key space never fills: one pass, then the warm-up ends.
+        let c = make("mobius", 4 * keys).unwrap();
+        let cfg = RunConfig { warmup_passes: 0.0, fill: 1.0, ..cfg(2, Measure::Requests(1_000)) };
+        let r = run(&*c, 4 * keys, &seqs, &cfg).unwrap();
+        assert_eq!(r.warmup_requests, 2 * len);
+        assert!(r.filled < 0.3);
     }
 
     /// A read-through run on a cache big enough for every key ends with (nearly) every

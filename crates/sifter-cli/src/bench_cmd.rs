@@ -48,9 +48,16 @@ pub struct BenchArgs {
     /// sampling).
     #[arg(long, default_value_t = 256)]
     pub sample_every: u32,
-    /// Warm-up ends when the cache is this full (or after one pass, or `--warmup-limit`).
+    /// Warm-up ends when the cache is this full and every thread has replayed
+    /// `--warmup-passes` of its sequence (or, if it never gets this full, after
+    /// max(`--warmup-passes`, 1) passes; or at `--warmup-limit`).
     #[arg(long, default_value_t = 0.98)]
     pub fill: f64,
+    /// Passes over each thread's sequence the warm-up replays at least, so that the
+    /// measurement starts in steady state: a full cache is not yet a settled one (fractions
+    /// allowed; 0 ends the warm-up as soon as the cache is `--fill` full).
+    #[arg(long, default_value_t = 1.0)]
+    pub warmup_passes: f64,
     /// Longest warm-up.
     #[arg(long, default_value = "30s")]
     pub warmup_limit: String,
@@ -60,7 +67,7 @@ pub struct BenchArgs {
     /// `--quiet` apply; the throughput options are refused with it.
     #[arg(long, conflicts_with_all = [
         "threads", "workload", "mode", "size", "requests", "duration", "sequence", "repeat",
-        "sample_every", "fill", "warmup_limit", "hit_only", "touch", "json", "no_plots",
+        "sample_every", "fill", "warmup_passes", "warmup_limit", "hit_only", "touch", "json", "no_plots",
     ])]
     pub mem: bool,
     /// Hit-only mode (Caffeine's GetPutBenchmark read mix): every key the threads request is
@@ -106,6 +113,7 @@ impl BenchArgs {
             repeat: self.repeat,
             sample_every: self.sample_every,
             fill: self.fill,
+            warmup_passes: self.warmup_passes,
             warmup_limit: self.warmup_limit.clone(),
             hit_only: self.hit_only,
             touch: self.touch,

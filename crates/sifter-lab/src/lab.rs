@@ -232,6 +232,7 @@ fn throughput_section(
         repeat: if quick { 1 } else { 3 },
         sample_every: 256,
         fill: 0.98,
+        warmup_passes: 1.0,
         warmup_limit: "5s".into(),
         hit_only: false,
         touch: 0,

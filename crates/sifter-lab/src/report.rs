@@ -37,8 +37,11 @@ pub struct BenchSpec {
     pub repeat: usize,
     /// Time one operation in this many (a power of two; 0: no latency sampling).
     pub sample_every: u32,
-    /// Warm-up ends when the cache is this full.
+    /// Warm-up ends when the cache is this full and every thread has replayed
+    /// `warmup_passes` of its sequence ([`RunConfig::fill`]).
     pub fill: f64,
+    /// Passes over each thread's sequence the warm-up replays at least.
+    pub warmup_passes: f64,
     /// Longest warm-up (`30s`).
     pub warmup_limit: String,
     /// Hit-only mode: every requested key resident.
@@ -118,6 +121,9 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
     if !(a.fill > 0.0 && a.fill <= 1.0) {
         bail!("--fill must be in (0, 1]");
     }
+    if !(a.warmup_passes >= 0.0 && a.warmup_passes <= 1000.0) {
+        bail!("--warmup-passes must be in [0, 1000] (got {})", a.warmup_passes);
+    }
     if a.touch != 0 {
         sifter_bench::run::Objects::check(a.touch).context("--touch")?;
     }
@@ -176,6 +182,7 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
                     mode,
                     measure,
                     fill: a.fill,
+                    warmup_passes: a.warmup_passes,
                     warmup_limit,
                     sample_every: a.sample_every,
                     touch: a.touch,
@@ -548,6 +555,7 @@ mod tests {
             repeat: 2,
             sample_every: 8,
             fill: 0.98,
+            warmup_passes: 1.0,
             warmup_limit: "5s".into(),
             hit_only: false,
             touch: 0,

@@ -857,7 +857,7 @@ impl Cache {
 /// `sifter bench`'s measurement ([`sifter_lab::report::measure`]) off the interpreter; the
 /// rows as `sifter bench`'s `results.csv` text.
 #[pyfunction]
-#[pyo3(name = "bench", signature = (caches, threads, workload, mode, size, requests, duration, sequence, repeat, sample_every, fill, warmup_limit, hit_only, touch, progress))]
+#[pyo3(name = "bench", signature = (caches, threads, workload, mode, size, requests, duration, sequence, repeat, sample_every, fill, warmup_passes, warmup_limit, hit_only, touch, progress))]
 #[allow(clippy::too_many_arguments)]
 fn run_bench<'py>(
     py: Python<'py>,
@@ -872,6 +872,7 @@ fn run_bench<'py>(
     repeat: usize,
     sample_every: u32,
     fill: f64,
+    warmup_passes: f64,
     warmup_limit: String,
     hit_only: bool,
     touch: u32,
@@ -889,6 +890,7 @@ fn run_bench<'py>(
         repeat,
         sample_every,
         fill,
+        warmup_passes,
         warmup_limit,
         hit_only,
         touch,

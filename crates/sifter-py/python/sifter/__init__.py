@@ -333,6 +333,7 @@ def bench(
     repeat: int = 3,
     sample_every: int = 256,
     fill: float = 0.98,
+    warmup_passes: float = 1.0,
     warmup_limit: str = "30s",
     hit_only: bool = False,
     touch: int = 0,
@@ -356,7 +357,8 @@ def bench(
         text = _native.bench(
             _join(caches, "caches"), _list(threads, "threads"), workload, _join(mode, "mode"),
             _list(size, "size"), int(requests), duration, int(sequence), int(repeat),
-            int(sample_every), float(fill), warmup_limit, bool(hit_only), _touch(touch),
+            int(sample_every), float(fill), float(warmup_passes), warmup_limit, bool(hit_only),
+            _touch(touch),
             bar if progress else None,
         )
     finally:
