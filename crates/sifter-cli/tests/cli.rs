@@ -518,6 +518,8 @@ fn bench_writes_table_csv_json_and_plots() {
     fails_with(&sifter(&["bench", "--duration", "soon"], p), "--duration");
     fails_with(&sifter(&["bench", "--sequence", "100000000000"], p), "8 GiB");
     fails_with(&sifter(&["bench", "--touch", "12", "-q"], p), "multiple of 8");
+    fails_with(&sifter(&["bench", "--warmup-passes=-1", "-q"], p), "--warmup-passes");
+    fails_with(&sifter(&["bench", "--warmup-passes", "nan", "-q"], p), "--warmup-passes");
     // --touch: the object size is part of the recorded configuration.
     let touch = [
         "bench",

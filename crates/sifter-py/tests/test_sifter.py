@@ -382,6 +382,7 @@ def test_bench_hit_only_hits_and_bad_options_are_the_clis_errors():
         (dict(caches="nope"), ["-c", "nope"], "--caches"),
         (dict(caches="mobius", threads=0), ["-c", "mobius", "-t", "0"], "--threads"),
         (dict(caches="mobius", sample_every=3), ["-c", "mobius", "--sample-every", "3"], "--sample-every"),
+        (dict(caches="mobius", warmup_passes=-1), ["-c", "mobius", "--warmup-passes=-1"], "--warmup-passes"),
     ]:
         with pytest.raises(ValueError) as e:
             sifter.bench(**{**BENCH, **kwargs})
