@@ -598,17 +598,19 @@ mod tests {
         let (seqs, keys) = w.generate(2, 200_000, Mode::Shared).unwrap();
         let cap = keys / 100;
         let len = 200_000u64;
-        let with = |passes: f64, fill: f64| {
-            let c = make("mobius", cap).unwrap();
-            let cfg = RunConfig { warmup_passes: passes, fill, ..cfg(2, Measure::Requests(1_000)) };
-            run(&*c, cap, &seqs, &cfg).unwrap()
-        };
-        let r = with(2.5, 0.98);
+        let c = make("mobius", cap).unwrap();
+        let passes = RunConfig { warmup_passes: 2.5, ..cfg(2, Measure::Requests(1_000)) };
+        let r = run(&*c, cap, &seqs, &passes).unwrap();
         assert!(r.warmup_requests >= 2 * (5 * len / 2), "{} replayed", r.warmup_requests);
         assert!(r.filled >= 0.98);
-        // Without passes, the first check after the fill ends it: well before one pass each.
-        let r = with(0.0, 0.5);
-        assert!(r.warmup_requests < 2 * len, "{} replayed", r.warmup_requests);
+        // Without passes, the first check after the fill ends it (every 5 ms): well before one
+        // pass of a sequence this long.
+        let long = 2_000_000u64;
+        let (seqs2, keys2) = w.generate(2, long as usize, Mode::Shared).unwrap();
+        let c = make("mobius", keys2 / 100).unwrap();
+        let cfg2 = RunConfig { warmup_passes: 0.0, fill: 0.5, ..cfg(2, Measure::Requests(1_000)) };
+        let r = run(&*c, keys2 / 100, &seqs2, &cfg2).unwrap();
+        assert!(r.warmup_requests < 2 * long, "{} replayed", r.warmup_requests);
         // A cache bigger than the key space never fills: one pass, then the warm-up ends.
         let c = make("mobius", 4 * keys).unwrap();
         let cfg = RunConfig { warmup_passes: 0.0, fill: 1.0, ..cfg(2, Measure::Requests(1_000)) };
