@@ -12,6 +12,24 @@ fn params(hit: f64, disk: f64, tail_zero: bool) -> Params {
     Params { hit, disk_us: disk, overrides, ..Params::default() }
 }
 
+/// One station visited once per request, then `think` µs away from it.
+fn one_station(
+    name: &str,
+    station: sifter_model::network::Station,
+    think: f64,
+) -> sifter_model::network::Network {
+    use sifter_model::network::{Network, Path, Step};
+    Network {
+        name: name.into(),
+        stations: vec![station],
+        paths: vec![Path {
+            label: "all".into(),
+            prob: 1.0,
+            steps: vec![Step::Visit(0), Step::Think(think)],
+        }],
+    }
+}
+
 fn close(a: f64, b: f64, rel: f64) -> bool {
     (a - b).abs() <= rel * b.abs().max(1e-12)
 }
@@ -123,15 +141,9 @@ fn multi_server_cpu_station() {
 
 #[test]
 fn load_dependent_stations() {
-    use sifter_model::network::{Dist, Network, Path, Station, Step};
-    let net = |servers: u32, slowdown: Vec<f64>| Network {
-        name: "ld".into(),
-        stations: vec![Station { slowdown, ..Station::new("cpu", 1.0, servers, Dist::Exp) }],
-        paths: vec![Path {
-            label: "all".into(),
-            prob: 1.0,
-            steps: vec![Step::Visit(0), Step::Think(3.0)],
-        }],
+    use sifter_model::network::{Dist, Station};
+    let net = |servers: u32, slowdown: Vec<f64>| {
+        one_station("ld", Station { slowdown, ..Station::new("cpu", 1.0, servers, Dist::Exp) }, 3.0)
     };
     // Two servers that each run at half speed once both are busy serve exactly like one
     // server: the same rate with one request present, the same with two or more.
@@ -275,19 +287,17 @@ fn a_held_core_serves_its_lock_wait_and_hold_too() {
 
 #[test]
 fn pinned_requests_queue_at_their_own_server() {
-    use sifter_model::network::{Dist, Network, Path, Station, Step};
+    use sifter_model::network::{Dist, Station};
     // Two servers, four requests: pooled, a free server takes any waiting request (one
     // two-server station); pinned, requests 0 and 2 share server 0 and 1 and 3 server 1 (two
     // one-server stations of two requests each), so a server can idle while the other has a
     // queue. Exponential service: MVA is exact for both shapes.
-    let net = |servers: u32, pinned: bool| Network {
-        name: "pinned".into(),
-        stations: vec![Station { pinned, ..Station::new("cpu", 1.0, servers, Dist::Exp) }],
-        paths: vec![Path {
-            label: "all".into(),
-            prob: 1.0,
-            steps: vec![Step::Visit(0), Step::Think(1.0)],
-        }],
+    let net = |servers: u32, pinned: bool| {
+        one_station(
+            "pinned",
+            Station { pinned, ..Station::new("cpu", 1.0, servers, Dist::Exp) },
+            1.0,
+        )
     };
     let o = SimOptions { requests: 400_000, ..SimOptions::default() };
     let pooled = simulate(&net(2, false), 4, &o).unwrap().x;
