@@ -781,6 +781,26 @@ where
         }
     }
 
+    /// An update is a use of its entry, as in the simulator (a request for a cached key is a
+    /// hit, whatever it does): the new version `new` starts with the reference bit, frequency
+    /// or counter of the old one (slot `o`, readable: the caller is protected) raised as a hit
+    /// raises it. (LRU's new version goes to the head anyway; FIFO keeps no use.) Without this
+    /// an updated entry restarted cold: S3-FIFO sent its hot entries back to small with
+    /// frequency 0, and a key updated often was evicted as if never read.
+    #[inline]
+    fn carry_use(&self, o: u32, new: &Slot<K, V>) {
+        // Relaxed (both): hints, as a hit's (an eviction that saw the new slot's 0 first
+        // gives it one pass less).
+        let f = self.slot(o).visited.load(Ordering::Relaxed);
+        let v = match self.on_hit {
+            OnHit::Touch => 1,
+            OnHit::CountFreq => f.saturating_add(1).min(MAX_FREQ),
+            OnHit::Bump => f.saturating_add(1),
+            OnHit::Nothing | OnHit::Promote | OnHit::PromoteSome => return,
+        };
+        new.visited.store(v, Ordering::Relaxed);
+    }
+
     /// [`Cache::mark_hit`] for the LRU lists (out of line: the common path of the others then
     /// saves fewer registers).
     #[inline(never)]
@@ -1054,7 +1074,13 @@ where
         };
         let st = self.stripe(tid);
         let mut victims = Victims::default();
-        if !self.acquire(st, tid, now, weight, &mut victims) {
+        // An update of a resident key (every weight 1) takes no tokens: the old version's pay
+        // for the new one. So it is looked for first, and a full cache does not evict for an
+        // update. Should the old version leave (evicted, removed) before ours replaces it,
+        // ours is added and takes its tokens after publication ([`Cache::pay_late`]).
+        let owes = self.weigher.is_none() && self.resident(hash, &key, tid);
+        let tokens = if owes { 0 } else { weight };
+        if !owes && !self.acquire(st, tid, now, weight, &mut victims) {
             let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
@@ -1066,7 +1092,7 @@ where
         let early = self.gathers_early(tid, weight, ghost_hit);
         let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
             self.count_into_small(early, tid, -(weight as i64));
-            self.credit(st, weight);
+            self.credit(st, tokens);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
         };
@@ -1079,7 +1105,7 @@ where
         // Armed once the slot is filled (a retired slot's contents are dropped at reuse), and
         // declared before the pin and the home lock, so that an unwinding drops them first.
         let mut undo =
-            Unpublished { cache: self, tid, slot: s, weight, armed: false, queued: early };
+            Unpublished { cache: self, tid, slot: s, tokens, armed: false, queued: early };
         if let Some((_, (at, limit))) = times {
             let d = self.arena.deadline(s);
             // Published with the slot by the index word's Release store.
@@ -1138,6 +1164,7 @@ where
             let old = old.map(|o| {
                 self.mark_removed(st, o);
                 // Published, protected (`pin` covers the slot it found).
+                self.carry_use(o, slot);
                 (o, self.weight_of(o))
             });
             drop(lock);
@@ -1145,8 +1172,13 @@ where
         };
         match old {
             Some((o, w)) => {
-                self.credit(st, w);
-                self.spill(st);
+                // The old version's tokens, less what the new one needs beyond those taken.
+                debug_assert!(tokens + w >= weight, "an owing update replaced a heavier entry");
+                let give = tokens + w - weight;
+                if give > 0 {
+                    self.credit(st, give);
+                    self.spill(st);
+                }
                 // Relaxed (deadline): see `lookup`.
                 let old_expired = times.is_some_and(|(now, _)| {
                     expired(self.arena.deadline(o).at.load(Ordering::Relaxed), now)
@@ -1220,7 +1252,44 @@ where
                 }
             }
         }
+        if owes && old.is_none() {
+            self.pay_late(st, tid, now, weight);
+        }
         true
+    }
+
+    /// Whether `key` (hash `hash`) is in the index: its home bucket's first word with the
+    /// key's tag holds it (an overflowed entry or a false tag match counts as absent: the
+    /// insert then takes its tokens as for a new key, which is always correct).
+    #[inline]
+    fn resident(&self, hash: u64, key: &K, tid: usize) -> bool {
+        let mut pin = LazyPin::new(&self.epochs, tid);
+        let r = self.index.first(hash, self.pin_at(&mut pin), |s| {
+            // SAFETY: `s` was read from a published index word after `pin` protected it.
+            let k = unsafe { self.slot(s).key() };
+            k == key
+        });
+        matches!(r, First::Found(_))
+    }
+
+    /// The tokens of an update that was added after all (its old version left between
+    /// [`Cache::resident`] and the index insert), taken after publication: meanwhile the
+    /// cache holds one insert in flight beyond its capacity, as any insert may. Waits until
+    /// it has them: the entry is published and in the policy (gathered chains are enqueued
+    /// here), so an eviction can always free them, if need be by taking this very entry.
+    #[cold]
+    fn pay_late(&self, st: &Stripe, tid: usize, now: u64, w: u64) {
+        let mut backoff = Backoff::default();
+        loop {
+            let mut victims = Victims::default();
+            let paid = self.acquire(st, tid, now, w, &mut victims);
+            let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
+            if paid {
+                return;
+            }
+            self.flush_pending();
+            backoff.snooze();
+        }
     }
 
     /// Removes `key`, returning its value.
@@ -1679,7 +1748,13 @@ where
         let mut t0 = None;
         let mut backoff = Backoff::default();
         let mut got = false;
-        for _ in 0..ATTEMPTS {
+        // Scans that took only removed slots (no tokens, but progress: their slots are
+        // reclaimed) do not count as attempts, up to about once round the arena: after many
+        // updates the queues' fronts can hold more removed slots than the attempts would scan.
+        let (mut attempt, mut removed_only) = (0, 0);
+        let most_removed_only = self.arena.count() / self.evict_batch + 1;
+        while attempt < ATTEMPTS {
+            attempt += 1;
             if self.refill(st, w.max(self.spill)) {
                 if Self::take(st, w) {
                     got = true;
@@ -1710,6 +1785,10 @@ where
                 if Self::take(st, w) {
                     got = true;
                     break;
+                }
+                if freed == 0 && removed_only < most_removed_only {
+                    removed_only += 1;
+                    attempt -= 1;
                 }
                 continue;
             }
@@ -1813,22 +1892,31 @@ where
                     }
                 }
             }
-            // Removed entries still queued hold slots: sweep some out of the queues (without
-            // evicting anything) and go round again to reuse them (the epoch advances above).
-            if self.sweep_removed(st) {
+            // Removed entries still queued hold slots: sweep some out of the queues' fronts
+            // (without evicting anything, the order kept) and go round again to reuse them
+            // (the epoch advances above).
+            if self.sweep_removed(st, tid, false) {
                 attempt += 1;
                 continue;
             }
-            // Every slot is live, in limbo or held by the queues as removed: a thread preempted
-            // while pinned holds the epochs back. Grow the arena by a chunk (up to twice its
-            // size) rather than wait for it; past that, evict (the scan takes removed slots
-            // first where it finds them) and wait.
+            // Every slot is live, in limbo or held by the queues as removed (a thread
+            // preempted while pinned holds the epochs back, or updates left removed slots
+            // deep in the queues). Grow the arena by a chunk (up to twice its size) rather
+            // than wait.
             if let Some(range) = self.arena.grow() {
                 let mut l = st.lists.lock();
                 l.free.extend(range.rev());
                 if let Some(s) = l.free.pop() {
                     return Some(s);
                 }
+            }
+            // Past that, sweep with rotation, which reaches removed slots anywhere (and gives
+            // the live ones it passes a pass): updates of random keys leave removed slots all
+            // along the queues, and without it inserts evicted live entries for slots. Only
+            // then evict (the scan takes removed slots first where it finds them) and wait.
+            if self.sweep_removed(st, tid, true) {
+                attempt += 1;
+                continue;
             }
             if attempt >= ATTEMPTS / 4 && self.evict_and_retire(st, tid, now) {
                 self.spill(st);
@@ -1848,15 +1936,34 @@ where
     }
 
     /// When the queues hold removed slots: sweeps up to [`SWEEP`] slots from the front of each
-    /// queue and retires the removed ones into `st`'s limbo; true if it retired any (reusable
-    /// after two epoch advances).
-    fn sweep_removed(&self, st: &Stripe) -> bool {
-        let Structure::Queues(q) = &self.structure else { return false };
+    /// queue (`rotate`: see [`Queues::sweep`](crate::policy::queues::Queues::sweep)) and
+    /// retires the removed ones into `st`'s limbo; true if it retired any (reusable after two
+    /// epoch advances).
+    fn sweep_removed(&self, st: &Stripe, tid: usize, rotate: bool) -> bool {
         if self.garbage() <= 0 {
             return false;
         }
         let mut dead = Vec::new();
-        q.sweep(&self.arena, SWEEP, &mut dead);
+        // A rotating sweep goes on until it finds some (each round walks the next slots of
+        // each queue), at most about once round the arena.
+        let rounds = if rotate { self.arena.count() / SWEEP + 1 } else { 1 };
+        for _ in 0..rounds {
+            match &self.structure {
+                Structure::Queues(q) => q.sweep(&self.arena, SWEEP, &mut dead, rotate),
+                Structure::S3(q) => q.sweep(
+                    &self.arena,
+                    q.local(tid),
+                    |s| self.weight_of(s),
+                    SWEEP,
+                    &mut dead,
+                    rotate,
+                ),
+                Structure::Locked(_) => return false,
+            }
+            if !dead.is_empty() {
+                break;
+            }
+        }
         self.count_garbage(st, -(dead.len() as i64));
         let _ = self.retire_and_pop(st, &dead, false, false);
         !dead.is_empty()
@@ -2181,7 +2288,8 @@ where
     cache: &'a Cache<K, V, S>,
     tid: usize,
     slot: u32,
-    weight: u64,
+    /// The capacity tokens it took (none for an update of a resident key).
+    tokens: u64,
     armed: bool,
     /// A queue holds the slot already (gathered with its allocation).
     queued: bool,
@@ -2211,7 +2319,7 @@ where
     #[cold]
     fn undo(&mut self) {
         let st = self.cache.stripe(self.tid);
-        self.cache.credit(st, self.weight);
+        self.cache.credit(st, self.tokens);
         if self.queued {
             // Never published, but a queue holds it: DEAD, the eviction that takes it retires
             // it. Release: pairs with the evictor's Acquire, as for any DEAD.

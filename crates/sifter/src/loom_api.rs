@@ -141,12 +141,22 @@ impl Core {
             }
         }
     }
-    /// Sweeps removed (killed) slots out of the queues, up to `max` per queue: returns them
-    /// (the queue policies; S3-FIFO has no sweep).
+    /// Sweeps removed (killed) slots out of the queues' fronts, up to `max` per queue, the
+    /// others put back in front: returns them.
     pub fn sweep(&self, max: usize) -> Vec<u32> {
+        self.sweep_with(max, false)
+    }
+    /// [`Core::sweep`] with rotation: the live slots swept go to their queue's tail.
+    pub fn sweep_rotating(&self, max: usize) -> Vec<u32> {
+        self.sweep_with(max, true)
+    }
+    fn sweep_with(&self, max: usize, rotate: bool) -> Vec<u32> {
         let mut dead = Vec::new();
-        if let Policy::Queues(q) = &self.q {
-            q.sweep(&self.slots, max, &mut dead);
+        match &self.q {
+            Policy::Queues(q) => q.sweep(&self.slots, max, &mut dead, rotate),
+            Policy::S3(q) => {
+                q.sweep(&self.slots, q.local(usize::MAX), |_| 1, max, &mut dead, rotate)
+            }
         }
         dead
     }

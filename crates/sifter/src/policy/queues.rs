@@ -292,20 +292,22 @@ impl Queues {
     /// them) from the fronts of the queues without evicting anything: from each queue (Mobius:
     /// the dormant one first, where replaced hot entries wait for the next switch, then the
     /// active one) detaches up to `max` slots from its head, pushes the removed ones to `dead`
-    /// (now the caller's, to retire) and puts the others back in front of the head, in their
-    /// order, reference bits and counters untouched — so the order is as if the removed slots
-    /// had been unlinked where they were. (If an eviction moved the head meanwhile, the kept
-    /// slots go to the tail instead: they come round later than they would have. Mobius's
-    /// dormant queue always sends them to its tail, see below.)
-    pub fn sweep<N: Nodes>(&self, n: &N, max: usize, dead: &mut Vec<u32>) {
+    /// (now the caller's, to retire) and puts the others back, in their order, reference bits
+    /// and counters untouched. Without `rotate` they go back in front of the head, so the
+    /// order is as if the removed slots had been unlinked where they were (if an eviction
+    /// moved the head meanwhile, they go to the tail instead: they come round later than they
+    /// would have). With `rotate` they go to the tail, so that successive sweeps walk all of
+    /// each queue and find removed slots wherever they are — updates of random keys leave
+    /// them everywhere, not only near the heads — at the price of a pass for the live slots
+    /// swept, without a look at their bits (the caller's last resort before evicting live
+    /// entries for slots, see `Cache::alloc_slow`). Mobius's dormant queue always rotates: its
+    /// order only matters from the next switch on, and every slot in it has had its pass.
+    pub fn sweep<N: Nodes>(&self, n: &N, max: usize, dead: &mut Vec<u32>, rotate: bool) {
         let (_, a, d) = self.queues();
         if !std::ptr::eq(a, d) {
-            // The dormant queue rotates: its live slots go to its tail, so successive sweeps
-            // walk all of it (its order only matters from the next switch on, and every slot
-            // in it has had its pass already).
             sweep_queue(d, n, max, dead, true);
         }
-        sweep_queue(a, n, max, dead, false);
+        sweep_queue(a, n, max, dead, rotate);
     }
 
     /// The pass a visited run gets: CLOCK and Mobius clear the reference bits, NbQ-CLOCK
@@ -361,8 +363,14 @@ impl Queues {
     }
 }
 
-/// [`Queues::sweep`] on one queue; `rotate`: the kept slots go to the tail.
-fn sweep_queue<N: Nodes>(q: &Queue, n: &N, max: usize, dead: &mut Vec<u32>, rotate: bool) {
+/// [`Queues::sweep`] on one queue (also S3-FIFO's); `rotate`: the kept slots go to the tail.
+pub(crate) fn sweep_queue<N: Nodes>(
+    q: &Queue,
+    n: &N,
+    max: usize,
+    dead: &mut Vec<u32>,
+    rotate: bool,
+) {
     let Some(d) = q.detach_prefix(n, max) else { return };
     let (mut keep_first, mut keep_last) = (NIL, NIL);
     let mut cur = d.first;

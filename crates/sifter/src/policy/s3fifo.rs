@@ -29,7 +29,7 @@
 //! write one shared line; a decision reads the shared counters plus the caller's record —
 //! exact with one thread, within a flush threshold per other thread otherwise.
 
-use crate::policy::queues::{reset, Nodes, Taken};
+use crate::policy::queues::{reset, sweep_queue, Nodes, Taken};
 use crate::raw::epoch::RECORDS;
 use crate::raw::ghost::{Bucket, GhostTable, Ghosts};
 use crate::raw::queue::{slot, Queue, NIL, TAKEN};
@@ -474,6 +474,30 @@ impl S3Fifo {
         }
         reset(n, end);
         self.main.enqueue_chain(n, start, end);
+    }
+
+    /// Collects removed slots from both queues without evicting anything, as
+    /// [`Queues::sweep`](crate::policy::queues::Queues::sweep) does (up to `max` slots of each
+    /// queue, from its head; the live ones back in front of the head, or with `rotate` at the
+    /// tail of their queue, frequencies untouched), and takes their weight out of their
+    /// queue's count; the removed slots go to `dead` (now the caller's, to retire).
+    pub fn sweep<N: Nodes>(
+        &self,
+        n: &N,
+        local: Mine<'_>,
+        weight: impl Fn(u32) -> u64,
+        max: usize,
+        dead: &mut Vec<u32>,
+        rotate: bool,
+    ) {
+        for (main, q) in [(false, &self.small), (true, &self.main)] {
+            let before = dead.len();
+            sweep_queue(q, n, max, dead, rotate);
+            let w: i64 = dead[before..].iter().map(|&s| weight(s) as i64).sum();
+            if w != 0 {
+                self.add(local, main, -w);
+            }
+        }
     }
 
     /// The detached lone entry `h` of main (`in_main`) or small: the victim, or `None` if it
