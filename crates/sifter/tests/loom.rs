@@ -296,6 +296,67 @@ fn sweep_vs_evict_and_enqueue() {
     }
 }
 
+/// [`sweep_while_evicting`] with the sweep that rotates (the live slots it passes go to the
+/// tail, so successive sweeps reach removed slots anywhere): the sweeper's enqueue of the kept
+/// slots races the evictor's scan of the same head and the inserter's enqueue at the tail.
+#[test]
+fn rotating_sweep_vs_evict_and_enqueue() {
+    for mode in ["mobius", "clock"] {
+        model(move || {
+            let core = filled(mode, &[false, true, false, true]);
+            core.slots.kill(1);
+            let c2 = core.clone();
+            let t = thread::spawn(move || {
+                let e = c2.evict();
+                c2.insert(4);
+                e
+            });
+            let swept = core.sweep_rotating(4);
+            let e = t.join().expect("thread");
+            assert!(swept.iter().all(|&s| s == 1), "a live slot was swept: {swept:?}");
+            let mut out: Vec<Option<u32>> = swept.into_iter().map(Some).collect();
+            out.push(e);
+            conserved(&core, 5, out);
+        });
+    }
+}
+
+/// S3-FIFO's sweep (both queues, in place or rotating) against an evictor and an enqueuer into
+/// small: only removed slots are swept, every slot ends swept, evicted or queued exactly once,
+/// and the queue weights add up (the sweep takes the removed slots' weight out of their queue).
+#[test]
+fn s3fifo_sweep_vs_evict_and_enqueue() {
+    for rotate in [false, true] {
+        model(move || {
+            let core = Arc::new(Core::new("s3fifo", 6));
+            for s in 0..3 {
+                core.insert(s);
+            }
+            core.slots.set_count(2, 2);
+            core.insert_main(3);
+            core.insert_main(4);
+            core.slots.set_count(3, 1);
+            core.slots.kill(1);
+            core.slots.kill(4);
+            let c2 = core.clone();
+            let t = thread::spawn(move || {
+                let e = c2.evict();
+                c2.insert(5);
+                e
+            });
+            let swept = if rotate { core.sweep_rotating(4) } else { core.sweep(4) };
+            let e = t.join().expect("thread");
+            assert!(
+                swept.iter().all(|&s| s == 1 || s == 4),
+                "a live slot was swept: {swept:?}"
+            );
+            let mut out: Vec<Option<u32>> = swept.into_iter().map(Some).collect();
+            out.push(e);
+            conserved(&core, 6, out);
+        });
+    }
+}
+
 /// Two sweepers and a dead slot in each half of the active queue: no slot is lost or swept
 /// twice, and only dead ones are swept.
 #[test]
