@@ -293,7 +293,7 @@ fn replacing_hot_entries_keeps_every_entry() {
 /// its keys to 2 M such updates, and ran 20–100 times slower, S3-FIFO the worst).
 #[test]
 fn random_updates_keep_every_entry() {
-    let (n, updates) = if cfg!(miri) { (40u64, 400u64) } else { (2_000u64, 200_000u64) };
+    let (n, updates) = if cfg!(miri) { (24u64, 150u64) } else { (2_000u64, 200_000u64) };
     for (p, cd) in configs() {
         let c: Cache<u64, u64> =
             Cache::builder().capacity(n).policy(p).consecutive_detection(cd).build();

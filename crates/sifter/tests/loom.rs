@@ -346,10 +346,7 @@ fn s3fifo_sweep_vs_evict_and_enqueue() {
             });
             let swept = if rotate { core.sweep_rotating(4) } else { core.sweep(4) };
             let e = t.join().expect("thread");
-            assert!(
-                swept.iter().all(|&s| s == 1 || s == 4),
-                "a live slot was swept: {swept:?}"
-            );
+            assert!(swept.iter().all(|&s| s == 1 || s == 4), "a live slot was swept: {swept:?}");
             let mut out: Vec<Option<u32>> = swept.into_iter().map(Some).collect();
             out.push(e);
             conserved(&core, 6, out);
