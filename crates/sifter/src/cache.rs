@@ -1261,11 +1261,22 @@ where
     }
 
     /// Whether `key` (hash `hash`) is in the index (a full lookup: an entry that overflowed
-    /// its home bucket counts too, or its updates would evict).
-    #[inline]
+    /// its home bucket counts too, or its updates would evict). Out of line: only an insert
+    /// that found no token in its stripe asks.
+    #[inline(never)]
     fn resident(&self, hash: u64, key: &K, tid: usize) -> bool {
         let mut pin = LazyPin::new(&self.epochs, tid);
-        self.find(hash, key, self.pin_at(&mut pin)).is_some()
+        // The home bucket decides most (a new key: usually no word with its tag there).
+        let first = self.index.first(hash, self.pin_at(&mut pin), |s| {
+            // SAFETY: `s` was read from a published index word after `pin` protected it.
+            let k = unsafe { self.slot(s).key() };
+            k == key
+        });
+        match first {
+            First::Found(_) => true,
+            First::Absent => false,
+            First::Probe => self.find(hash, key, self.pin_at(&mut pin)).is_some(),
+        }
     }
 
     /// The tokens of an update that was added after all (its old version left between
@@ -1735,6 +1746,7 @@ where
     /// Gets `w` tokens for an insert: from the stripe, the pool, by evicting (victims go to
     /// `victims`, for the caller to retire), or from the other stripes. False if none came
     /// within the attempt bound.
+    #[inline(always)]
     fn acquire(&self, st: &Stripe, tid: usize, now: u64, w: u64, victims: &mut Victims) -> bool {
         if Self::take(st, w) {
             return true;
