@@ -4,7 +4,7 @@
 #   OLD: sifter built at f9af8d3 (stop 45), NEW: built at the stop's commit.
 #   OLD=/path/to/old/sifter NEW=/path/to/new/sifter sh run.sh
 set -e
-for r in 1 2; do
+for r in 1 2 3; do
   for b in old new; do
     if [ $b = old ]; then S=$OLD; else S=$NEW; fi
     for w in ycsb:a ycsb:b; do
