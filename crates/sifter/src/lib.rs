@@ -114,10 +114,14 @@
 //! The capacity is a pool of tokens that an insert takes *before* it links its entry and that
 //! an entry gives back the moment it leaves the index. So `len`/`weight` never exceed the
 //! capacity — not while inserts are in flight, not when a thread is preempted anywhere, and
-//! not at rest. Removed and replaced entries give their capacity back at once (with the
-//! lock-free queues their slot waits for the eviction scan, which takes it first). An update of
-//! a key takes its tokens before the value it replaces gives its own back, so in a full cache an
-//! update evicts like an insert does, and the replaced value's tokens go to the next insert.
+//! not at rest — with one exception: an update (an insert of a cached key, in a cache without
+//! a weigher) that finds no token at hand does not evict for one, as the version it replaces
+//! pays for it; if that version leaves (evicted, removed) in the moment between, the insert
+//! adds its entry and takes its token just after, so while it does the cache may hold one
+//! entry more than its capacity per such insert in flight. Removed and replaced entries give
+//! their capacity back at once (with the lock-free queues their slot waits for the eviction
+//! scan, or a sweep, which takes it first). An update counts as a use of the entry, as a hit
+//! does.
 //! Tokens are striped per group of threads; up to `stripes × capacity/1024` of them may sit
 //! unused in the stripes of idle threads, which the others take when the pool runs dry. The
 //! queue policies (Mobius, CLOCK, FIFO, NbQ-CLOCK) and S3-FIFO evict 8 entries at a time in
