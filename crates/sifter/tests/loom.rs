@@ -263,22 +263,22 @@ fn removed_slot_is_taken_first() {
     });
 }
 
-/// Sweeps (slot 1 is the dead one) while another thread evicts and then enqueues slot 4 (the
-/// one evicted before, or never queued); checks that only the dead slot was swept and that
-/// every slot ends swept, evicted or queued exactly once.
-fn sweep_while_evicting(core: &Arc<Core>) {
+/// Sweeps (in place, or with `rotate`) while another thread evicts and then enqueues slot
+/// `n - 1` (the one evicted before, or never queued); checks that only slots of `dead` were
+/// swept and that every one of the `n` slots ends swept, evicted or queued exactly once.
+fn sweep_while_evicting(core: &Arc<Core>, n: usize, dead: &[u32], rotate: bool) {
     let c2 = core.clone();
     let t = thread::spawn(move || {
         let e = c2.evict();
-        c2.insert(4);
+        c2.insert(n as u32 - 1);
         e
     });
-    let swept = core.sweep(4);
+    let swept = if rotate { core.sweep_rotating(4) } else { core.sweep(4) };
     let e = t.join().expect("thread");
-    assert!(swept.iter().all(|&s| s == 1), "a live slot was swept: {swept:?}");
+    assert!(swept.iter().all(|s| dead.contains(s)), "a live slot was swept: {swept:?}");
     let mut out: Vec<Option<u32>> = swept.into_iter().map(Some).collect();
     out.push(e);
-    conserved(&core, 5, out);
+    conserved(core, n, out);
 }
 
 /// A sweep for removed slots against an evictor and an enqueuer: the sweeper detaches a
@@ -291,7 +291,7 @@ fn sweep_vs_evict_and_enqueue() {
         model(move || {
             let core = filled(mode, &[false, true, false, true]);
             core.slots.kill(1);
-            sweep_while_evicting(&core);
+            sweep_while_evicting(&core, 5, &[1], false);
         });
     }
 }
@@ -305,18 +305,7 @@ fn rotating_sweep_vs_evict_and_enqueue() {
         model(move || {
             let core = filled(mode, &[false, true, false, true]);
             core.slots.kill(1);
-            let c2 = core.clone();
-            let t = thread::spawn(move || {
-                let e = c2.evict();
-                c2.insert(4);
-                e
-            });
-            let swept = core.sweep_rotating(4);
-            let e = t.join().expect("thread");
-            assert!(swept.iter().all(|&s| s == 1), "a live slot was swept: {swept:?}");
-            let mut out: Vec<Option<u32>> = swept.into_iter().map(Some).collect();
-            out.push(e);
-            conserved(&core, 5, out);
+            sweep_while_evicting(&core, 5, &[1], true);
         });
     }
 }
@@ -338,18 +327,7 @@ fn s3fifo_sweep_vs_evict_and_enqueue() {
             core.slots.set_count(3, 1);
             core.slots.kill(1);
             core.slots.kill(4);
-            let c2 = core.clone();
-            let t = thread::spawn(move || {
-                let e = c2.evict();
-                c2.insert(5);
-                e
-            });
-            let swept = if rotate { core.sweep_rotating(4) } else { core.sweep(4) };
-            let e = t.join().expect("thread");
-            assert!(swept.iter().all(|&s| s == 1 || s == 4), "a live slot was swept: {swept:?}");
-            let mut out: Vec<Option<u32>> = swept.into_iter().map(Some).collect();
-            out.push(e);
-            conserved(&core, 6, out);
+            sweep_while_evicting(&core, 6, &[1, 4], rotate);
         });
     }
 }
@@ -383,7 +361,7 @@ fn sweep_dormant_vs_evict() {
         // Moves 0..=3 to the dormant queue (bits cleared) and evicts 4: the active one is empty.
         assert_eq!(core.evict(), Some(4));
         core.slots.kill(1);
-        sweep_while_evicting(&core);
+        sweep_while_evicting(&core, 5, &[1], false);
     });
 }
 
