@@ -1166,7 +1166,6 @@ where
             let old = old.map(|o| {
                 self.mark_removed(st, o);
                 // Published, protected (`pin` covers the slot it found).
-                self.carry_use(o, slot);
                 (o, self.weight_of(o))
             });
             drop(lock);
@@ -1174,6 +1173,9 @@ where
         };
         match old {
             Some((o, w)) => {
+                // After the lock (a hint, no reason to hold the bucket for it); `o` is still
+                // protected by `pin`.
+                self.carry_use(o, slot);
                 // The old version's tokens, less what the new one needs beyond those taken.
                 debug_assert!(tokens + w >= weight, "an owing update replaced a heavier entry");
                 let give = tokens + w - weight;
