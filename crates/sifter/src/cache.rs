@@ -30,7 +30,7 @@ use crate::panics;
 use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues, Taken};
-use crate::policy::s3fifo::{S3Fifo, MAX_FREQ};
+use crate::policy::s3fifo::{S3Fifo, MAIN, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, LazyPin};
 use crate::raw::index::{pinned, tag, First, Index, Inserted};
 use crate::raw::queue::Links;
@@ -362,6 +362,10 @@ impl<K, V> Nodes for Sweep<'_, K, V> {
         self.arena.visited(s)
     }
     #[inline]
+    fn place(&self, s: u32) -> &AtomicU8 {
+        self.arena.place(s)
+    }
+    #[inline]
     fn is_live(&self, s: u32) -> bool {
         // Relaxed (both): a hint, as `Arena::is_live`; a state or expiry time seen stale only
         // costs a pass. Slot and time from one record address.
@@ -374,11 +378,12 @@ impl<K, V> Nodes for Sweep<'_, K, V> {
         self.arena.is_dead(s)
     }
     #[inline]
-    fn marked(&self, s: u32, at_least: u8) -> bool {
-        // Relaxed (all three): as in `is_live`. Slot and time from one record address.
+    fn marked(&self, s: u32, at_least: u8, or_main: bool) -> bool {
+        // Relaxed (all): as in `is_live`. Slot and time from one record address.
         let (slot, at) = self.arena.get_timed(s);
         slot.state.load(Ordering::Relaxed) == LIVE
-            && slot.visited.load(Ordering::Relaxed) >= at_least
+            && (slot.visited.load(Ordering::Relaxed) >= at_least
+                || or_main && slot.place.load(Ordering::Relaxed) == MAIN)
             && !expired(at.load(Ordering::Relaxed), self.now)
     }
     fn count(&self) -> usize {
@@ -785,16 +790,22 @@ where
     /// hit, whatever it does): the new version `new` starts with the reference bit, frequency
     /// or counter of the old one (slot `o`, readable: the caller is protected) raised as a hit
     /// raises it. (LRU's new version goes to the head anyway; FIFO keeps no use.) Without this
-    /// an updated entry restarted cold: S3-FIFO sent its hot entries back to small with
-    /// frequency 0, and a key updated often was evicted as if never read.
+    /// an updated entry restarted cold, and a key updated often was evicted as if never read.
+    /// S3-FIFO's new version also inherits the old one's place: an entry of main stays in main
+    /// (see [`MAIN`](crate::policy::s3fifo::MAIN)), as in the one-at-a-time algorithm; before,
+    /// it restarted in small and usually left through the ghost.
     #[inline]
     fn carry_use(&self, o: u32, new: &Slot<K, V>) {
-        // Relaxed (both): hints, as a hit's (an eviction that saw the new slot's 0 first
+        // Relaxed (all): hints, as a hit's (an eviction that saw the new slot's 0 first
         // gives it one pass less).
-        let f = self.slot(o).visited.load(Ordering::Relaxed);
+        let old = self.slot(o);
+        let f = old.visited.load(Ordering::Relaxed);
         let v = match self.on_hit {
             OnHit::Touch => 1,
-            OnHit::CountFreq => f.saturating_add(1).min(MAX_FREQ),
+            OnHit::CountFreq => {
+                new.place.store(old.place.load(Ordering::Relaxed), Ordering::Relaxed);
+                f.saturating_add(1).min(MAX_FREQ)
+            }
             OnHit::Bump => f.saturating_add(1),
             OnHit::Nothing | OnHit::Promote | OnHit::PromoteSome => return,
         };
@@ -1246,10 +1257,13 @@ where
                 // A key evicted from small lately (a ghost hit) goes to main;
                 // others to small, gathered in chains like the other queue policies' inserts
                 // (with the allocation, if the look ahead sent it there: see above).
+                // Relaxed: our slot's place, written by `carry_use` above (this thread).
+                let to_main = ghost_hit || self.slot(s).place.load(Ordering::Relaxed) == MAIN;
                 if early {
-                    // Counted and gathered with the allocation.
-                } else if self.batch == 1 || !q.to_small(weight, ghost_hit) {
-                    q.insert(&self.arena, q.local(tid), s, weight, ghost_hit);
+                    // Counted and gathered with the allocation (an updated entry of main
+                    // passes through small, see `MAIN`).
+                } else if self.batch == 1 || !q.to_small(weight, to_main) {
+                    q.insert(&self.arena, q.local(tid), s, weight, to_main);
                 } else {
                     self.count_into_small(true, tid, weight as i64);
                     self.gather(st, s);

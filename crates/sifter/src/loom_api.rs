@@ -14,6 +14,7 @@ use crate::sync::{AtomicU64, AtomicU8, Ordering};
 pub struct Slots {
     next: Vec<AtomicU64>,
     visited: Vec<AtomicU8>,
+    place: Vec<AtomicU8>,
     live: Vec<AtomicU8>,
 }
 
@@ -23,6 +24,7 @@ impl Slots {
         Slots {
             next: (0..n).map(|_| AtomicU64::new(u32::MAX as u64)).collect(),
             visited: (0..n).map(|_| AtomicU8::new(0)).collect(),
+            place: (0..n).map(|_| AtomicU8::new(0)).collect(),
             live: (0..n).map(|_| AtomicU8::new(1)).collect(),
         }
     }
@@ -54,6 +56,9 @@ impl Links for Slots {
 impl Nodes for Slots {
     fn visited(&self, s: u32) -> &AtomicU8 {
         &self.visited[s as usize]
+    }
+    fn place(&self, s: u32) -> &AtomicU8 {
+        &self.place[s as usize]
     }
     fn is_live(&self, s: u32) -> bool {
         self.live[s as usize].load(Ordering::Relaxed) != 0

@@ -215,6 +215,33 @@ fn s3fifo_ghost_hit_sends_a_returning_key_to_main() {
     c.validate().expect("valid");
 }
 
+/// S3-FIFO: an update of an entry of main keeps it in main, as the one-at-a-time algorithm
+/// does (an update is a hit: the entry stays in its queue). Before, the new version went to
+/// small with frequency 1 and a flood of new keys (each evicting from small, main being under
+/// its size) evicted it.
+#[test]
+fn s3fifo_an_updated_entry_of_main_stays_in_main() {
+    let c: Cache<u64, u64> = Cache::builder().capacity(100).policy(Policy::S3Fifo).build();
+    c.insert(0, 0);
+    assert_eq!(c.get(&0), Some(0));
+    assert_eq!(c.get(&0), Some(0));
+    // Small (10) overflows: key 0, at its head with frequency 2, moves to main; the others
+    // (never hit) leave through the ghost.
+    for k in 1000..1300 {
+        c.insert(k, k);
+    }
+    // (Not a use: a hit here would raise its frequency, and the update's new version would
+    // pass small's threshold on its own.)
+    assert!(c.contains_key(&0), "a twice-hit key did not reach main");
+    c.insert(0, 1);
+    for k in 2000..2300 {
+        c.insert(k, k);
+    }
+    assert_eq!(c.get(&0), Some(1), "the updated entry of main was flooded out of small");
+    assert!(!c.contains_key(&2000), "the flood did not evict from small");
+    c.validate().expect("valid");
+}
+
 /// S3-FIFO under churn at tiny to moderate capacities: mostly new keys and some repeats (ghost
 /// hits, which send entries to main), and the bound and the invariants hold throughout.
 #[test]

@@ -5,6 +5,8 @@
 //! hit:          freq = min(freq + 1, 3)                   (test first: no store at 3; no RMW)
 //! insert(x):    if fingerprint(x) in ghost: remove it; x → main (freq 0)
 //!               else x → small (freq 0)                   (weight ≥ |small|: → main)
+//! update(x):    a hit: the new version x' gets min(freq + 1, 3) and x's queue (x' is a new
+//!               node: if x was in main, x' goes to main, or through small to main, see MAIN)
 //! evict:        if main's weight > |main| or small is empty: from main, else from small
 //!   small:      pop the head h; freq(h) ≥ 2: h → main (freq 0), again
 //!                               else: fingerprint(h) → ghost; h is the victim
@@ -45,6 +47,13 @@ pub(crate) const MAX_FREQ: u8 = 3;
 
 /// Frequency at which a small-queue entry moves to main.
 const TO_MAIN: u8 = 2;
+
+/// A slot's `place` once its entry has been in main. An update's new version inherits it
+/// ([`Cache::carry_use`](crate::cache::Cache)): it goes to main, or (gathered into small's
+/// chain before the insert knew it replaced an entry) passes through small to main whatever
+/// its frequency, with that frequency — as the one-at-a-time algorithm leaves an updated
+/// entry of main in main.
+pub(crate) const MAIN: u8 = 1;
 
 /// The queue weights as the one-at-a-time algorithm would see them before the next victim of
 /// a batch: those before the scan, changed by the runs and victims the scan has passed.
@@ -184,11 +193,14 @@ impl S3Fifo {
         Mine { local: &self.locals[tid.min(RECORDS)], owned: tid < RECORDS }
     }
 
-    /// Enqueues new slot `s` (the caller's) of weight `w`; `ghost_hit`: its key's fingerprint
-    /// was in the ghost (the caller removed it), so it goes to main.
-    pub fn insert<N: Nodes>(&self, n: &N, local: Mine<'_>, s: u32, w: u64, ghost_hit: bool) {
+    /// Enqueues new slot `s` (the caller's) of weight `w`; `to_main`: its key's fingerprint
+    /// was in the ghost (the caller removed it), or it replaces an entry of main, so it goes
+    /// to main.
+    pub fn insert<N: Nodes>(&self, n: &N, local: Mine<'_>, s: u32, w: u64, to_main: bool) {
         reset(n, s);
-        if !self.to_small(w, ghost_hit) {
+        if !self.to_small(w, to_main) {
+            // Relaxed: a hint, read by a later update of the key (see `MAIN`).
+            n.place(s).store(MAIN, Ordering::Relaxed);
             self.add(local, true, w as i64);
             self.main.enqueue_chain(n, s, s);
         } else {
@@ -358,8 +370,9 @@ impl S3Fifo {
                 q.tail_settled(n);
                 return Scan::Retry;
             }
-            // Relaxed: the frequency is a hint (a racing hit may be lost: one pass less).
-            let keep = n.marked(cur, threshold);
+            // Relaxed: the frequency is a hint (a racing hit may be lost: one pass less); so is
+            // the place (an updated entry of main passes through small, see `MAIN`).
+            let keep = n.marked(cur, threshold, !in_main);
             if keep {
                 if next != NIL {
                     if run_first == NIL {
@@ -457,9 +470,17 @@ impl S3Fifo {
         for _ in 0..=n.count() {
             // Relaxed: hints (see `scan`).
             let f = n.visited(cur).load(Ordering::Relaxed);
-            let to = if in_main { f.min(MAX_FREQ).saturating_sub(1) } else { 0 };
+            let to = if in_main {
+                f.min(MAX_FREQ).saturating_sub(1)
+            } else if n.place(cur).load(Ordering::Relaxed) == MAIN {
+                // An updated entry of main on its way back: its frequency stays.
+                f.min(MAX_FREQ)
+            } else {
+                0
+            };
             n.visited(cur).store(to, Ordering::Relaxed);
             if !in_main {
+                n.place(cur).store(MAIN, Ordering::Relaxed);
                 moved += weight(cur) as i64;
             }
             if cur == end {
@@ -525,8 +546,11 @@ impl S3Fifo {
             return Some(h);
         }
         self.add(local, false, -w);
-        if live && f >= TO_MAIN {
-            n.visited(h).store(0, Ordering::Relaxed);
+        // Relaxed: a hint, as the frequency.
+        let was_main = n.place(h).load(Ordering::Relaxed) == MAIN;
+        if live && (f >= TO_MAIN || was_main) {
+            n.visited(h).store(if was_main { f.min(MAX_FREQ) } else { 0 }, Ordering::Relaxed);
+            n.place(h).store(MAIN, Ordering::Relaxed);
             self.add(local, true, w);
             reset(n, h);
             self.main.enqueue_chain(n, h, h);

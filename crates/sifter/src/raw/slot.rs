@@ -37,6 +37,7 @@
 //! evictions, which therefore find the word).
 
 use crate::policy::queues::Nodes;
+use crate::policy::s3fifo::MAIN;
 use crate::raw::queue::Links;
 use crate::sync::Mutex;
 use crate::sync::{AtomicU64, AtomicU8, Ordering};
@@ -71,6 +72,10 @@ pub(crate) struct Slot<K, V> {
     pub next: AtomicU64,
     /// The SIEVE/CLOCK reference bit. Hits store 1 only when it reads 0.
     pub visited: AtomicU8,
+    /// S3-FIFO: [`MAIN`](crate::policy::s3fifo::MAIN) once the entry has been in the main
+    /// queue (a hint for where an update's new version belongs); 0 otherwise. In the slot's
+    /// padding: no bytes added for the usual keys and values.
+    pub place: AtomicU8,
     /// EMPTY, NEW, LIVE, DEAD or RETIRED (see the module docs).
     pub state: AtomicU8,
     key: UnsafeCell<MaybeUninit<K>>,
@@ -155,6 +160,7 @@ fn empty_slot<K, V>() -> Slot<K, V> {
         meta: UnsafeCell::new(0),
         next: AtomicU64::new(u32::MAX as u64),
         visited: AtomicU8::new(0),
+        place: AtomicU8::new(0),
         state: AtomicU8::new(EMPTY),
         key: UnsafeCell::new(MaybeUninit::uninit()),
         value: UnsafeCell::new(MaybeUninit::uninit()),
@@ -416,8 +422,9 @@ impl<K, V> Slot<K, V> {
             (*self.key.get()).write(key);
             (*self.value.get()).write(value);
         }
-        // Relaxed (all three): published with the slot by the index's Release CAS.
+        // Relaxed (all four): published with the slot by the index's Release CAS.
         self.visited.store(0, Ordering::Relaxed);
+        self.place.store(0, Ordering::Relaxed);
         // Release: an evictor that takes the slot from a queue before it is published reads
         // NEW with Acquire and puts it back; the contents are ordered before LIVE anyway.
         self.state.store(NEW, Ordering::Release);
@@ -471,6 +478,10 @@ impl<K, V> Nodes for Arena<K, V> {
         &self.get(s).visited
     }
     #[inline]
+    fn place(&self, s: u32) -> &AtomicU8 {
+        &self.get(s).place
+    }
+    #[inline]
     fn is_live(&self, s: u32) -> bool {
         // Relaxed: a stale LIVE only gives a removed entry one more pass.
         self.get(s).state.load(Ordering::Relaxed) == LIVE
@@ -482,11 +493,12 @@ impl<K, V> Nodes for Arena<K, V> {
         self.get(s).state.load(Ordering::Acquire) == DEAD
     }
     #[inline]
-    fn marked(&self, s: u32, at_least: u8) -> bool {
+    fn marked(&self, s: u32, at_least: u8, or_main: bool) -> bool {
         let slot = self.get(s);
-        // Relaxed (both): as in `is_live`; the count is a hint.
+        // Relaxed (all): as in `is_live`; the count and the place are hints.
         slot.state.load(Ordering::Relaxed) == LIVE
-            && slot.visited.load(Ordering::Relaxed) >= at_least
+            && (slot.visited.load(Ordering::Relaxed) >= at_least
+                || or_main && slot.place.load(Ordering::Relaxed) == MAIN)
     }
     fn count(&self) -> usize {
         self.len()
