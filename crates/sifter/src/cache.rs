@@ -1257,16 +1257,19 @@ where
                 // A key evicted from small lately (a ghost hit) goes to main;
                 // others to small, gathered in chains like the other queue policies' inserts
                 // (with the allocation, if the look ahead sent it there: see above).
-                // Relaxed: our slot's place, written by `carry_use` above (this thread).
-                let to_main = ghost_hit || self.slot(s).place.load(Ordering::Relaxed) == MAIN;
                 if early {
                     // Counted and gathered with the allocation (an updated entry of main
                     // passes through small, see `MAIN`).
-                } else if self.batch == 1 || !q.to_small(weight, to_main) {
-                    q.insert(&self.arena, q.local(tid), s, weight, to_main);
                 } else {
-                    self.count_into_small(true, tid, weight as i64);
-                    self.gather(st, s);
+                    // An update of an entry of main goes to main. Relaxed: our slot's place,
+                    // written by `carry_use` above (this thread).
+                    let to_main = ghost_hit || self.slot(s).place.load(Ordering::Relaxed) == MAIN;
+                    if self.batch == 1 || !q.to_small(weight, to_main) {
+                        q.insert(&self.arena, q.local(tid), s, weight, to_main);
+                    } else {
+                        self.count_into_small(true, tid, weight as i64);
+                        self.gather(st, s);
+                    }
                 }
             }
         }

@@ -55,6 +55,16 @@ const TO_MAIN: u8 = 2;
 /// entry of main in main.
 pub(crate) const MAIN: u8 = 1;
 
+/// The marks of slot `s` as it moves from small to main: a promoted entry restarts at frequency
+/// 0, an updated entry of main on its way back (see [`MAIN`]) keeps its frequency; either is
+/// an entry of main from now on. (Relaxed, all: hints, as a hit's; the slot is the caller's.)
+fn enter_main<N: Nodes>(n: &N, s: u32) {
+    let f = n.visited(s).load(Ordering::Relaxed);
+    let back = n.place(s).load(Ordering::Relaxed) == MAIN;
+    n.visited(s).store(if back { f.min(MAX_FREQ) } else { 0 }, Ordering::Relaxed);
+    n.place(s).store(MAIN, Ordering::Relaxed);
+}
+
 /// The queue weights as the one-at-a-time algorithm would see them before the next victim of
 /// a batch: those before the scan, changed by the runs and victims the scan has passed.
 #[derive(Debug, Clone, Copy)]
@@ -469,18 +479,11 @@ impl S3Fifo {
         let mut cur = start;
         for _ in 0..=n.count() {
             // Relaxed: hints (see `scan`).
-            let f = n.visited(cur).load(Ordering::Relaxed);
-            let to = if in_main {
-                f.min(MAX_FREQ).saturating_sub(1)
-            } else if n.place(cur).load(Ordering::Relaxed) == MAIN {
-                // An updated entry of main on its way back: its frequency stays.
-                f.min(MAX_FREQ)
+            if in_main {
+                let f = n.visited(cur).load(Ordering::Relaxed);
+                n.visited(cur).store(f.min(MAX_FREQ).saturating_sub(1), Ordering::Relaxed);
             } else {
-                0
-            };
-            n.visited(cur).store(to, Ordering::Relaxed);
-            if !in_main {
-                n.place(cur).store(MAIN, Ordering::Relaxed);
+                enter_main(n, cur);
                 moved += weight(cur) as i64;
             }
             if cur == end {
@@ -532,11 +535,10 @@ impl S3Fifo {
         weight: &impl Fn(u32) -> u64,
     ) -> Option<u32> {
         let w = weight(h) as i64;
-        let live = n.is_live(h);
-        // Relaxed: the frequency is a hint (a racing hit may be lost: one pass less).
-        let f = n.visited(h).load(Ordering::Relaxed);
         if in_main {
-            if live && f >= 1 {
+            // Relaxed: the frequency is a hint (a racing hit may be lost: one pass less).
+            let f = n.visited(h).load(Ordering::Relaxed);
+            if n.is_live(h) && f >= 1 {
                 n.visited(h).store(f.min(MAX_FREQ) - 1, Ordering::Relaxed);
                 reset(n, h);
                 self.main.enqueue_chain(n, h, h);
@@ -546,11 +548,9 @@ impl S3Fifo {
             return Some(h);
         }
         self.add(local, false, -w);
-        // Relaxed: a hint, as the frequency.
-        let was_main = n.place(h).load(Ordering::Relaxed) == MAIN;
-        if live && (f >= TO_MAIN || was_main) {
-            n.visited(h).store(if was_main { f.min(MAX_FREQ) } else { 0 }, Ordering::Relaxed);
-            n.place(h).store(MAIN, Ordering::Relaxed);
+        // The scan's keep decision for small (an updated entry of main passes, see `MAIN`).
+        if n.marked(h, TO_MAIN, true) {
+            enter_main(n, h);
             self.add(local, true, w);
             reset(n, h);
             self.main.enqueue_chain(n, h, h);
