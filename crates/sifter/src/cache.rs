@@ -379,12 +379,9 @@ impl<K, V> Nodes for Sweep<'_, K, V> {
     }
     #[inline]
     fn marked(&self, s: u32, at_least: u8, or_main: bool) -> bool {
-        // Relaxed (all): as in `is_live`. Slot and time from one record address.
+        // Relaxed: as in `is_live`. Slot and time from one record address.
         let (slot, at) = self.arena.get_timed(s);
-        slot.state.load(Ordering::Relaxed) == LIVE
-            && (slot.visited.load(Ordering::Relaxed) >= at_least
-                || or_main && slot.place.load(Ordering::Relaxed) == MAIN)
-            && !expired(at.load(Ordering::Relaxed), self.now)
+        slot.marked(at_least, or_main) && !expired(at.load(Ordering::Relaxed), self.now)
     }
     fn count(&self) -> usize {
         self.arena.count()

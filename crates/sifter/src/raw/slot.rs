@@ -358,6 +358,16 @@ impl<K, V> Drop for Arena<K, V> {
 }
 
 impl<K, V> Slot<K, V> {
+    /// [`Nodes::marked`] for this slot: LIVE, with a reference count (bit) of at least
+    /// `at_least` or, if `or_main`, an S3-FIFO place of main.
+    #[inline]
+    pub fn marked(&self, at_least: u8, or_main: bool) -> bool {
+        // Relaxed (all): as in `Arena::is_live`; the count and the place are hints.
+        self.state.load(Ordering::Relaxed) == LIVE
+            && (self.visited.load(Ordering::Relaxed) >= at_least
+                || or_main && self.place.load(Ordering::Relaxed) == MAIN)
+    }
+
     /// # Safety
     /// The slot was published to the caller (found in the index or taken from the policy, or
     /// owned) and the caller is pinned, so it is not being refilled.
@@ -494,11 +504,7 @@ impl<K, V> Nodes for Arena<K, V> {
     }
     #[inline]
     fn marked(&self, s: u32, at_least: u8, or_main: bool) -> bool {
-        let slot = self.get(s);
-        // Relaxed (all): as in `is_live`; the count and the place are hints.
-        slot.state.load(Ordering::Relaxed) == LIVE
-            && (slot.visited.load(Ordering::Relaxed) >= at_least
-                || or_main && slot.place.load(Ordering::Relaxed) == MAIN)
+        self.get(s).marked(at_least, or_main)
     }
     fn count(&self) -> usize {
         self.len()
