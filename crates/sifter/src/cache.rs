@@ -661,6 +661,18 @@ where
                 Quick::Probe => {}
             }
         }
+        self.read_probe(hash, key, tid, how)
+    }
+
+    /// [`Cache::read`] past the home bucket (or with expiry): the general lookup. Out of line,
+    /// so the common path above keeps few registers.
+    #[inline(never)]
+    fn read_probe<Q>(&self, hash: u64, key: &Q, tid: usize, how: Use) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+        V: Clone,
+    {
         // Protected only if the index holds a word with the key's tag (a hit, or a rare
         // false match): most misses skip the barrier.
         let mut pin = LazyPin::new(&self.epochs, tid);
@@ -683,9 +695,19 @@ where
         Q: Eq + ?Sized,
         V: Clone,
     {
-        let mut pin = LazyPin::new(&self.epochs, tid);
+        // A thread without a hazard of its own (no record, or one nested in another of its
+        // operations) takes the general path.
+        let Some(free) = self.epochs.hazard(tid) else { return Quick::Probe };
+        // Released when the read returns (`first` protects at most one slot).
+        let mut _held = None;
+        let protect = |s| {
+            // Fetch the slot's line while the barrier drains (as `pin_at`).
+            self.arena.prefetch(s, false);
+            _held = Some(free.announce(s));
+            true
+        };
         let mut found = None;
-        let s = match self.index.first(hash, self.pin_at(&mut pin), |s| {
+        let s = match self.index.first(hash, protect, |s| {
             let slot = self.slot(s);
             // SAFETY: `s` was read from a published index word after `pin` protected it.
             let hit = unsafe { slot.key() }.borrow() == key;

@@ -215,6 +215,24 @@ impl Ebr {
         let mut lazy = crate::raw::epoch::LazyPin::new(&self.0, tid);
         f(&mut |s| lazy.protect(s))
     }
+    /// Runs `f` with a `pin` closure that announces the slot it is given in thread `tid`'s
+    /// hazard and nothing else (true: protected just then), as `Cache::read_first` does; `None`
+    /// (without running `f`) if the thread has no free hazard. Releases after `f`.
+    pub fn hazard_only<R>(
+        &self,
+        tid: usize,
+        f: impl FnOnce(&mut dyn FnMut(u32) -> bool) -> R,
+    ) -> Option<R> {
+        let free = self.0.hazard(tid)?;
+        let mut held = None;
+        let r = f(&mut |s| {
+            assert!(held.is_none(), "one slot per hazard");
+            held = Some(free.announce(s));
+            true
+        });
+        drop(held);
+        Some(r)
+    }
     /// The epoch for a slot retired now.
     pub fn retire_epoch(&self) -> u64 {
         self.0.retire_epoch()

@@ -783,7 +783,8 @@ fn index_overflow_racing_eviction() {
 /// in the same bucket, so the reader's second read can see the very same word again (ABA): the
 /// slot it then reads is the new, published entry, which the key comparison rejects.
 /// `Reader::First`: the reader decides in the home bucket first, as `Cache::read` does
-/// (`Index::first`), and takes the lazy probe only when that is undecided.
+/// (`Index::first`, protected by its hazard alone), and takes the lazy probe only when that is
+/// undecided.
 fn remove_racing_reuse(reader: Reader, same_tag: bool) {
     model(move || {
         let idx = Arc::new(Idx::new(4));
@@ -802,14 +803,14 @@ fn remove_racing_reuse(reader: Reader, same_tag: bool) {
                 Reader::Pinned => e2.pinned(0, || check(i2.find(ha, 1))),
                 Reader::Lazy => e2.lazily(0, |pin| check(i2.find_pinning(ha, 1, pin))),
                 Reader::First => {
-                    let first = e2.lazily(0, |pin| {
+                    let first = e2.hazard_only(0, |pin| {
                         let r = i2.first_pinning(ha, 1, pin);
                         if let Ok(found) = r {
                             check(found);
                         }
                         r
                     });
-                    if first.is_err() {
+                    if !matches!(first, Some(Ok(_))) {
                         e2.lazily(0, |pin| check(i2.find_pinning(ha, 1, pin)));
                     }
                 }

@@ -219,6 +219,22 @@ impl Epochs {
         self.records.get(tid).map(|r| &**r)
     }
 
+    /// Thread `tid`'s hazard word, if it has a record whose hazard is not in use (else the
+    /// caller pins the epoch: a thread beyond the records, or an operation nested in another of
+    /// the same thread, say from a listener).
+    #[inline]
+    pub fn hazard(&self, tid: usize) -> Option<FreeHazard<'_>> {
+        let r = self.record(tid)?;
+        // Relaxed: only this thread writes its record. A hazard in use is an outer operation's
+        // of this thread (from a listener, say), not to be overwritten. (A pinned epoch of an
+        // outer operation does not matter: a hazard protects alone.)
+        if r.hazard.load(Ordering::Relaxed) != 0 {
+            return None;
+        }
+        self.register(tid);
+        Some(FreeHazard(&r.hazard))
+    }
+
     /// Makes advancers read record `tid` from now on (before the thread first uses it).
     #[inline]
     fn register(&self, tid: usize) {
@@ -263,19 +279,48 @@ impl Advance {
     }
 }
 
+/// A thread's hazard word, free to announce a slot in ([`Epochs::hazard`]): the protection of
+/// a read's fast path (`Cache::read_first`), and the first one a [`LazyPin`] takes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FreeHazard<'a>(&'a AtomicU64);
+
+impl<'a> FreeHazard<'a> {
+    /// Announces slot `s` (about to be read, found in an index word): the caller must then read
+    /// the index word again and read the slot only if the word still holds it (see the module
+    /// docs). The slot stays protected until the returned [`Hazard`] drops; one slot at a time
+    /// (announcing another would end the first one's protection).
+    #[inline]
+    pub fn announce(self, s: u32) -> Hazard<'a> {
+        announce(self.0, u64::from(s) + 1);
+        Hazard(self.0)
+    }
+}
+
+/// One announced slot (see [`FreeHazard::announce`]), cleared on drop.
+#[derive(Debug)]
+pub(crate) struct Hazard<'a>(&'a AtomicU64);
+
+impl Drop for Hazard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // Release: every read this thread made of the slot happens before an advancer that
+        // sees the hazard gone lets the slot be reused.
+        self.0.store(0, Ordering::Release);
+    }
+}
+
 /// Protection taken on first need, for lookups and inserts: an operation that may not have to
 /// read any slot (one that meets no index word with its key's tag, see `Index::find`) protects
-/// nothing and skips the barrier. The first slot it is about to read is *announced* (a hazard:
-/// only that slot is held back from reuse, so a thread preempted here blocks no reclamation);
-/// a second one, or a thread without a record or whose hazard is in use (an operation nested
-/// in another of the same thread, say from a listener), pins the epoch instead. Released when
-/// dropped.
+/// nothing and skips the barrier. The first slot it is about to read is *announced* (a
+/// [`Hazard`]: only that slot is held back from reuse, so a thread preempted here blocks no
+/// reclamation); a second one, or a thread that gets no hazard, pins the epoch instead.
+/// Released when dropped.
 #[derive(Debug)]
 pub(crate) struct LazyPin<'a> {
     epochs: &'a Epochs,
     tid: usize,
-    /// The hazard word this protection announced `slot` in (cleared on drop), if it did.
-    hazard: Option<&'a AtomicU64>,
+    /// The hazard that announced `slot`, if one did.
+    hazard: Option<Hazard<'a>>,
     slot: u32,
     guard: Option<Guard<'a>>,
 }
@@ -311,20 +356,13 @@ impl<'a> LazyPin<'a> {
     #[inline]
     pub fn protect_uncovered(&mut self, s: u32) {
         if self.hazard.is_none() {
-            if let Some(r) = self.epochs.record(self.tid) {
-                // Relaxed: only this thread writes its record. A hazard in use is an outer
-                // operation's of this thread (from a listener, say), not to be overwritten. (A
-                // pinned epoch of an outer operation does not matter: a hazard protects alone.)
-                if r.hazard.load(Ordering::Relaxed) == 0 {
-                    self.epochs.register(self.tid);
-                    announce(&r.hazard, u64::from(s) + 1);
-                    self.hazard = Some(&r.hazard);
-                    self.slot = s;
-                    return;
-                }
+            if let Some(h) = self.epochs.hazard(self.tid) {
+                self.hazard = Some(h.announce(s));
+                self.slot = s;
+                return;
             }
         }
-        // A second slot, a hazard in use, or a thread without a record: the epoch.
+        // A second slot, or no hazard to be had: the epoch.
         self.pin();
     }
 
@@ -336,17 +374,6 @@ impl<'a> LazyPin<'a> {
         }
         self.guard = Some(self.epochs.pin(self.tid));
         true
-    }
-}
-
-impl Drop for LazyPin<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        if let Some(h) = self.hazard {
-            // Release: every read this thread made of the slot happens before an advancer
-            // that sees the hazard gone lets the slot be reused.
-            h.store(0, Ordering::Release);
-        }
     }
 }
 
