@@ -700,28 +700,30 @@ where
         let Some(free) = self.epochs.hazard(tid) else { return Quick::Probe };
         // Released when the read returns (`first` protects at most one slot).
         let mut _held = None;
+        // The slot `first` protected (its address computed once for the prefetch, the key
+        // comparison and the reads below).
+        let protected = std::cell::Cell::new(None);
         let protect = |s| {
+            let slot = self.slot(s);
             // Fetch the slot's line while the barrier drains (as `pin_at`).
-            self.arena.prefetch(s, false);
+            crate::sync::prefetch(slot, false);
             _held = Some(free.announce(s));
+            protected.set(Some(slot));
             true
         };
-        let mut found = None;
-        let s = match self.index.first(hash, protect, |s| {
-            let slot = self.slot(s);
-            // SAFETY: `s` was read from a published index word after `pin` protected it.
-            let hit = unsafe { slot.key() }.borrow() == key;
-            if hit {
-                found = Some(slot);
-            }
-            hit
+        let s = match self.index.first(hash, protect, |_| {
+            // `first` compares only the slot it protected just before.
+            let Some(slot) = protected.get() else { return false };
+            // SAFETY: its number was read from a published index word after `protect`
+            // announced it, and read again unchanged.
+            unsafe { slot.key() }.borrow() == key
         }) {
             First::Absent => return Quick::Miss,
             First::Probe => return Quick::Probe,
             First::Found(s) => s,
         };
-        // `eq` accepted slot `s` last, so `found` holds it.
-        let Some(slot) = found else { return Quick::Probe };
+        // `eq` accepted the slot `protect` protected.
+        let Some(slot) = protected.get() else { return Quick::Probe };
         if how == Use::Get {
             self.stats.add(tid, Counter::Hits, 1);
             self.mark_hit(s, slot);
