@@ -707,6 +707,8 @@ where
             let slot = self.slot(s);
             // Fetch the slot's line while the barrier drains (as `pin_at`).
             crate::sync::prefetch(slot, false);
+            // A second announcement would end the first's protection (`first` makes one).
+            debug_assert!(_held.is_none(), "one slot per hazard");
             _held = Some(free.announce(s));
             protected.set(Some(slot));
             true

@@ -262,7 +262,8 @@ impl Index {
     /// `pin` protected (the word still names it afterwards) and `eq` accepts; else
     /// [`First::Probe`] (a false tag match, an entry further on, a word that changed under the
     /// protection: the full probe decides, from the start). Most hits and misses are decided
-    /// here, without the probe's outer loop.
+    /// here, without the probe's outer loop. Calls `pin` at most once, and `eq` only on the
+    /// slot `pin` was just given.
     #[inline(always)]
     pub fn first(
         &self,
