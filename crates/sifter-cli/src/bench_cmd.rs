@@ -72,7 +72,9 @@ pub struct BenchArgs {
     pub mem: bool,
     /// Hit-only mode (Caffeine's GetPutBenchmark read mix): every key the threads request is
     /// inserted before the run and the capacity holds them all, so every read hits; `--size`
-    /// is refused with it. Shared mode only.
+    /// is refused with it. Shared mode only. Caffeine's own keys: `-w
+    /// zipf:alpha=0.99,keys=10922` (2^15 / 3 items); the default 1M-key stream puts most of the
+    /// cache beyond the L2.
     #[arg(long, conflicts_with = "size")]
     pub hit_only: bool,
     /// Bytes of an object behind each cached value (the multi-step LRU paper's Fig. 10: 64):
