@@ -679,8 +679,9 @@ where
         let (_, slot) = self.lookup(hash, key, tid, how, self.pin_at(&mut pin))?;
         #[cfg(all(feature = "test-hooks", not(loom)))]
         crate::raw::queue::hooks::protected();
+        slot.settled();
         // SAFETY: found in the index after `pin` protected it (a key comparison comes first):
-        // not reused before `pin` drops.
+        // not reused before `pin` drops; no update is writing it (`settled`).
         Some(unsafe { slot.value() }.clone())
     }
 
@@ -732,7 +733,8 @@ where
         }
         #[cfg(all(feature = "test-hooks", not(loom)))]
         crate::raw::queue::hooks::protected();
-        // SAFETY: as for the key comparison.
+        slot.settled();
+        // SAFETY: as for the key comparison; no update is writing it (`settled`).
         Quick::Hit(unsafe { slot.value() }.clone())
     }
 
@@ -862,7 +864,8 @@ where
     fn read_moves_expiry(&self, exp: &Expiration<K, V>, s: u32, now: u64, at: u64) {
         let d = self.arena.deadline(s);
         let slot = self.slot(s);
-        // SAFETY: published, protected by the caller's lookup.
+        slot.settled();
+        // SAFETY: published, protected by the caller's lookup; not being written (`settled`).
         let (k, v) = unsafe { (slot.key(), slot.value()) };
         if let Some(new) = exp.on_read(k, v, now, at, d.limit()) {
             // Relaxed: see `lookup`; racing readers store similar times.
@@ -903,6 +906,9 @@ where
         }
         if let Some(l) = &self.listener {
             let slot = self.slot(s);
+            // An update in place that found the entry still indexed before we unlinked it
+            // finishes its write first (see `Slot::settled`: our unlinking was a SeqCst RMW).
+            slot.settled();
             // SAFETY: per the contract, `s` is readable and holds the departing entry.
             let (k, v) = unsafe { (slot.key(), slot.value()) };
             panics::defer(|| l(k, v, cause));
@@ -930,7 +936,9 @@ where
                     continue;
                 }
             }
-            // SAFETY: read from a published index word while pinned.
+            slot.settled();
+            // SAFETY: read from a published index word while pinned; not being written
+            // (`settled`; updates in place wait for the pin to go).
             let (k, v) = unsafe { (slot.key(), slot.value()) };
             f(s, k, v, tid);
         }
@@ -954,7 +962,9 @@ where
         let hash = self.hash(key);
         let (_guard, tid) = self.pin();
         let found = self.lookup(hash, key, tid, Use::Peek, pinned).map(|(s, slot)| {
-            // SAFETY: found in the index while pinned.
+            slot.settled();
+            // SAFETY: found in the index while pinned; not being written (`settled`; updates
+            // in place wait for the pin to go).
             (s, unsafe { slot.value() })
         });
         f(found, tid)
@@ -1097,6 +1107,20 @@ where
         // atomics, and a thread preempted there (say, in an enqueue gap) must not hold back the
         // reuse of slots. Only reading other entries' keys in the index needs one.
         let tid = thread_id();
+        // An update of a resident key writes over the old value when nobody reads it. (Not
+        // for conditional inserts, weighted entries, whose weight may change, or a custom
+        // expiry, whose update callback reads the new version after publication.)
+        let (key, value) = if expect.is_none()
+            && self.weigher.is_none()
+            && self.expiration.as_ref().is_none_or(|e| e.custom.is_none())
+        {
+            match self.update_in_place(hash, key, value, times, tid) {
+                Ok(()) => return true,
+                Err(kv) => kv,
+            }
+        } else {
+            (key, value)
+        };
         // S3-FIFO: the ghost's bucket for the test below, fetched while the evictions run.
         let ghost_at = match &self.structure {
             Structure::S3(q) => {
@@ -1235,8 +1259,9 @@ where
                         // Relaxed: a hint, see `lookup`.
                         let old_at = self.arena.deadline(o).at.load(Ordering::Relaxed);
                         let slot = self.slot(s);
+                        slot.settled();
                         // SAFETY: `s` is our filled slot, published, and the epoch was pinned
-                        // before it was (see `pin` above).
+                        // before it was (see `pin` above); not being written (`settled`).
                         let (k, v) = unsafe { (slot.key(), slot.value()) };
                         // A panicking `expire_after_update` leaves the creation-time expiry.
                         panics::defer(|| {
@@ -1300,6 +1325,72 @@ where
             self.pay_late(st, tid, now, weight);
         }
         true
+    }
+
+    /// An update of a resident key that writes the new value over the old one in its slot: no
+    /// new slot, no tokens, no queue operation, and the entry keeps its place in the policy
+    /// (the update is a use, as a hit is, and as in the simulator). It applies when nobody can
+    /// be reading the old value (`Epochs::exclusive`: no other thread has announced the slot,
+    /// no thread is pinned) and the entry is still indexed and not expired; otherwise the key
+    /// and value come back and the insert makes a new version, as before. Readers that come
+    /// meanwhile wait for the move ([`Slot::settled`]), which runs no user code: the old
+    /// value's `Drop` and the listener run after it.
+    #[inline]
+    fn update_in_place(
+        &self,
+        hash: u64,
+        key: K,
+        value: V,
+        times: Option<(u64, (u64, u64))>,
+        tid: usize,
+    ) -> Result<(), (K, V)> {
+        if !self.index.may_hold(hash) {
+            return Err((key, value));
+        }
+        let mut pin = LazyPin::new(&self.epochs, tid);
+        let lock = self.index.lock(hash);
+        let found = self.index.find_locked(&lock, hash, self.pin_at(&mut pin), |o| {
+            // SAFETY: a published slot, protected (`pin`, before the comparison).
+            let other = unsafe { self.slot(o).key() };
+            other == &key
+        });
+        let Some(found) = found else { return Err((key, value)) };
+        let o = found.slot();
+        let slot = self.slot(o);
+        if let Some((now, _)) = times {
+            // Relaxed: see `lookup`. An expired version is replaced the usual way (its
+            // departure reported as an expiry, the insert counted as one).
+            if expired(self.arena.deadline(o).at.load(Ordering::Relaxed), now) {
+                return Err((key, value));
+            }
+        }
+        slot.begin_write();
+        // Both after `exclusive`'s barrier: an eviction that unlinks the entry later waits in
+        // `settled` before it reads the value.
+        if !(self.epochs.exclusive(tid, o) && self.index.still(&found)) {
+            slot.end_write();
+            return Err((key, value));
+        }
+        // SAFETY: LIVE (still indexed, checked after the barrier; we hold its home lock, so no
+        // removal by key runs), and `exclusive` found no reader: readers to come wait in
+        // `settled` until `end_write`.
+        let old = unsafe { slot.replace_value(value) };
+        if let Some((_, (at, limit))) = times {
+            // Published like the value, by `end_write` (and a hint anyway, see `lookup`).
+            self.arena.deadline(o).set(at, limit);
+        }
+        slot.end_write();
+        drop(lock);
+        // After the lock (LRU's promotion takes the list's lock); `o` is still protected.
+        self.mark_hit(o, slot);
+        drop(pin);
+        self.stats.add(tid, Counter::Updates, 1);
+        if let Some(l) = &self.listener {
+            panics::defer(|| l(&key, &old, RemovalCause::Replaced));
+        }
+        panics::defer(move || drop(old));
+        panics::defer(move || drop(key));
+        Ok(())
     }
 
     /// Whether `key` (hash `hash`) is in the index (a full lookup: an entry that overflowed
@@ -1366,7 +1457,10 @@ where
             // Relaxed: see `lookup`.
             expired(self.arena.deadline(s).at.load(Ordering::Relaxed), e.now())
         });
-        // SAFETY: we unlinked `s` while pinned; it is not reused before `_guard` drops.
+        // (An update in place of the key held its home lock, which the unlinking took after it.)
+        self.slot(s).settled();
+        // SAFETY: we unlinked `s` while pinned; it is not reused before `_guard` drops, and no
+        // update is writing it (`settled`).
         let r = (!expired).then(|| f(unsafe { self.slot(s).value() }));
         self.left(s, tid, if expired { RemovalCause::Expired } else { cause });
         self.release_removed(s, tid);

@@ -214,6 +214,30 @@ impl Epochs {
         adv
     }
 
+    /// Whether no thread but `tid` can be reading slot `s` now: no other thread has announced
+    /// it, and no thread is pinned at an epoch (an epoch protects every slot; that includes
+    /// `tid`'s own pin, which an outer operation of the caller may hold while it reads `s`).
+    /// For an update in place (see `Slot::settled`): the caller has begun its write, and the
+    /// full barrier here orders that before these loads, as a reader's announcement is ordered
+    /// before its check of the slot.
+    pub fn exclusive(&self, tid: usize, s: u32) -> bool {
+        fence(Ordering::SeqCst);
+        // Relaxed: read after the fence, as in `try_advance`.
+        let used = self.used.load(Ordering::Relaxed).min(self.records.len());
+        let want = u64::from(s) + 1;
+        for (i, r) in self.records[..used].iter().enumerate() {
+            // Relaxed (both): the fences order what matters (see `Slot::settled`); a reader
+            // that announced afterwards waits for the write.
+            if r.epoch.load(Ordering::Relaxed) != 0
+                || i != tid && r.hazard.load(Ordering::Relaxed) == want
+            {
+                return false;
+            }
+        }
+        // Relaxed: as above.
+        self.shared.iter().all(|c| c.load(Ordering::Relaxed) == 0)
+    }
+
     /// The record of thread `tid`, if it has one.
     fn record(&self, tid: usize) -> Option<&Record> {
         self.records.get(tid).map(|r| &**r)

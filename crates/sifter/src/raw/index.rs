@@ -107,6 +107,20 @@ pub(crate) struct Index {
     buckets: Box<[Bucket]>,
 }
 
+/// An entry found under its home lock ([`Index::find_locked`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Located {
+    at: At,
+    word: u64,
+}
+
+impl Located {
+    /// The entry's slot.
+    pub fn slot(&self) -> u32 {
+        slot_of(self.word)
+    }
+}
+
 /// Where an entry word sits.
 #[derive(Debug, Clone, Copy)]
 struct At {
@@ -493,6 +507,39 @@ impl Index {
             }
             return (None, home_ctrl);
         }
+    }
+
+    /// Whether `hash`'s key may be in the index: its home bucket has a byte tag like its own,
+    /// or entries pass through it. A hint (no lock, Relaxed): false means the key was not
+    /// there a moment ago, which spares a new key's insert the search for an old version.
+    #[inline]
+    pub fn may_hold(&self, hash: u64) -> bool {
+        // Relaxed: a hint (see above).
+        let c = self.buckets[self.home(hash)].ctrl.load(Ordering::Relaxed);
+        matching(c, byte_tag(hash)) != 0 || pass(c) != 0
+    }
+
+    /// Under the home lock of `hash`: the entry accepted by `eq` (`pin` as in
+    /// [`Index::find`]), for an update in place: the slot, and where its word was.
+    #[inline]
+    pub fn find_locked(
+        &self,
+        lock: &HomeLock<'_>,
+        hash: u64,
+        mut pin: impl FnMut(u32) -> bool,
+        mut eq: impl FnMut(u32) -> bool,
+    ) -> Option<Located> {
+        let (at, word) = self.locate(lock, hash, &mut pin, &mut eq).0?;
+        Some(Located { at, word })
+    }
+
+    /// Whether the entry [`Index::find_locked`] found is still in the index (an eviction may
+    /// have unlinked it since: evictions take no lock). Relaxed: the caller orders it with a
+    /// fence (see `Slot::settled`).
+    #[inline]
+    pub fn still(&self, l: &Located) -> bool {
+        // Relaxed: see above.
+        self.buckets[l.at.bucket].words[l.at.word].load(Ordering::Relaxed) == l.word
     }
 
     /// Under the home lock of `hash`: replaces the entry accepted by `eq` with `slot`, or adds
