@@ -244,6 +244,10 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     promote_below: u64,
     /// What a hit does to the policy's state (one match on the hit path).
     on_hit: OnHit,
+    /// Whether updates may write in place ([`Cache::update_in_place`]): not with a weigher
+    /// (an update may change the weight) or a custom expiry (its update callback reads the
+    /// new version after publication).
+    in_place: bool,
 }
 
 /// What a hit does to the policy's state.
@@ -471,6 +475,8 @@ where
         // its stripe's lock rarely stalls another (at 16 threads on 2 cores, 16 stripes ran
         // Mobius 7–8 % faster than 8; docs/BENCHMARKS.md). The tokens idle stripes may hold are
         // bounded by the count (see the module docs).
+        let in_place =
+            weigher.is_none() && extras.expiration.as_ref().is_none_or(|e| e.custom.is_none());
         let n_stripes = std::thread::available_parallelism()
             .map_or(4, |n| n.get() * 8)
             .clamp(4, 64)
@@ -499,6 +505,7 @@ where
             expiration: extras.expiration,
             loads: Loads::default(),
             promote_below: ((1.0 - extras.promotion_skip) * 4_294_967_296.0) as u64,
+            in_place,
             on_hit: match policy {
                 Policy::Mobius | Policy::Clock | Policy::Sieve => OnHit::Touch,
                 Policy::Fifo => OnHit::Nothing,
@@ -1107,13 +1114,9 @@ where
         // atomics, and a thread preempted there (say, in an enqueue gap) must not hold back the
         // reuse of slots. Only reading other entries' keys in the index needs one.
         let tid = thread_id();
-        // An update of a resident key writes over the old value when nobody reads it. (Not
-        // for conditional inserts, weighted entries, whose weight may change, or a custom
-        // expiry, whose update callback reads the new version after publication.)
-        let (key, value) = if expect.is_none()
-            && self.weigher.is_none()
-            && self.expiration.as_ref().is_none_or(|e| e.custom.is_none())
-        {
+        // An update of a resident key writes over the old value when nobody reads it (not a
+        // conditional insert's, nor where `in_place` says no).
+        let (key, value) = if self.in_place && expect.is_none() && self.index.may_hold(hash) {
             match self.update_in_place(hash, key, value, times, tid) {
                 Ok(()) => return true,
                 Err(kv) => kv,
@@ -1335,7 +1338,9 @@ where
     /// and value come back and the insert makes a new version, as before. Readers that come
     /// meanwhile wait for the move ([`Slot::settled`]), which runs no user code: the old
     /// value's `Drop` and the listener run after it.
-    #[inline]
+    /// Out of line: most inserts are of new keys, which [`Index::may_hold`] sends the usual
+    /// way first.
+    #[inline(never)]
     fn update_in_place(
         &self,
         hash: u64,
@@ -1344,9 +1349,6 @@ where
         times: Option<(u64, (u64, u64))>,
         tid: usize,
     ) -> Result<(), (K, V)> {
-        if !self.index.may_hold(hash) {
-            return Err((key, value));
-        }
         let mut pin = LazyPin::new(&self.epochs, tid);
         let lock = self.index.lock(hash);
         let found = self.index.find_locked(&lock, hash, self.pin_at(&mut pin), |o| {
