@@ -914,8 +914,8 @@ where
         if let Some(l) = &self.listener {
             let slot = self.slot(s);
             // An update in place that found the entry still indexed before we unlinked it
-            // finishes its write first (see `Slot::settled`: our unlinking was a SeqCst RMW).
-            slot.settled();
+            // finishes its write first (see `Writing`: our unlinking was a SeqCst RMW).
+            slot.writing.settled_after_unlink();
             // SAFETY: per the contract, `s` is readable and holds the departing entry.
             let (k, v) = unsafe { (slot.key(), slot.value()) };
             panics::defer(|| l(k, v, cause));
@@ -1366,22 +1366,22 @@ where
                 return Err((key, value));
             }
         }
-        slot.begin_write();
+        slot.writing.begin();
         // Both after `exclusive`'s barrier: an eviction that unlinks the entry later waits in
         // `settled` before it reads the value.
         if !(self.epochs.exclusive(tid, o) && self.index.still(&found)) {
-            slot.end_write();
+            slot.writing.end();
             return Err((key, value));
         }
         // SAFETY: LIVE (still indexed, checked after the barrier; we hold its home lock, so no
         // removal by key runs), and `exclusive` found no reader: readers to come wait in
-        // `settled` until `end_write`.
+        // `settled` until `end`.
         let old = unsafe { slot.replace_value(value) };
         if let Some((_, (at, limit))) = times {
-            // Published like the value, by `end_write` (and a hint anyway, see `lookup`).
+            // Published like the value, by `Writing::end` (and a hint anyway, see `lookup`).
             self.arena.deadline(o).set(at, limit);
         }
-        slot.end_write();
+        slot.writing.end();
         drop(lock);
         // After the lock (LRU's promotion takes the list's lock); `o` is still protected.
         self.mark_hit(o, slot);

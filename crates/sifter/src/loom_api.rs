@@ -262,10 +262,15 @@ impl Advance {
 /// The tagged index over model slots whose keys live in loom cells: a lookup that reads a key
 /// its inserter has not published (a missing Release/Acquire pair) is reported by loom, and
 /// a key overwritten while a pinned reader may still compare it is reported as a race.
+///
+/// Values live in loom cells too, with the slots' in-place write flags, for the updates in
+/// place (`Cache::update_in_place`): a value read while an update writes it is reported.
 #[derive(Debug)]
 pub struct Idx {
     index: crate::raw::index::Index,
     keys: Vec<loom::cell::UnsafeCell<u64>>,
+    values: Vec<loom::cell::UnsafeCell<u64>>,
+    writing: Vec<crate::raw::writing::Writing>,
 }
 
 impl Idx {
@@ -274,6 +279,8 @@ impl Idx {
         Idx {
             index: crate::raw::index::Index::new(slots),
             keys: (0..slots).map(|_| loom::cell::UnsafeCell::new(0)).collect(),
+            values: (0..slots).map(|_| loom::cell::UnsafeCell::new(0)).collect(),
+            writing: (0..slots).map(|_| Default::default()).collect(),
         }
     }
 
@@ -336,6 +343,62 @@ impl Idx {
             crate::raw::index::First::Found(s) => Ok(Some(s)),
             crate::raw::index::First::Probe => Err(()),
         }
+    }
+
+    /// Writes slot `s`'s value (the caller owns `s`: unpublished).
+    pub fn write_value(&self, s: u32, v: u64) {
+        // SAFETY: the caller owns `s`; loom checks it.
+        self.values[s as usize].with_mut(|p| unsafe { *p = v });
+    }
+
+    /// Reads slot `s`'s value as every reader does: after its protection (found while
+    /// protected, or unlinked by the caller), waiting for an update in place to end.
+    pub fn value(&self, s: u32) -> u64 {
+        self.writing[s as usize].settled();
+        self.value_unsettled(s)
+    }
+
+    /// [`Idx::value`] for the thread that unlinked `s` without a lock (an eviction reading
+    /// the value for a listener, as `Cache::left` does).
+    pub fn value_unlinked(&self, s: u32) -> u64 {
+        self.writing[s as usize].settled_after_unlink();
+        self.value_unsettled(s)
+    }
+
+    /// [`Idx::value`] without the wait: a mutant, for the models that show the wait matters.
+    pub fn value_unsettled(&self, s: u32) -> u64 {
+        // SAFETY: protected (see `value`); loom reports a write racing with this read.
+        self.values[s as usize].with(|p| unsafe { *p })
+    }
+
+    /// Updates `key`'s value to `value` in place as `Cache::update_in_place` does, as thread
+    /// `tid` of `ebr`: true if it wrote. `check_readers: false` is a mutant that ignores what
+    /// `Epochs::exclusive` found (its barrier stays).
+    pub fn update_in_place(
+        &self,
+        ebr: &Ebr,
+        tid: usize,
+        hash: u64,
+        key: u64,
+        value: u64,
+        check_readers: bool,
+    ) -> bool {
+        let mut pin = crate::raw::epoch::LazyPin::new(&ebr.0, tid);
+        let lock = self.index.lock(hash);
+        let found = self.index.find_locked(&lock, hash, |s| pin.protect(s), |s| self.key(s) == key);
+        let Some(found) = found else { return false };
+        let o = found.slot();
+        let w = &self.writing[o as usize];
+        w.begin();
+        let exclusive = ebr.0.exclusive(tid, o);
+        if !((exclusive || !check_readers) && self.index.still(&found)) {
+            w.end();
+            return false;
+        }
+        // SAFETY: no reader (`exclusive`), and readers to come wait (`settled`); loom checks it.
+        self.values[o as usize].with_mut(|p| unsafe { *p = value });
+        w.end();
+        true
     }
 
     /// Removes `key` under its home lock, as `Cache::remove` does: its slot.

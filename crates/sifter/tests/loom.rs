@@ -880,3 +880,98 @@ fn incarnation_wrap_around() {
         });
     }
 }
+
+/// How the reader of [`update_in_place_vs_read`] protects the slot it reads.
+#[derive(Clone, Copy, Debug)]
+enum ValueReader {
+    /// `Cache::read_first`: the home bucket under a hazard, else the lazy probe.
+    Hazard,
+    /// An epoch pin (iteration, `with_entry`).
+    Pinned,
+    /// An eviction: unlinks the word without a lock, then reads the value (for a listener).
+    Evictor,
+}
+
+/// An update in place (`Cache::update_in_place`) racing with a reader of the same entry's
+/// value: the reader sees the old value or the new one, never a value being written (loom
+/// reports a write racing with a read of the value's cell). `settle`: the reader waits for the
+/// write flag; `check_readers`: the updater looks for readers. Either off is a mutant that
+/// must fail.
+fn update_in_place_vs_read(reader: ValueReader, settle: bool, check_readers: bool) {
+    model(move || {
+        let idx = Arc::new(Idx::new(4));
+        let ebr = Arc::new(Ebr::new(4));
+        let h = idx.hash_in(0, 1);
+        idx.write_value(0, 10);
+        idx.insert(h, 0, 1);
+        let (i2, e2) = (idx.clone(), ebr.clone());
+        let t = thread::spawn(move || {
+            let read = |s: u32| {
+                let v = if settle { i2.value(s) } else { i2.value_unsettled(s) };
+                assert!(v == 10 || v == 20, "read a value being written: {v}");
+            };
+            match reader {
+                ValueReader::Hazard => {
+                    let first = e2.hazard_only(0, |pin| {
+                        let r = i2.first_pinning(h, 1, pin);
+                        if let Ok(Some(s)) = r {
+                            read(s);
+                        }
+                        r
+                    });
+                    if !matches!(first, Some(Ok(_))) {
+                        e2.lazily(0, |pin| i2.find_pinning(h, 1, pin).map(read));
+                    }
+                }
+                ValueReader::Pinned => e2.pinned(0, || i2.find(h, 1).map(read)).unwrap_or(()),
+                ValueReader::Evictor => {
+                    if i2.remove_slot(h, 0) {
+                        let v = if settle { i2.value_unlinked(0) } else { i2.value_unsettled(0) };
+                        assert!(v == 10 || v == 20, "read a value being written: {v}");
+                    }
+                }
+            }
+        });
+        let wrote = idx.update_in_place(&ebr, 1, h, 1, 20, check_readers);
+        t.join().expect("reader");
+        if wrote {
+            assert_eq!(idx.value(0), 20, "an update in place that said it wrote");
+        }
+    });
+}
+
+#[test]
+fn update_in_place_vs_hazard_reader() {
+    update_in_place_vs_read(ValueReader::Hazard, true, true);
+}
+
+#[test]
+fn update_in_place_vs_pinned_reader() {
+    update_in_place_vs_read(ValueReader::Pinned, true, true);
+}
+
+#[test]
+fn update_in_place_vs_eviction() {
+    update_in_place_vs_read(ValueReader::Evictor, true, true);
+}
+
+/// Mutant: a reader that does not wait for the write flag.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn mutant_reader_ignores_the_write_flag() {
+    update_in_place_vs_read(ValueReader::Hazard, false, true);
+}
+
+/// Mutant: an updater that writes whoever reads.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn mutant_update_ignores_readers() {
+    update_in_place_vs_read(ValueReader::Hazard, true, false);
+}
+
+/// Mutant: an eviction that reads the value it unlinked without waiting for the flag.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn mutant_evictor_ignores_the_write_flag() {
+    update_in_place_vs_read(ValueReader::Evictor, false, true);
+}

@@ -226,16 +226,17 @@ impl Epochs {
         let used = self.used.load(Ordering::Relaxed).min(self.records.len());
         let want = u64::from(s) + 1;
         for (i, r) in self.records[..used].iter().enumerate() {
-            // Relaxed (both): the fences order what matters (see `Slot::settled`); a reader
-            // that announced afterwards waits for the write.
-            if r.epoch.load(Ordering::Relaxed) != 0
-                || i != tid && r.hazard.load(Ordering::Relaxed) == want
+            // Acquire (both): pairs with the Release clears (unpin, hazard drop), so a reader
+            // that we see gone has finished its reads before our write. (A reader that
+            // announces after our barrier waits for the write: see `Writing`.)
+            if r.epoch.load(Ordering::Acquire) != 0
+                || i != tid && r.hazard.load(Ordering::Acquire) == want
             {
                 return false;
             }
         }
-        // Relaxed: as above.
-        self.shared.iter().all(|c| c.load(Ordering::Relaxed) == 0)
+        // Acquire: as above.
+        self.shared.iter().all(|c| c.load(Ordering::Acquire) == 0)
     }
 
     /// The record of thread `tid`, if it has one.

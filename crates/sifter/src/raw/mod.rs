@@ -7,3 +7,4 @@ pub(crate) mod index;
 pub(crate) mod queue;
 #[cfg(not(loom))]
 pub(crate) mod slot;
+pub(crate) mod writing;

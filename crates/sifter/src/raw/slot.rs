@@ -39,6 +39,7 @@
 use crate::policy::queues::Nodes;
 use crate::policy::s3fifo::MAIN;
 use crate::raw::queue::Links;
+use crate::raw::writing::Writing;
 use crate::sync::Mutex;
 use crate::sync::{AtomicU64, AtomicU8, Ordering};
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
@@ -78,9 +79,9 @@ pub(crate) struct Slot<K, V> {
     pub place: AtomicU8,
     /// EMPTY, NEW, LIVE, DEAD or RETIRED (see the module docs).
     pub state: AtomicU8,
-    /// 1 while an update replaces the value of this LIVE slot in place ([`Slot::settled`]
-    /// waits for 0). In the slot's padding, like `place`.
-    writing: AtomicU8,
+    /// Set while an update replaces the value of this LIVE slot in place (see [`Writing`]).
+    /// In the slot's padding, like `place`.
+    pub writing: Writing,
     key: UnsafeCell<MaybeUninit<K>>,
     value: UnsafeCell<MaybeUninit<V>>,
 }
@@ -165,7 +166,7 @@ fn empty_slot<K, V>() -> Slot<K, V> {
         visited: AtomicU8::new(0),
         place: AtomicU8::new(0),
         state: AtomicU8::new(EMPTY),
-        writing: AtomicU8::new(0),
+        writing: Writing::default(),
         key: UnsafeCell::new(MaybeUninit::uninit()),
         value: UnsafeCell::new(MaybeUninit::uninit()),
     }
@@ -389,55 +390,17 @@ impl<K, V> Slot<K, V> {
         unsafe { (*self.value.get()).assume_init_ref() }
     }
 
-    /// Waits until no update is replacing this slot's value in place. Every reader of a
-    /// published slot's value calls this before the read, once its protection is visible to
-    /// such an update: a hazard or a pinned epoch announced (a full barrier after it), or the
-    /// index word unlinked by a `SeqCst` read-modify-write. The update's side
-    /// ([`Slot::begin_write`], then `Epochs::exclusive` and a second look at the index word)
-    /// then either sees that protection and leaves the value alone, or is seen here: the
-    /// `SeqCst` load, after the protection's barrier, cannot miss a write whose own barrier
-    /// came first (Dekker's pairing, as for the hazards themselves). A writer holds the flag
-    /// for a move of the value and no user code, so the wait is short.
+    /// Waits until no update is replacing this slot's value in place ([`Writing::settled`]).
     #[inline]
     pub fn settled(&self) {
-        // SeqCst: see above (on x86-64 a plain load).
-        if self.writing.load(Ordering::SeqCst) != 0 {
-            self.wait_settled();
-        }
-    }
-
-    #[cold]
-    fn wait_settled(&self) {
-        let mut backoff = crate::sync::Backoff::default();
-        // Acquire: pairs with the Release in `end_write`; the new value is read after it.
-        while self.writing.load(Ordering::Acquire) != 0 {
-            backoff.snooze();
-        }
-    }
-
-    /// Starts an in-place update of this LIVE slot's value (the caller holds the key's home
-    /// lock, so no other update of it runs): readers that call [`Slot::settled`] from now on
-    /// wait. The caller then issues a full barrier and checks that nobody can be reading the
-    /// value (`Epochs::exclusive`) and that the entry is still in the index, and ends with
-    /// [`Slot::end_write`] whether it wrote or not.
-    #[inline]
-    pub fn begin_write(&self) {
-        // Relaxed: ordered before the caller's checks by its SeqCst fence.
-        self.writing.store(1, Ordering::Relaxed);
-    }
-
-    /// Ends what [`Slot::begin_write`] began.
-    #[inline]
-    pub fn end_write(&self) {
-        // Release: a reader that waited (Acquire) reads the value written before this.
-        self.writing.store(0, Ordering::Release);
+        self.writing.settled();
     }
 
     /// Replaces the value and returns the old one.
     ///
     /// # Safety
-    /// The slot is LIVE and the caller has begun a write ([`Slot::begin_write`]) that found no
-    /// reader: no other thread reads or writes the value until [`Slot::end_write`].
+    /// The slot is LIVE and the caller has begun a write ([`Writing::begin`]) that found no
+    /// reader: no other thread reads or writes the value until [`Writing::end`].
     #[inline]
     pub unsafe fn replace_value(&self, value: V) -> V {
         // SAFETY: per the contract the value is initialised and accessed by the caller alone.
