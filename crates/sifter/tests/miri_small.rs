@@ -41,7 +41,12 @@ fn two_threads_contend() {
                 std::thread::spawn(move || {
                     for i in 0..30u32 {
                         let k = (i * (t + 1)) % 6;
-                        if c.get(&k).is_none() {
+                        match c.get(&k) {
+                            Some(v) => assert_eq!(*v, format!("{k}"), "another key's value"),
+                            None => c.insert(k, Arc::new(format!("{k}"))),
+                        }
+                        if i % 3 == 0 {
+                            // An update of a resident key (in place when nobody reads it).
                             c.insert(k, Arc::new(format!("{k}")));
                         }
                         if i % 5 == 0 {
@@ -120,4 +125,47 @@ fn multistep_two_threads() {
     }
     t.join().expect("thread");
     c.validate().expect("invariants");
+}
+
+/// Updates in place never write a value their own thread is reading: inside `retain`'s
+/// closure (the thread pinned, holding `&V`), an insert of the same key makes a new version
+/// instead, and the `&V` still reads the old value (Miri would report the write under a live
+/// shared borrow). Outside, with nobody reading, the update writes in place: the old value
+/// is released at once (a new version would hold its slot, and the value, until the slot's
+/// reuse), and no capacity is taken for it.
+#[test]
+fn updates_in_place_leave_values_being_read_alone() {
+    for (p, cd) in configs() {
+        let c: Cache<u64, Arc<String>> =
+            Cache::builder().capacity(4).policy(p).consecutive_detection(cd).build();
+        c.insert(1, Arc::new("old".to_string()));
+        c.retain(|k, v| {
+            if *k == 1 {
+                c.insert(1, Arc::new("new".to_string()));
+                assert_eq!(**v, "old", "{p:?}: the value being read was overwritten");
+            }
+            true
+        });
+        assert_eq!(c.get(&1).as_deref().map(String::as_str), Some("new"), "{p:?}");
+        for k in 2..=4 {
+            c.insert(k, Arc::new(k.to_string()));
+        }
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        let before = c.stats();
+        for round in 0..3 {
+            for k in 1..=4 {
+                let old = c.get(&k).expect("resident");
+                c.insert(k, Arc::new(format!("{k}.{round}")));
+                assert_eq!(Arc::strong_count(&old), 1, "{p:?}: the old value was kept");
+            }
+        }
+        let s = c.stats();
+        assert_eq!(s.updates - before.updates, 12, "{p:?}");
+        assert_eq!(s.evictions, before.evictions, "{p:?}: an update evicted");
+        assert_eq!(c.len(), 4, "{p:?}");
+        for k in 1..=4 {
+            assert_eq!(*c.get(&k).expect("resident"), format!("{k}.2"), "{p:?}");
+        }
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    }
 }
