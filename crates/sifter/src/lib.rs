@@ -108,6 +108,10 @@
 //!   the cache. A `get` announces the one slot it reads (a hazard in the thread's own record,
 //!   no shared write), so a reader preempted mid-`get` keeps that slot, not the reclamation of
 //!   the whole cache, from going on; rarer operations (removal, iteration) pin an epoch.
+//! * An update (an insert of a cached key, without a weigher or custom expiry) writes the new
+//!   value over the old one in place when no other thread can be reading the old one, and
+//!   drops the old value at once; a `get` of that key meanwhile waits for the move (no user
+//!   code runs in it). Otherwise it stores a new version, as an insert of a new key does.
 //!
 //! # Capacity: the bound always holds
 //!
