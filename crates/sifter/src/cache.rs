@@ -1367,7 +1367,7 @@ where
             }
         }
         slot.writing.begin();
-        // Both after `exclusive`'s barrier: an eviction that unlinks the entry later waits in
+        // Both after `begin`'s barrier: an eviction that unlinks the entry later waits in
         // `settled` before it reads the value.
         if !(self.epochs.exclusive(tid, o) && self.index.still(&found)) {
             slot.writing.end();

@@ -373,7 +373,7 @@ impl Idx {
 
     /// Updates `key`'s value to `value` in place as `Cache::update_in_place` does, as thread
     /// `tid` of `ebr`: true if it wrote. `check_readers: false` is a mutant that ignores what
-    /// `Epochs::exclusive` found (its barrier stays).
+    /// `Epochs::exclusive` found.
     pub fn update_in_place(
         &self,
         ebr: &Ebr,

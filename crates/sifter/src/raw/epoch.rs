@@ -217,12 +217,11 @@ impl Epochs {
     /// Whether no thread but `tid` can be reading slot `s` now: no other thread has announced
     /// it, and no thread is pinned at an epoch (an epoch protects every slot; that includes
     /// `tid`'s own pin, which an outer operation of the caller may hold while it reads `s`).
-    /// For an update in place (see `Slot::settled`): the caller has begun its write, and the
-    /// full barrier here orders that before these loads, as a reader's announcement is ordered
-    /// before its check of the slot.
+    /// For an update in place (see `raw/writing.rs`): the caller has begun its write, whose
+    /// full barrier orders the flag before these loads, as a reader's announcement is ordered
+    /// before its check of the flag.
     pub fn exclusive(&self, tid: usize, s: u32) -> bool {
-        fence(Ordering::SeqCst);
-        // Relaxed: read after the fence, as in `try_advance`.
+        // Relaxed: read after the caller's barrier, as in `try_advance` after its fence.
         let used = self.used.load(Ordering::Relaxed).min(self.records.len());
         let want = u64::from(s) + 1;
         for (i, r) in self.records[..used].iter().enumerate() {

@@ -11,7 +11,7 @@ use crate::sync::{AtomicU8, Ordering};
 ///   the read, once its protection is visible to updates: a hazard or a pinned epoch
 ///   announced (a full barrier after it), or the index word unlinked by a `SeqCst`
 ///   read-modify-write (evictions, removals).
-/// * **The updater** [begins](Writing::begin), issues a full barrier (`Epochs::exclusive`),
+/// * **The updater** [begins](Writing::begin) (the flag, then a full barrier), then
 ///   checks that no other thread has announced the slot or pinned an epoch and that the
 ///   entry's index word is still there, writes only then, and [ends](Writing::end) either way.
 /// * Dekker's pairing, as for the hazards themselves: of a reader's protection and the
@@ -54,12 +54,25 @@ impl Writing {
         }
     }
 
-    /// Starts an in-place write (the caller holds the key's home lock); the caller's full
-    /// barrier and checks follow (see the type's docs).
+    /// Starts an in-place write (the caller holds the key's home lock), with the full barrier
+    /// after the flag's store that the protocol needs (see the type's docs); the caller's
+    /// checks follow. On x86-64 a locked exchange is that barrier (as for the epochs'
+    /// announcements, cheaper than `mfence`); elsewhere, and under Miri and loom, a Release
+    /// store and a `SeqCst` fence.
     #[inline]
     pub fn begin(&self) {
-        // Relaxed: ordered before the caller's checks by its SeqCst fence.
-        self.0.store(1, Ordering::Relaxed);
+        #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+        {
+            // SeqCst: a locked exchange, a full barrier.
+            self.0.swap(1, Ordering::SeqCst);
+            std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
+        {
+            // Relaxed + the fence: the fence orders the store before the caller's checks.
+            self.0.store(1, Ordering::Relaxed);
+            crate::sync::fence(Ordering::SeqCst);
+        }
     }
 
     /// Ends what [`Writing::begin`] began, written or not.
