@@ -1338,6 +1338,7 @@ where
     /// and value come back and the insert makes a new version, as before. Readers that come
     /// meanwhile wait for the move ([`Slot::settled`]), which runs no user code: the old
     /// value's `Drop` and the listener run after it.
+    ///
     /// Out of line: most inserts are of new keys, which [`Index::may_hold`] sends the usual
     /// way first.
     #[inline(never)]
