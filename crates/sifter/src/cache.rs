@@ -686,7 +686,7 @@ where
         let (_, slot) = self.lookup(hash, key, tid, how, self.pin_at(&mut pin))?;
         #[cfg(all(feature = "test-hooks", not(loom)))]
         crate::raw::queue::hooks::protected();
-        slot.settled();
+        slot.writing.settled();
         // SAFETY: found in the index after `pin` protected it (a key comparison comes first):
         // not reused before `pin` drops; no update is writing it (`settled`).
         Some(unsafe { slot.value() }.clone())
@@ -740,7 +740,7 @@ where
         }
         #[cfg(all(feature = "test-hooks", not(loom)))]
         crate::raw::queue::hooks::protected();
-        slot.settled();
+        slot.writing.settled();
         // SAFETY: as for the key comparison; no update is writing it (`settled`).
         Quick::Hit(unsafe { slot.value() }.clone())
     }
@@ -871,7 +871,7 @@ where
     fn read_moves_expiry(&self, exp: &Expiration<K, V>, s: u32, now: u64, at: u64) {
         let d = self.arena.deadline(s);
         let slot = self.slot(s);
-        slot.settled();
+        slot.writing.settled();
         // SAFETY: published, protected by the caller's lookup; not being written (`settled`).
         let (k, v) = unsafe { (slot.key(), slot.value()) };
         if let Some(new) = exp.on_read(k, v, now, at, d.limit()) {
@@ -943,7 +943,7 @@ where
                     continue;
                 }
             }
-            slot.settled();
+            slot.writing.settled();
             // SAFETY: read from a published index word while pinned; not being written
             // (`settled`; updates in place wait for the pin to go).
             let (k, v) = unsafe { (slot.key(), slot.value()) };
@@ -969,7 +969,7 @@ where
         let hash = self.hash(key);
         let (_guard, tid) = self.pin();
         let found = self.lookup(hash, key, tid, Use::Peek, pinned).map(|(s, slot)| {
-            slot.settled();
+            slot.writing.settled();
             // SAFETY: found in the index while pinned; not being written (`settled`; updates
             // in place wait for the pin to go).
             (s, unsafe { slot.value() })
@@ -1262,9 +1262,9 @@ where
                         // Relaxed: a hint, see `lookup`.
                         let old_at = self.arena.deadline(o).at.load(Ordering::Relaxed);
                         let slot = self.slot(s);
-                        slot.settled();
                         // SAFETY: `s` is our filled slot, published, and the epoch was pinned
-                        // before it was (see `pin` above); not being written (`settled`).
+                        // before it was (see `pin` above). Nobody writes it in place: caches
+                        // with a custom expiry have no updates in place (`in_place`).
                         let (k, v) = unsafe { (slot.key(), slot.value()) };
                         // A panicking `expire_after_update` leaves the creation-time expiry.
                         panics::defer(|| {
@@ -1336,7 +1336,7 @@ where
     /// be reading the old value (`Epochs::exclusive`: no other thread has announced the slot,
     /// no thread is pinned) and the entry is still indexed and not expired; otherwise the key
     /// and value come back and the insert makes a new version, as before. Readers that come
-    /// meanwhile wait for the move ([`Slot::settled`]), which runs no user code: the old
+    /// meanwhile wait for the move ([`Writing::settled`](crate::raw::writing::Writing::settled)), which runs no user code: the old
     /// value's `Drop` and the listener run after it.
     ///
     /// Out of line: most inserts are of new keys, which [`Index::may_hold`] sends the usual
@@ -1460,10 +1460,9 @@ where
             // Relaxed: see `lookup`.
             expired(self.arena.deadline(s).at.load(Ordering::Relaxed), e.now())
         });
-        // (An update in place of the key held its home lock, which the unlinking took after it.)
-        self.slot(s).settled();
-        // SAFETY: we unlinked `s` while pinned; it is not reused before `_guard` drops, and no
-        // update is writing it (`settled`).
+        // SAFETY: we unlinked `s` while pinned; it is not reused before `_guard` drops. No
+        // update is writing it: an update in place holds the key's home lock throughout, and
+        // the unlinking took that lock after it (so no wait for the write flag here).
         let r = (!expired).then(|| f(unsafe { self.slot(s).value() }));
         self.left(s, tid, if expired { RemovalCause::Expired } else { cause });
         self.release_removed(s, tid);

@@ -55,6 +55,53 @@ pub(crate) fn prefetch<T>(at: &T, write: bool) {
     let _ = (at, write);
 }
 
+/// A store followed by a full barrier, so that the store is ordered before every later load
+/// of this thread: the announcements of the epochs and hazards, and the begin of an in-place
+/// write (Dekker's pairing on both). On x86-64 a locked exchange is such a barrier and much
+/// cheaper than `mfence` (which also waits for outstanding cache misses), as crossbeam-epoch
+/// does; the compiler fence keeps the compiler from moving later loads above it. Elsewhere,
+/// and under Miri and loom, a Release store and a `SeqCst` fence. Either way the store is a
+/// Release store.
+pub(crate) trait FencedStore {
+    type Value;
+    fn store_fenced(&self, v: Self::Value);
+}
+
+macro_rules! fenced_store {
+    ($atomic:ty, $value:ty) => {
+        impl FencedStore for $atomic {
+            type Value = $value;
+            #[inline(always)]
+            fn store_fenced(&self, v: $value) {
+                #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+                {
+                    // SeqCst: a locked exchange, a full barrier; also a Release store.
+                    self.swap(v, Ordering::SeqCst);
+                    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+                }
+                #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
+                {
+                    // Release + the fence: see the trait.
+                    self.store(v, Ordering::Release);
+                    fence(Ordering::SeqCst);
+                }
+            }
+        }
+    };
+}
+fenced_store!(AtomicU64, u64);
+fenced_store!(AtomicU8, u8);
+
+/// The full barrier after a `SeqCst` read-modify-write (an unlinking CAS) that orders this
+/// thread's later `SeqCst` loads against other threads' fences: on x86-64 the locked
+/// instruction is one already, so nothing; elsewhere, and under Miri and loom (which treats
+/// `SeqCst` accesses as acquire/release only), a `SeqCst` fence.
+#[inline(always)]
+pub(crate) fn fence_after_locked_rmw() {
+    #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
+    fence(Ordering::SeqCst);
+}
+
 /// Gives up the CPU: a preempted thread may be what this one waits for.
 pub(crate) fn yield_now() {
     #[cfg(loom)]

@@ -34,7 +34,7 @@
 //! `SeqCst` order, either the advancer sees the reader's epoch or hazard (and waits, or keeps
 //! that slot back), or the reader sees the slot unlinked (its second read of the index word).
 
-use crate::sync::{fence, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{fence, fence_after_locked_rmw, AtomicU64, AtomicUsize, FencedStore, Ordering};
 use crossbeam_utils::CachePadded;
 
 /// Threads (by [`thread_id`]) that get a private record in every cache.
@@ -42,26 +42,12 @@ use crossbeam_utils::CachePadded;
 pub(crate) const RECORDS: usize = 64;
 
 /// Stores `v` into one of the thread's own record words (its epoch, or its hazard), ordered
-/// before every load the thread then makes of the cache's structures (see the module docs): a
-/// Release store and a `SeqCst` fence. On x86-64 a locked exchange is such a barrier and much
-/// cheaper than `mfence` (which also waits for outstanding cache misses), as crossbeam-epoch
-/// does; the compiler fence keeps the compiler from moving later loads above it. Release, so an
-/// advancer whose Acquire load reads the new value also sees the thread's earlier reads (of the
-/// slot it announced before this one).
+/// before every load the thread then makes of the cache's structures (see the module docs):
+/// [`FencedStore`]. Release, so an advancer whose Acquire load reads the new value also sees
+/// the thread's earlier reads (of the slot it announced before this one).
 #[inline]
 fn announce(w: &AtomicU64, v: u64) {
-    #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
-    {
-        // SeqCst: a locked exchange, a full barrier; also a Release store.
-        w.swap(v, Ordering::SeqCst);
-        std::sync::atomic::compiler_fence(Ordering::SeqCst);
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
-    {
-        // Release + the fence: as above.
-        w.store(v, Ordering::Release);
-        fence(Ordering::SeqCst);
-    }
+    w.store_fenced(v);
 }
 
 /// One thread's record: both words on one line, written only by the thread (read by advancers).
@@ -167,8 +153,7 @@ impl Epochs {
     /// outstanding cache misses). Elsewhere, and under Miri and loom, the fence stays.
     #[inline]
     pub fn retire_epoch(&self) -> u64 {
-        #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
-        fence(Ordering::SeqCst);
+        fence_after_locked_rmw();
         // SeqCst: ordered after the unlinking (fence or locked RMW, see above).
         self.global.load(Ordering::SeqCst)
     }

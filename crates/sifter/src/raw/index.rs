@@ -544,7 +544,7 @@ impl Index {
 
     /// Whether the entry [`Index::find_locked`] found is still in the index (an eviction may
     /// have unlinked it since: evictions take no lock). Relaxed: the caller orders it with a
-    /// fence (see `Slot::settled`).
+    /// barrier (see `Writing` in `raw/writing.rs`).
     #[inline]
     pub fn still(&self, l: &Located) -> bool {
         // Relaxed: see above.

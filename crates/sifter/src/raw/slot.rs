@@ -390,12 +390,6 @@ impl<K, V> Slot<K, V> {
         unsafe { (*self.value.get()).assume_init_ref() }
     }
 
-    /// Waits until no update is replacing this slot's value in place ([`Writing::settled`]).
-    #[inline]
-    pub fn settled(&self) {
-        self.writing.settled();
-    }
-
     /// Replaces the value and returns the old one.
     ///
     /// # Safety

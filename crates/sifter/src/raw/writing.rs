@@ -2,7 +2,7 @@
 //! of updates in place (`Cache::update_in_place`). Compiled under loom too (the models use it
 //! with their own value cells).
 
-use crate::sync::{AtomicU8, Ordering};
+use crate::sync::{fence_after_locked_rmw, AtomicU8, FencedStore, Ordering};
 
 /// A slot's in-place write flag: set while an update replaces the value of a LIVE slot in
 /// place (the updater holds the key's home lock, so one at a time).
@@ -35,13 +35,11 @@ impl Writing {
 
     /// [`Writing::settled`] for a thread whose protection is its unlinking of the slot's
     /// index word (an eviction, an expiry): that `SeqCst` read-modify-write orders the load
-    /// in the single `SeqCst` order, a fence elsewhere. On x86-64 the locked instruction is a
-    /// full barrier already, so the fence is left out there (as in `Epochs::retire_epoch`);
-    /// under loom, which treats `SeqCst` accesses as acquire/release only, it stays.
+    /// in the single `SeqCst` order ([`fence_after_locked_rmw`], as in
+    /// `Epochs::retire_epoch`).
     #[inline]
     pub fn settled_after_unlink(&self) {
-        #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
-        crate::sync::fence(Ordering::SeqCst);
+        fence_after_locked_rmw();
         self.settled();
     }
 
@@ -54,25 +52,11 @@ impl Writing {
         }
     }
 
-    /// Starts an in-place write (the caller holds the key's home lock), with the full barrier
-    /// after the flag's store that the protocol needs (see the type's docs); the caller's
-    /// checks follow. On x86-64 a locked exchange is that barrier (as for the epochs'
-    /// announcements, cheaper than `mfence`); elsewhere, and under Miri and loom, a Release
-    /// store and a `SeqCst` fence.
+    /// Starts an in-place write (the caller holds the key's home lock): the flag, then the
+    /// full barrier the protocol needs ([`FencedStore`]); the caller's checks follow.
     #[inline]
     pub fn begin(&self) {
-        #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
-        {
-            // SeqCst: a locked exchange, a full barrier.
-            self.0.swap(1, Ordering::SeqCst);
-            std::sync::atomic::compiler_fence(Ordering::SeqCst);
-        }
-        #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
-        {
-            // Relaxed + the fence: the fence orders the store before the caller's checks.
-            self.0.store(1, Ordering::Relaxed);
-            crate::sync::fence(Ordering::SeqCst);
-        }
+        self.0.store_fenced(1);
     }
 
     /// Ends what [`Writing::begin`] began, written or not.
