@@ -32,7 +32,7 @@ use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues, Taken};
 use crate::policy::s3fifo::{S3Fifo, MAIN, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, LazyPin};
-use crate::raw::index::{pinned, tag, First, Index, Inserted};
+use crate::raw::index::{pinned, spread, tag, First, Index, Inserted};
 use crate::raw::queue::Links;
 use crate::raw::slot::{Arena, Slot, Times, DEAD, EMPTY, LIVE, RETIRED};
 use crate::stats::{CacheStats, Counter, Stats};
@@ -517,9 +517,10 @@ where
         })
     }
 
+    /// The key's hash as the index and the policies use it (see [`spread`]).
     #[inline]
     fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
-        self.hasher.hash_one(key)
+        spread(self.hasher.hash_one(key))
     }
 
     /// The low half of the hash of the key of slot `s` (`slot`), all its home bucket depends

@@ -260,11 +260,11 @@ fn s3fifo_churn_with_ghost_hits_keeps_the_bound() {
     }
 }
 
-/// Hashes every key to one home bucket: three groups of keys share their whole hash (so a
-/// lookup meets words with its tag that name other keys first), and the groups differ in
-/// their tags. Lookups must still find each key, count each hit and miss once, and keep the
-/// policy's state (the read path decides most reads in the home bucket's first tagged word
-/// and leaves the rest to the full probe).
+/// Gives every key one of three hashes: each group of keys shares its whole hash, so a lookup
+/// meets words with its tag that name other keys first, and a group of ten overflows its home
+/// bucket (seven words). Lookups must still find each key, count each hit and miss once, and
+/// keep the policy's state (the read path decides most reads in the home bucket's first
+/// tagged word and leaves the rest to the full probe).
 #[derive(Clone, Default)]
 struct Crowded(u64);
 

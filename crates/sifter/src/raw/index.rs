@@ -128,6 +128,21 @@ struct At {
     word: usize,
 }
 
+/// The hash the index is given for a key whose hasher returned `h`: every bit of `h` stirred
+/// into both halves by one folded multiply (the two halves of a 64 × 64-bit product, XORed).
+/// The home bucket comes from the low half's top bits, which a hasher need not mix: an
+/// identity hash of sequential keys homes them all in bucket 0, and `foldhash::fast` (one
+/// folded multiply by a per-process seed) leaves the low halves of sequential integers a
+/// near-lattice that, for about one seed in twenty, crowds a few home buckets (for one in
+/// a few hundred, most keys overflow: updates cannot write in place and lookups probe far).
+/// After this step both behave like random hashes.
+#[inline]
+pub(crate) fn spread(h: u64) -> u64 {
+    // An odd constant with well-mixed bits (the golden ratio's, as in Fibonacci hashing).
+    let p = u128::from(h) * 0x9E37_79B9_7F4A_7C15;
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
 /// The tag of `hash`: never 0.
 #[inline]
 pub(crate) fn tag(hash: u64) -> u64 {
