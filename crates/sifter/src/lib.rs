@@ -351,6 +351,29 @@ impl<K, V, S> std::fmt::Debug for CacheBuilder<K, V, S> {
 }
 
 #[cfg(not(loom))]
+impl<K, V> Cache<K, V>
+where
+    K: std::hash::Hash + Eq + Send + Sync + 'static,
+    V: Send + Sync + 'static,
+{
+    /// A cache of up to `entries` entries with the defaults (Mobius with consecutive
+    /// detection, foldhash hashing): `Cache::builder().capacity(entries).build()`.
+    ///
+    /// ```
+    /// let cache: sifter::Cache<u64, String> = sifter::Cache::new(1000);
+    /// cache.insert(7, "seven".to_string());
+    /// assert_eq!(cache.get(&7).as_deref(), Some("seven"));
+    /// ```
+    ///
+    /// # Panics
+    /// If `entries` exceeds `u32::MAX` (the arena addresses slots with 32 bits; see
+    /// [`CacheBuilder::try_build`] for the non-panicking form).
+    pub fn new(entries: u64) -> Self {
+        Self::builder().capacity(entries).build()
+    }
+}
+
+#[cfg(not(loom))]
 impl<K, V> Cache<K, V> {
     /// A builder with the defaults: Mobius with consecutive detection, foldhash hashing.
     pub fn builder() -> CacheBuilder<K, V> {
