@@ -1455,24 +1455,30 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let (_guard, tid) = self.pin();
-        let s = self.unlink_key(key, tid)?;
+        let tid = thread_id();
+        // A hazard on the slot found (an epoch pin only if the search compares a second
+        // slot): a removal then holds back neither the reuse of other slots nor, unlike an
+        // epoch pin, other threads' updates in place (see `Epochs::exclusive`).
+        let mut pin = LazyPin::new(&self.epochs, tid);
+        let s = self.unlink_key(key, tid, self.pin_at(&mut pin))?;
         let expired = self.expiration.as_ref().is_some_and(|e| {
             // Relaxed: see `lookup`.
             expired(self.arena.deadline(s).at.load(Ordering::Relaxed), e.now())
         });
-        // SAFETY: we unlinked `s` while pinned; it is not reused before `_guard` drops. No
-        // update is writing it: an update in place holds the key's home lock throughout, and
-        // the unlinking took that lock after it (so no wait for the write flag here).
+        // SAFETY: `pin` protected `s` before the unlinking read its key; it is not reused
+        // before `pin` drops. No update is writing it: an update in place holds the key's
+        // home lock throughout, and the unlinking took that lock after it (so no wait for the
+        // write flag here).
         let r = (!expired).then(|| f(unsafe { self.slot(s).value() }));
         self.left(s, tid, if expired { RemovalCause::Expired } else { cause });
         self.release_removed(s, tid);
+        drop(pin);
         r
     }
 
     /// Unlinks `key` from the index (LIVE → DEAD), crediting its tokens to the caller's stripe;
-    /// returns its slot. The caller is pinned.
-    fn unlink_key<Q>(&self, key: &Q, tid: usize) -> Option<u32>
+    /// returns its slot, which `pin` (as in [`Index::find`]) protected before its key was read.
+    fn unlink_key<Q>(&self, key: &Q, tid: usize, pin: impl FnMut(u32) -> bool) -> Option<u32>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -1481,8 +1487,8 @@ where
         let st = self.stripe(tid);
         let s = {
             let lock = self.index.lock(hash);
-            let s = self.index.remove(&lock, hash, |s| {
-                // SAFETY: a published slot, pinned.
+            let s = self.index.remove(&lock, hash, pin, |s| {
+                // SAFETY: a published slot, protected (`pin`, before the comparison).
                 unsafe { self.slot(s).key() }.borrow() == key
             })?;
             self.mark_removed(st, s);

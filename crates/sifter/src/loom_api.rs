@@ -404,7 +404,7 @@ impl Idx {
     /// Removes `key` under its home lock, as `Cache::remove` does: its slot.
     pub fn remove(&self, hash: u64, key: u64) -> Option<u32> {
         let lock = self.index.lock(hash);
-        self.index.remove(&lock, hash, |s| self.key(s) == key)
+        self.index.remove(&lock, hash, crate::raw::index::pinned, |s| self.key(s) == key)
     }
 
     /// Removes slot `s`'s word without a lock, as an eviction does: true if this call did.

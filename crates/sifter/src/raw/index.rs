@@ -524,23 +524,27 @@ impl Index {
         }
     }
 
-    /// Whether `hash`'s key may be in its home bucket: a word there has its tag. A hint (no
-    /// lock, Relaxed): false means the key was not in its home bucket a moment ago (it may
-    /// have overflowed further), which spares new keys' inserts a search for an old version
-    /// (the byte tags alone match a new key in about one bucket in twenty: evictions leave
-    /// theirs behind).
+    /// Whether `hash`'s key may be in the index: a word of its home bucket has its tag, or
+    /// entries pass through the home bucket (so it may have overflowed further). A hint (no
+    /// lock, Relaxed): false means the key was not in the index a moment ago, which spares
+    /// new keys' inserts a search for an old version (the byte tags alone match a new key in
+    /// about one bucket in twenty: evictions leave theirs behind; a home with pass-throughs
+    /// sends a few percent more to the search). Counting the pass-throughs matters: the
+    /// updates of an overflowed entry that this called absent could not write in place, and
+    /// each left a removed slot in the queues, which grew the arena under steady updates.
     #[inline]
     pub fn may_hold(&self, hash: u64) -> bool {
         let bucket = &self.buckets[self.home(hash)];
-        // Relaxed (both): a hint (see above).
-        let mut cand = matching(bucket.ctrl.load(Ordering::Relaxed), byte_tag(hash));
+        // Relaxed (all): a hint (see above).
+        let c = bucket.ctrl.load(Ordering::Relaxed);
+        let mut cand = matching(c, byte_tag(hash));
         while cand != 0 {
             if live_tag(bucket.words[first(cand)].load(Ordering::Relaxed), tag(hash)) {
                 return true;
             }
             cand &= cand - 1;
         }
-        false
+        pass(c) != 0
     }
 
     /// Under the home lock of `hash`: the entry accepted by `eq` (`pin` as in
@@ -663,16 +667,17 @@ impl Index {
     }
 
     /// Under the home lock of `hash`: removes the entry accepted by `m` (called with slot
-    /// numbers; the caller is pinned); returns its slot.
+    /// numbers); returns its slot. `pin` as in [`Index::find`]: the returned slot is one it
+    /// protected before `m` read it.
     pub fn remove(
         &self,
         lock: &HomeLock<'_>,
         hash: u64,
-        m: impl FnMut(u32) -> bool,
+        mut pin: impl FnMut(u32) -> bool,
+        mut m: impl FnMut(u32) -> bool,
     ) -> Option<u32> {
-        let mut m = m;
         loop {
-            let (at, seen) = self.locate(lock, hash, &mut pinned, &mut m).0?;
+            let (at, seen) = self.locate(lock, hash, &mut pin, &mut m).0?;
             if let Some(s) = self.clear_word(lock.home, at, seen, Some(lock)) {
                 if at.bucket == lock.home {
                     // Nobody else fills a word of our home while we hold its lock: the word is
