@@ -524,19 +524,29 @@ impl Index {
         }
     }
 
-    /// Whether `hash`'s key may be in the index: a word of its home bucket has its tag, or
-    /// entries pass through the home bucket (so it may have overflowed further). A hint (no
-    /// lock, Relaxed): false means the key was not in the index a moment ago, which spares
-    /// new keys' inserts a search for an old version (the byte tags alone match a new key in
-    /// about one bucket in twenty: evictions leave theirs behind; a home with pass-throughs
-    /// sends a few percent more to the search). Counting the pass-throughs matters: the
-    /// updates of an overflowed entry that this called absent could not write in place, and
-    /// each left a removed slot in the queues, which grew the arena under steady updates.
+    /// Whether `hash`'s key may be in the index: a word with its tag in its home bucket, or
+    /// in the buckets after it while entries pass through (an overflowed entry). A hint (no
+    /// lock, no slot read, Relaxed): false means the key was not in the index a moment ago,
+    /// which spares new keys' inserts a locked search for an old version (the byte tags
+    /// alone match a new key in about one bucket in twenty: evictions leave theirs behind).
+    /// Looking past the home matters: the updates of an overflowed entry that this called
+    /// absent could not write in place, and each left a removed slot in the queues, which
+    /// grew the arena under steady updates.
     #[inline]
     pub fn may_hold(&self, hash: u64) -> bool {
-        let bucket = &self.buckets[self.home(hash)];
+        let b = self.home(hash);
         // Relaxed (all): a hint (see above).
-        let c = bucket.ctrl.load(Ordering::Relaxed);
+        let c = self.buckets[b].ctrl.load(Ordering::Relaxed);
+        if self.tag_in(b, c, hash) {
+            return true;
+        }
+        pass(c) != 0 && self.overflowed(b, hash)
+    }
+
+    /// Whether bucket `b` (control word `c`) has a word with `hash`'s tag (Relaxed: a hint).
+    #[inline(always)]
+    fn tag_in(&self, b: usize, c: u64, hash: u64) -> bool {
+        let bucket = &self.buckets[b];
         let mut cand = matching(c, byte_tag(hash));
         while cand != 0 {
             if live_tag(bucket.words[first(cand)].load(Ordering::Relaxed), tag(hash)) {
@@ -544,7 +554,27 @@ impl Index {
             }
             cand &= cand - 1;
         }
-        pass(c) != 0
+        false
+    }
+
+    /// [`Index::may_hold`] past the home bucket `home` (entries pass through it): the
+    /// following buckets while entries pass through.
+    #[cold]
+    #[inline(never)]
+    fn overflowed(&self, home: usize, hash: u64) -> bool {
+        let mut b = self.next(home);
+        for _ in 1..self.buckets.len() {
+            // Relaxed: a hint.
+            let c = self.buckets[b].ctrl.load(Ordering::Relaxed);
+            if self.tag_in(b, c, hash) {
+                return true;
+            }
+            if pass(c) == 0 {
+                return false;
+            }
+            b = self.next(b);
+        }
+        false
     }
 
     /// Under the home lock of `hash`: the entry accepted by `eq` (`pin` as in
