@@ -401,10 +401,16 @@ impl Idx {
         true
     }
 
-    /// Removes `key` under its home lock, as `Cache::remove` does: its slot.
+    /// Removes `key` under its home lock (the caller is pinned): its slot.
     pub fn remove(&self, hash: u64, key: u64) -> Option<u32> {
+        self.remove_pinning(hash, key, crate::raw::index::pinned)
+    }
+
+    /// Removes `key` under its home lock, as `Cache::remove` does: `pin` as in
+    /// [`Idx::find_pinning`] (the returned slot is protected by it).
+    pub fn remove_pinning(&self, hash: u64, key: u64, pin: impl FnMut(u32) -> bool) -> Option<u32> {
         let lock = self.index.lock(hash);
-        self.index.remove(&lock, hash, crate::raw::index::pinned, |s| self.key(s) == key)
+        self.index.remove(&lock, hash, pin, |s| self.key(s) == key)
     }
 
     /// Removes slot `s`'s word without a lock, as an eviction does: true if this call did.

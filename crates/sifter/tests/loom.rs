@@ -857,6 +857,57 @@ fn home_bucket_read_vs_remove_and_reuse() {
     remove_racing_reuse(Reader::First, true);
 }
 
+/// A removal protects the slot it unlinks lazily, by its hazard (as `Cache::remove` does), and
+/// reads it after the unlinking (the value for the caller and the listener). Meanwhile an
+/// evictor takes that slot from the policy (its unlinking CAS wins, and the removal finds
+/// nothing, or loses to the removal's), retires it, and reuses it for another key as soon as
+/// the epochs allow. The removal must read its own entry. `protect: false` is the mutant: a
+/// removal that protects nothing.
+fn remove_vs_eviction_and_reuse(protect: bool) {
+    model(move || {
+        let idx = Arc::new(Idx::new(4));
+        let ebr = Arc::new(Ebr::new(4));
+        let ha = idx.hash_in(0, 1);
+        let hb = idx.hash_in(1, 2);
+        idx.insert(ha, 0, 1);
+        let (i2, e2) = (idx.clone(), ebr.clone());
+        let remover = thread::spawn(move || {
+            let read = |found: Option<u32>| {
+                if let Some(s) = found {
+                    assert_eq!((s, i2.key(s)), (0, 1), "read a reused slot");
+                }
+            };
+            if protect {
+                e2.lazily(0, |pin| read(i2.remove_pinning(ha, 1, pin)));
+            } else {
+                read(i2.remove(ha, 1));
+            }
+        });
+        let _ = idx.remove_slot(ha, 0);
+        let r = ebr.retire_epoch();
+        let mut adv = ebr.try_advance();
+        for _ in 0..2 {
+            adv = ebr.try_advance();
+        }
+        if adv.reusable(0, r) {
+            assert_eq!(idx.insert(hb, 0, 2), None);
+        }
+        remover.join().expect("remover");
+    });
+}
+
+#[test]
+fn remove_with_a_hazard_vs_eviction_and_reuse() {
+    remove_vs_eviction_and_reuse(true);
+}
+
+/// Mutant: a removal that protects nothing reads a reused slot.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn mutant_unprotected_remove_vs_eviction_and_reuse() {
+    remove_vs_eviction_and_reuse(false);
+}
+
 /// Incarnation wrap-around: the victim's `next` version starts at `u32::MAX`, so re-enqueueing
 /// it wraps its version to 0 while another thread's enqueue meets it half-way (as in
 /// `take_and_reuse_vs_enqueue`). Versions are compared for equality only, so the wrap is an
