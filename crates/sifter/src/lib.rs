@@ -447,7 +447,10 @@ impl<K, V, S> CacheBuilder<K, V, S> {
         self
     }
 
-    /// The hasher for keys.
+    /// The hasher for keys. Its hashes need not be well mixed: the cache stirs every hash with
+    /// one multiply before using it, so even an identity hash of sequential integers spreads
+    /// over the index (equal hashes still share a home bucket: a hasher that returns few
+    /// distinct values makes lookups probe far).
     pub fn hasher<S2: std::hash::BuildHasher>(self, hasher: S2) -> CacheBuilder<K, V, S2> {
         CacheBuilder {
             capacity: self.capacity,

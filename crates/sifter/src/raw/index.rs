@@ -133,7 +133,7 @@ struct At {
 /// The home bucket comes from the low half's top bits, which a hasher need not mix: an
 /// identity hash of sequential keys homes them all in bucket 0, and `foldhash::fast` (one
 /// folded multiply by a per-process seed) leaves the low halves of sequential integers a
-/// near-lattice that, for about one seed in twenty, crowds a few home buckets (for one in
+/// near-lattice that, for about one seed in sixteen, crowds a few home buckets (for one in
 /// a few hundred, most keys overflow: updates cannot write in place and lookups probe far).
 /// After this step both behave like random hashes.
 #[inline]
