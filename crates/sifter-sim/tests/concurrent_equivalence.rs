@@ -120,33 +120,11 @@ fn real_trace_one_thread_matches_the_simulator() {
 }
 
 /// Hashes a u64 key to itself, so the concurrent multi-step LRU picks the simulator's sets.
-#[derive(Default, Clone, Copy)]
-struct Identity(u64);
-impl std::hash::Hasher for Identity {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0 << 8 | b as u64;
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = x;
-    }
-}
-#[derive(Default, Clone, Copy)]
-struct IdentityState;
-impl std::hash::BuildHasher for IdentityState {
-    type Hasher = Identity;
-    fn build_hasher(&self) -> Identity {
-        Identity(0)
-    }
-}
+type IdentityState = nohash_hasher::BuildNoHashHasher<u64>;
 
 fn multistep<const M: usize, const P: usize>(t: &LoadedTrace, cap: u64) -> u64 {
     let c: sifter::MultiStepCache<u64, u32, M, P, IdentityState> =
-        sifter::MultiStepCache::with_hasher(cap, IdentityState);
+        sifter::MultiStepCache::with_hasher(cap, IdentityState::default());
     let mut misses = 0;
     for &k in &t.keys {
         if c.get(&k).is_none() {

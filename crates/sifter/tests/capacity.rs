@@ -195,6 +195,22 @@ fn a_reader_parked_mid_get_holds_back_only_its_slot() {
     }
 }
 
+/// Rounds of updates of every key in `keys` (round `r` writes `r * len + k`), checking after
+/// each round that the arena kept its size and nothing was rejected (so a regression fails at
+/// once rather than waiting out a rejection per update); returns the number of rounds.
+fn update_rounds(c: &Cache<u64, u64>, keys: std::ops::Range<u64>, tag: &str) -> u64 {
+    let overhead = c.overhead_per_entry();
+    let rounds = if cfg!(miri) { 4 } else { 50 };
+    for round in 0..rounds {
+        for k in keys.clone() {
+            c.insert(k, round * keys.end + k);
+        }
+        assert_eq!(c.overhead_per_entry(), overhead, "{tag} round {round}: the arena grew ({c:?})");
+        assert_eq!(c.rejected(), 0, "{tag} round {round}: updates rejected");
+    }
+    rounds
+}
+
 /// Steady updates of resident keys write in place, so they strand no slot and the arena keeps
 /// its size: entries that overflowed their home bucket (a few in a thousand) included. (Their
 /// updates once went the insert's way — the in-place test looked at the home bucket only —
@@ -209,18 +225,8 @@ fn steady_updates_keep_the_arena_size() {
         for k in 0..cap {
             c.insert(k, k);
         }
-        let overhead = c.overhead_per_entry();
         let tag = format!("{p:?} cd={cd}");
-        for round in 1..if cfg!(miri) { 4 } else { 50 } {
-            for k in 0..cap {
-                c.insert(k, round * cap + k);
-            }
-            assert_eq!(
-                c.overhead_per_entry(),
-                overhead,
-                "{tag} round {round}: the arena grew ({c:?})"
-            );
-        }
+        update_rounds(&c, 0..cap, &tag);
         assert_eq!(c.stats().evictions, 0, "{tag}: updates evicted");
         c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
     }
@@ -254,25 +260,11 @@ fn a_removal_parked_in_its_listener_holds_back_only_its_slot() {
         for k in 0..cap {
             c.insert(k, k);
         }
-        let overhead = c.overhead_per_entry();
         let c2 = c.clone();
         let remover = std::thread::spawn(move || c2.remove(&0));
         REMOVER.wait_parked();
-        let tag = format!("{p:?} cd={cd}");
-        let rounds = if cfg!(miri) { 4 } else { 50 };
-        for round in 0..rounds {
-            for k in 1..cap {
-                c.insert(k, round * cap + k);
-            }
-            // Checked every round, so a regression fails here rather than waiting out a
-            // rejection per update.
-            assert_eq!(
-                c.overhead_per_entry(),
-                overhead,
-                "{tag} round {round}: the arena grew behind a parked removal ({c:?})"
-            );
-            assert_eq!(c.rejected(), 0, "{tag}: updates rejected behind a parked removal");
-        }
+        let tag = format!("{p:?} cd={cd}, a removal parked");
+        let rounds = update_rounds(&c, 1..cap, &tag);
         REMOVER.release();
         assert_eq!(remover.join().expect("remover"), Some(0), "{tag}: the removed value");
         for k in 1..cap {
@@ -337,26 +329,6 @@ fn removed_and_replaced_entries_give_capacity_back_at_once() {
 /// its dormant queue, which a stream of one-time keys never lets the scan reach), then all
 /// replaced, round after round. Without a sweep of removed slots the arena fills with them,
 /// and inserts evict live entries to get slots (and stall on it): the cache shrank to a tenth.
-/// A hasher that returns the key itself: sequential keys then differ only in their low bits,
-/// which a weak hasher (or `foldhash::fast` with an unlucky seed: one process in a few dozen)
-/// gives too. The cache spreads every hash itself, so such keys still spread over the index.
-#[derive(Clone, Default)]
-struct Identity(u64);
-
-impl std::hash::Hasher for Identity {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, k: u64) {
-        self.0 = k;
-    }
-}
-
 #[test]
 fn replacing_hot_entries_keeps_every_entry() {
     replacing_hot_entries(|b| b.build());
@@ -369,9 +341,10 @@ fn replacing_hot_entries_keeps_every_entry() {
 /// folded multiply leaves the low half of the hash a near-lattice.)
 #[test]
 fn replacing_hot_entries_keeps_every_entry_with_an_identity_hash() {
-    replacing_hot_entries(|b| {
-        b.hasher(std::hash::BuildHasherDefault::<Identity>::default()).build()
-    });
+    // The key itself as its hash: sequential keys then differ only in their low bits, which a
+    // weak hasher (or `foldhash::fast` with an unlucky seed: about one process in sixteen)
+    // gives too. The cache spreads every hash itself, so such keys still spread over the index.
+    replacing_hot_entries(|b| b.hasher(nohash_hasher::BuildNoHashHasher::<u64>::default()).build());
 }
 
 fn replacing_hot_entries<S: std::hash::BuildHasher>(
