@@ -366,8 +366,9 @@ where
     /// ```
     ///
     /// # Panics
-    /// If `entries` exceeds `u32::MAX` (the arena addresses slots with 32 bits; see
-    /// [`CacheBuilder::try_build`] for the non-panicking form).
+    /// If `entries` is more than about 10^9 (slot numbers, growth room included, stay below
+    /// 2^31; [`CacheBuilder::try_build`] is the non-panicking form). A capacity of 0 is valid:
+    /// such a cache keeps nothing.
     pub fn new(entries: u64) -> Self {
         Self::builder().capacity(entries).build()
     }
