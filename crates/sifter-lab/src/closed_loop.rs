@@ -1540,7 +1540,12 @@ mod size_search_tests {
     /// by the window), and the loops' recorded wait is the latency itself.
     #[test]
     fn workers_run_as_threads_or_event_loops_and_wait_the_backend() {
-        let seqs: Vec<Vec<u64>> = (0..6).map(|t| zipf_seq(2_000, 20_000, t + 1)).collect();
+        // A prime length: a worker's position is taken modulo it, and a loop whose workers
+        // all hit runs them in turns of BURST requests, so with 20,000 (a multiple of
+        // BURST's 2^8 in 160,000 requests, one window's worth on this machine) a worker that
+        // ran exactly 625 turns was back at 0 and read as one that never ran (it happened).
+        // With 20,011, that takes 20,011 turns.
+        let seqs: Vec<Vec<u64>> = (0..6).map(|t| zipf_seq(2_000, 20_011, t + 1)).collect();
         let backend = Duration::from_micros(200);
         for workers in [Workers::Threads, Workers::Loops] {
             let c = Subject::of(Policy::Lru, 500, 0.5);
