@@ -817,16 +817,22 @@ fn remove_racing_reuse(reader: Reader, same_tag: bool) {
             }
         });
         let s = ebr.pinned(1, || idx.remove(ha, 1)).expect("present");
-        let r = ebr.retire_epoch();
-        let mut adv = ebr.try_advance();
-        for _ in 0..2 {
-            adv = ebr.try_advance();
-        }
-        if adv.reusable(s, r) {
-            assert_eq!(idx.insert(hb, s, 2), None);
-        }
+        retire_and_reuse(&idx, &ebr, s, hb);
         reader.join().expect("reader");
     });
+}
+
+/// The unlinker's side of a reuse race: retires slot `s`, advances the epochs as far as they
+/// go, and, if they let it, reuses `s` for key 2 (hash `hb`).
+fn retire_and_reuse(idx: &Idx, ebr: &Ebr, s: u32, hb: u64) {
+    let r = ebr.retire_epoch();
+    let mut adv = ebr.try_advance();
+    for _ in 0..2 {
+        adv = ebr.try_advance();
+    }
+    if adv.reusable(s, r) {
+        assert_eq!(idx.insert(hb, s, 2), None);
+    }
 }
 
 /// How the reader of [`remove_racing_reuse`] protects what it reads.
@@ -884,14 +890,7 @@ fn remove_vs_eviction_and_reuse(protect: bool) {
             }
         });
         let _ = idx.remove_slot(ha, 0);
-        let r = ebr.retire_epoch();
-        let mut adv = ebr.try_advance();
-        for _ in 0..2 {
-            adv = ebr.try_advance();
-        }
-        if adv.reusable(0, r) {
-            assert_eq!(idx.insert(hb, 0, 2), None);
-        }
+        retire_and_reuse(&idx, &ebr, 0, hb);
         remover.join().expect("remover");
     });
 }
