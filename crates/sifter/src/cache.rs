@@ -34,7 +34,9 @@ use crate::policy::s3fifo::{S3Fifo, MAIN, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, LazyPin};
 use crate::raw::index::{pinned, spread, tag, First, Index, Inserted};
 use crate::raw::queue::Links;
-use crate::raw::slot::{Arena, Slot, Times, DEAD, EMPTY, LIVE, RETIRED};
+use crate::raw::slot::{
+    hollowed, let_go, Arena, LetGo, Slot, Times, DEAD, EMPTY, HOLLOW, LIVE, RETIRED, TAKEN,
+};
 use crate::stats::{CacheStats, Counter, Stats};
 use crate::sync::{AtomicU8, Backoff, SpinLock};
 use crate::{BuildError, Policy};
@@ -79,6 +81,12 @@ struct Lists {
     wait_epoch: u64,
     /// Retirements since this stripe last tried to advance the epoch.
     since_advance: u32,
+    /// Hollow entries (slot numbers with [`HOLLOW_ENTRY`] set) in `limbo` and `wait`: removed
+    /// slots whose contents wait out their grace period there (see `raw/slot.rs`, hollowing).
+    hollow_entries: u32,
+    /// Removed slots whose grace period is over, for [`Cache::hollow`] to drop their contents
+    /// (outside the lock).
+    hollow: Vec<u32>,
     /// New slots of this stripe's inserts not yet enqueued (queue policies): a private chain
     /// `pend_first..=pend_last` of `pend_len` slots, enqueued in one go (one tail CAS for
     /// [`BATCH`] inserts instead of one each).
@@ -105,6 +113,10 @@ const SWEEP: usize = 64;
 /// about two such rounds.
 const ADVANCE_EVERY: u32 = 16;
 
+/// Marks a hollow entry in a limbo (slot numbers stay below 2^31): the slot is removed and
+/// still queued, and only its contents wait for the grace period (see `raw/slot.rs`).
+const HOLLOW_ENTRY: u32 = 1 << 31;
+
 impl Lists {
     /// Moves the retired slots that advance attempt `adv` allows to the free list: every limbo
     /// bucket it covers, minus the slots a hazard names (to `wait`), and `wait` if it covers
@@ -123,7 +135,7 @@ impl Lists {
             if self.limbo[i].1.is_empty() || !adv.covers(e) {
                 continue;
             }
-            if adv.any_hazard() {
+            if adv.any_hazard() || self.hollow_entries > 0 {
                 let mut v = std::mem::take(&mut self.limbo[i].1);
                 self.release(v.drain(..), adv, e);
                 self.limbo[i].1 = v; // empty, its allocation kept
@@ -137,13 +149,25 @@ impl Lists {
     /// `wait` where a hazard names them.
     fn release(&mut self, slots: impl Iterator<Item = u32>, adv: &Advance, e: u64) {
         for s in slots {
-            if adv.free(s) {
-                self.free.push(s);
+            if adv.free(s & !HOLLOW_ENTRY) {
+                if s & HOLLOW_ENTRY == 0 {
+                    self.free.push(s);
+                } else {
+                    self.hollow_entries -= 1;
+                    self.hollow.push(s & !HOLLOW_ENTRY);
+                }
             } else {
                 self.wait.push(s);
                 self.wait_epoch = self.wait_epoch.max(e);
             }
         }
+    }
+
+    /// Puts a hollow entry for removed slot `s` in limbo (see [`HOLLOW_ENTRY`]); true when it
+    /// is time to try to advance the epoch.
+    fn retire_hollow(&mut self, s: u32, epoch: u64) -> bool {
+        self.hollow_entries += 1;
+        self.retire(s | HOLLOW_ENTRY, epoch)
     }
 
     /// Puts `s` in limbo; true when it is time to try to advance the epoch.
@@ -248,6 +272,10 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     /// (an update may change the weight) or a custom expiry (its update callback reads the
     /// new version after publication).
     in_place: bool,
+    /// Whether removed slots left in a queue are hollowed (their contents dropped after their
+    /// grace period, not when the queue lets go of them; see `raw/slot.rs`): queue policies
+    /// whose keys or values have drop glue.
+    hollows: bool,
 }
 
 /// What a hit does to the policy's state.
@@ -506,6 +534,7 @@ where
             loads: Loads::default(),
             promote_below: ((1.0 - extras.promotion_skip) * 4_294_967_296.0) as u64,
             in_place,
+            hollows: queues && (std::mem::needs_drop::<K>() || std::mem::needs_drop::<V>()),
             on_hit: match policy {
                 Policy::Mobius | Policy::Clock | Policy::Sieve => OnHit::Touch,
                 Policy::Fifo => OnHit::Nothing,
@@ -1534,7 +1563,7 @@ where
         // insert, after its index word (so a LIVE slot's word is there to be found).
         match slot.state.load(Ordering::Acquire) {
             LIVE => {}
-            DEAD => return Unlink::Gone,
+            DEAD | HOLLOW => return Unlink::Gone,
             // An insert in flight (a queue may hold its slot from the allocation on), or a
             // slot found in the index while pinned that was retired since.
             _ => return Unlink::NotYet,
@@ -1611,7 +1640,9 @@ where
                     }
                     Unlink::Gone => {
                         self.count_garbage(st, -1);
-                        victims.push(v);
+                        if self.let_go(v) {
+                            victims.push(v);
+                        }
                         any = true;
                     }
                     // Its key could not be hashed, or its insert is still in flight (only a
@@ -1781,8 +1812,12 @@ where
             return None;
         }
         for &s in victims {
+            let state = &self.slot(s).state;
             // Relaxed: we own the slot; the epoch read below is ordered after its unlinking.
-            self.slot(s).state.store(RETIRED, Ordering::Relaxed);
+            // A hollowed slot stays EMPTY (its contents are gone).
+            if !self.hollows || state.load(Ordering::Relaxed) != EMPTY {
+                state.store(RETIRED, Ordering::Relaxed);
+            }
         }
         let e = if victims.is_empty() { 0 } else { self.epochs.retire_epoch() };
         let (advance, got, full) = {
@@ -1810,9 +1845,17 @@ where
         }
         if advance {
             let adv = self.epochs.try_advance();
-            st.lists.lock().collect(&adv);
+            self.collect(st, &adv);
         }
         got
+    }
+
+    /// The policy let go of removed slot `s` (DEAD, HOLLOW, or LIVE with its index word
+    /// gone): whether to retire it now. With hollowing, a DEAD slot whose contents are not
+    /// dropped yet is left to its hollow entry (see `raw/slot.rs`).
+    #[inline]
+    fn let_go(&self, s: u32) -> bool {
+        !self.hollows || let_go(&self.slot(s).state) == LetGo::Retire
     }
 
     #[inline]
@@ -1837,9 +1880,68 @@ where
     fn mark_removed(&self, st: &Stripe, s: u32) {
         // Release: pairs with the Acquire in `unlink_slot`, which orders our unlinking before
         // the retirement that depends on it.
-        let _ =
-            self.slot(s).state.compare_exchange(LIVE, DEAD, Ordering::Release, Ordering::Relaxed);
+        let marked = self
+            .slot(s)
+            .state
+            .compare_exchange(LIVE, DEAD, Ordering::Release, Ordering::Relaxed)
+            .is_ok();
         self.count_garbage(st, 1);
+        if marked {
+            self.hollow_later(st, s);
+        }
+    }
+
+    /// Slot `s` was just marked DEAD (its index word is gone) and stays in a queue: with
+    /// hollowing, its contents are dropped once no reader can see them (a hollow entry in
+    /// `st`'s limbo), not when the queue lets go of it (see `raw/slot.rs`).
+    fn hollow_later(&self, st: &Stripe, s: u32) {
+        if !self.hollows {
+            return;
+        }
+        // After the unlinking (see `Epochs::retire_epoch`).
+        let e = self.epochs.retire_epoch();
+        let advance = st.lists.lock().retire_hollow(s, e);
+        if advance {
+            let adv = self.epochs.try_advance();
+            self.collect(st, &adv);
+        }
+    }
+
+    /// Collects `st`'s limbo for advance attempt `adv` (see [`Lists::collect`]), then drops
+    /// the contents of the hollow entries that freed.
+    fn collect(&self, st: &Stripe, adv: &Advance) {
+        let hollow = {
+            let mut l = st.lists.lock();
+            l.collect(adv);
+            std::mem::take(&mut l.hollow)
+        };
+        self.hollow(st, hollow);
+    }
+
+    /// Drops the contents of removed slots whose hollow entries' grace period is over, and
+    /// retires those their queue let go of meanwhile (see `raw/slot.rs`, hollowing).
+    #[cold]
+    fn hollow(&self, st: &Stripe, slots: Vec<u32>) {
+        if slots.is_empty() {
+            return;
+        }
+        let mut retire = Vec::new();
+        for &s in &slots {
+            let slot = self.slot(s);
+            // A panicking `Drop` is resumed when the operation ends.
+            panics::defer(|| {
+                // SAFETY: `s` was marked DEAD (LIVE → DEAD by its remover's CAS, which made
+                // this hollow entry), so its contents are this entry's alone: the queue's
+                // holder never drops a DEAD slot's contents (`let_go` hands it to us), and
+                // the slot is not reused before both let go. The grace period is over: no
+                // thread can still read them.
+                unsafe { slot.drop_contents() }
+            });
+            if !hollowed(&slot.state) {
+                retire.push(s);
+            }
+        }
+        let _ = self.retire_and_pop(st, &retire, false, false);
     }
 
     /// Counts `d` removed slots left in (+) or taken out of (−) a queue policy.
@@ -2014,9 +2116,13 @@ where
                 if i > 0 {
                     adv = self.epochs.try_advance();
                 }
-                let mut l = st.lists.lock();
-                l.collect(&adv);
-                got = l.free.pop();
+                let hollow = {
+                    let mut l = st.lists.lock();
+                    l.collect(&adv);
+                    got = l.free.pop();
+                    std::mem::take(&mut l.hollow)
+                };
+                self.hollow(st, hollow);
                 if got.is_some() {
                     break;
                 }
@@ -2031,11 +2137,16 @@ where
                 }
                 let Some(mut l) = other.lists.try_lock() else { continue };
                 l.collect(&adv);
+                let hollow = std::mem::take(&mut l.hollow);
                 let n = l.free.len().div_ceil(2);
+                if hollow.is_empty() && n == 0 {
+                    continue;
+                }
+                let at = l.free.len() - n;
+                let taken: Vec<u32> = l.free.drain(at..).collect();
+                drop(l);
+                self.hollow(st, hollow);
                 if n > 0 {
-                    let at = l.free.len() - n;
-                    let taken: Vec<u32> = l.free.drain(at..).collect();
-                    drop(l);
                     let mut mine = st.lists.lock();
                     mine.free.extend_from_slice(&taken);
                     let s = mine.free.pop();
@@ -2118,8 +2229,10 @@ where
             }
         }
         self.count_garbage(st, -(dead.len() as i64));
+        let any = !dead.is_empty();
+        dead.retain(|&s| self.let_go(s));
         let _ = self.retire_and_pop(st, &dead, false, false);
-        !dead.is_empty()
+        any
     }
 
     /// Drops the old contents of a slot [`Cache::alloc`] handed out (outside any lock), so
@@ -2170,11 +2283,12 @@ where
             adv = self.epochs.try_advance();
         }
         for st in self.stripes.iter() {
-            let taken: Vec<u32> = {
+            let (taken, hollow) = {
                 let mut l = st.lists.lock();
                 l.collect(&adv);
-                std::mem::take(&mut l.free)
+                (std::mem::take(&mut l.free), std::mem::take(&mut l.hollow))
             };
+            self.hollow(st, hollow);
             for &s in &taken {
                 panics::defer(|| {
                     // SAFETY: from a free list (see `prepare`); we hold these slots until they
@@ -2358,7 +2472,7 @@ where
             }
             where_[s as usize] = 1;
             let st = self.slot(s).state.load(Ordering::Relaxed);
-            if st != LIVE && st != DEAD {
+            if st != LIVE && st != DEAD && st != HOLLOW {
                 return Err(format!("the policy holds slot {s} in state {st}"));
             }
         }
@@ -2370,7 +2484,7 @@ where
         if !matches!(self.structure, Structure::Locked(_)) {
             let dead = held
                 .iter()
-                .filter(|&&s| self.slot(s).state.load(Ordering::Relaxed) == DEAD)
+                .filter(|&&s| matches!(self.slot(s).state.load(Ordering::Relaxed), DEAD | HOLLOW))
                 .count() as i64;
             if dead != self.garbage() {
                 return Err(format!(
@@ -2385,6 +2499,8 @@ where
         if live_count != indexed.len() {
             return Err(format!("{live_count} LIVE slots, {} indexed", indexed.len()));
         }
+        // Slots with a hollow entry (see `raw/slot.rs`).
+        let mut hollowing = HashSet::new();
         let fresh = self.fresh.load(Ordering::Relaxed).min(self.arena.base_len());
         // Slots ever handed out: the used part of the base array, and every grown chunk.
         let known = |s: usize| s < fresh || s >= self.arena.base_len();
@@ -2395,15 +2511,53 @@ where
                 .iter()
                 .chain(l.wait.iter())
                 .chain(l.limbo.iter().flat_map(|(_, v)| v.iter()));
-            for &s in lists {
+            if !l.hollow.is_empty() {
+                return Err(format!("{} hollow entries collected, not processed", l.hollow.len()));
+            }
+            let mut hollow_entries = 0;
+            for &e in lists {
+                let s = e & !HOLLOW_ENTRY;
+                let state = self.slot(s).state.load(Ordering::Relaxed);
+                if e & HOLLOW_ENTRY != 0 {
+                    // A removed slot whose contents wait: still queued (DEAD), or let go by
+                    // its queue (TAKEN), when this entry is its only place.
+                    hollow_entries += 1;
+                    let ok = match state {
+                        DEAD => where_[s as usize] == 1,
+                        TAKEN => where_[s as usize] == 0,
+                        _ => false,
+                    };
+                    if !ok || !known(s as usize) || !hollowing.insert(s) {
+                        return Err(format!("hollow entry of slot {s} in state {state}"));
+                    }
+                    if state == TAKEN {
+                        where_[s as usize] = 2;
+                    }
+                    continue;
+                }
                 if !known(s as usize) || where_[s as usize] != 0 {
                     return Err(format!("slot {s} is free or in limbo twice, or also held"));
                 }
                 where_[s as usize] = 2;
-                let state = self.slot(s).state.load(Ordering::Relaxed);
                 if state != RETIRED && state != EMPTY {
                     return Err(format!("free or retired slot {s} is in state {state}"));
                 }
+            }
+            if hollow_entries != l.hollow_entries {
+                return Err(format!(
+                    "{hollow_entries} hollow entries in limbo, {} counted",
+                    l.hollow_entries
+                ));
+            }
+        }
+        if self.hollows {
+            let unentered = held.iter().find(|&&s| {
+                self.slot(s).state.load(Ordering::Relaxed) == DEAD && !hollowing.contains(&s)
+            });
+            if let Some(s) = unentered {
+                return Err(format!(
+                    "removed slot {s} is queued with its contents and no hollow entry"
+                ));
             }
         }
         if let Some(s) = (0..self.arena.len()).find(|&s| known(s) && where_[s] == 0) {
@@ -2478,6 +2632,8 @@ where
             // it. Release: pairs with the evictor's Acquire, as for any DEAD.
             self.cache.slot(self.slot).state.store(DEAD, Ordering::Release);
             self.cache.count_garbage(st, 1);
+            // Filled: its contents go with a hollow entry, as a removed entry's.
+            self.cache.hollow_later(st, self.slot);
         } else {
             // Never published: retire it (its contents are dropped at reuse).
             self.cache.retire(st, self.slot);

@@ -22,6 +22,25 @@
 //!               hazard naming it ──► free list (reusable)
 //! ```
 //!
+//! **Hollowing** (queue policies, contents with drop glue): a slot removed or replaced out of
+//! the index may wait in its queue for a long time (until a scan or a sweep reaches it), and
+//! its key and value would wait with it — a memcached server updating the same keys kept every
+//! old value, without bound. So the thread that marks it DEAD also puts it in its stripe's limbo
+//! as a *hollow entry*; once no reader can see it (the same grace as a retirement), that entry's
+//! collector drops the contents, and the slot's two holders hand it over by its state:
+//!
+//! ```text
+//!   DEAD ── holder lets go first (`let_go`: CAS) ──► TAKEN ── contents dropped
+//!    │                                                         (`hollowed` fails) ──► retired
+//!    └─ contents dropped, `hollowed` (CAS) ──► HOLLOW ── holder lets go ──► retired (EMPTY)
+//! ```
+//!
+//! Whoever comes second retires the slot, so it is reused only after both are done with it
+//! (the contents dropped before, by the Release/Acquire of those CASes). A holder that meets
+//! a slot still LIVE (its remover cleared the index word but has not marked it DEAD yet) takes
+//! it as today: its CAS to RETIRED makes the remover's LIVE → DEAD fail, so no hollow entry is
+//! made and the contents are dropped at reuse.
+//!
 //! (*) Queue policies that gather new entries into chains take the slot into the stripe's
 //! pending chain with its allocation, so a queue may hold it from then on. An eviction that
 //! takes a slot that is not LIVE or DEAD (its insert is in flight) puts it back in the queue;
@@ -61,6 +80,66 @@ pub(crate) const RETIRED: u8 = 3;
 /// word is stored (under the home lock). A queue policy may already hold it (the insert
 /// gathered it with its allocation); an eviction that takes it puts it back.
 pub(crate) const NEW: u8 = 4;
+/// DEAD, and its contents dropped (hollowing, see the module docs): the policy still holds it,
+/// and whoever takes it from the policy retires it as EMPTY.
+pub(crate) const HOLLOW: u8 = 5;
+/// DEAD, taken from the policy before its contents were dropped (hollowing): the collector of
+/// its hollow entry drops them and retires it.
+pub(crate) const TAKEN: u8 = 6;
+
+/// What the holder of a removed slot does with it when the policy lets go of it (see
+/// [`let_go`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LetGo {
+    /// Retire it now (contents to drop at reuse if RETIRED; none if EMPTY).
+    Retire,
+    /// Leave it: the collector of its hollow entry retires it once its contents are dropped.
+    Hollower,
+}
+
+/// The holder's side of hollowing: the policy let go of a removed slot whose `state` is DEAD,
+/// HOLLOW, or LIVE (its remover cleared the index word and has not marked it yet). Leaves the
+/// state RETIRED (contents to drop at reuse), EMPTY (none left) or TAKEN.
+#[inline]
+pub(crate) fn let_go(state: &AtomicU8) -> LetGo {
+    // Acquire: the remover's unlinking (and, for HOLLOW, the collector's drop) before our
+    // retirement of the slot.
+    let mut cur = state.load(Ordering::Acquire);
+    loop {
+        let (to, then) = match cur {
+            DEAD => (TAKEN, LetGo::Hollower),
+            HOLLOW => (EMPTY, LetGo::Retire),
+            // LIVE: the remover's LIVE → DEAD then fails, and it makes no hollow entry.
+            _ => {
+                debug_assert_eq!(cur, LIVE, "a removed slot let go in state {cur}");
+                (RETIRED, LetGo::Retire)
+            }
+        };
+        // AcqRel: Release orders our queue removal before the collector's retirement (TAKEN);
+        // Acquire as above.
+        match state.compare_exchange(cur, to, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return then,
+            Err(now) => cur = now,
+        }
+    }
+}
+
+/// The collector's side of hollowing, after it dropped a DEAD slot's contents: true if the
+/// slot is now HOLLOW (the policy's holder retires it), false if its holder let go first
+/// (TAKEN: the caller retires it, as EMPTY).
+#[inline]
+pub(crate) fn hollowed(state: &AtomicU8) -> bool {
+    // Release: our drop before the holder's retirement and the slot's reuse. Acquire
+    // (failure): the holder's queue removal before our retirement.
+    match state.compare_exchange(DEAD, HOLLOW, Ordering::Release, Ordering::Acquire) {
+        Ok(_) => true,
+        Err(now) => {
+            debug_assert_eq!(now, TAKEN, "a hollow entry's slot in state {now}");
+            state.store(EMPTY, Ordering::Relaxed);
+            false
+        }
+    }
+}
 
 /// One entry's storage.
 #[derive(Debug)]
@@ -417,23 +496,37 @@ impl<K, V> Slot<K, V> {
     /// cache) and no thread can still read it.
     pub unsafe fn clear(&self) {
         // Relaxed: the slot is the caller's alone.
-        if self.state.load(Ordering::Relaxed) != EMPTY {
+        let state = self.state.load(Ordering::Relaxed);
+        if state != EMPTY {
             // EMPTY first, and the value dropped even if the key's `Drop` panics: a panicking
             // `Drop` leaves the slot EMPTY and reusable, and nothing dropped twice or leaked.
             self.state.store(EMPTY, Ordering::Relaxed);
-            struct DropValue<'a, V>(&'a UnsafeCell<MaybeUninit<V>>);
-            impl<V> Drop for DropValue<'_, V> {
-                fn drop(&mut self) {
-                    // SAFETY: the value was initialised (the slot was not EMPTY) and is
-                    // dropped only here.
-                    unsafe { (*self.0.get()).assume_init_drop() }
-                }
+            if state != HOLLOW {
+                // SAFETY: a slot neither EMPTY nor HOLLOW holds an initialised key and value
+                // (filled before it left EMPTY), and per the contract nobody else reads them.
+                unsafe { self.drop_contents() };
             }
-            let _value = DropValue(&self.value);
-            // SAFETY: non-EMPTY slots hold an initialised key and value (filled before they
-            // left EMPTY), and per the contract nobody else reads them.
-            unsafe { (*self.key.get()).assume_init_drop() };
         }
+    }
+
+    /// Drops the key and the value (the value even if the key's `Drop` panics, which then
+    /// propagates); the state is left as it is.
+    ///
+    /// # Safety
+    /// The slot holds an initialised key and value that nobody else reads, writes or drops,
+    /// now or later (the caller owns them: see hollowing in the module docs, and `clear`).
+    pub unsafe fn drop_contents(&self) {
+        struct DropValue<'a, V>(&'a UnsafeCell<MaybeUninit<V>>);
+        impl<V> Drop for DropValue<'_, V> {
+            fn drop(&mut self) {
+                // SAFETY: initialised and owned by the caller, per the contract; dropped only
+                // here.
+                unsafe { (*self.0.get()).assume_init_drop() }
+            }
+        }
+        let _value = DropValue(&self.value);
+        // SAFETY: as above.
+        unsafe { (*self.key.get()).assume_init_drop() };
     }
 
     /// Writes an entry into this slot and marks it NEW (filled, not published).
@@ -515,8 +608,8 @@ impl<K, V> Nodes for Arena<K, V> {
     #[inline]
     fn is_dead(&self, s: u32) -> bool {
         // Acquire: pairs with the unlinker's Release DEAD store, ordering its unlinking before
-        // the caller's retirement of the slot.
-        self.get(s).state.load(Ordering::Acquire) == DEAD
+        // the caller's retirement of the slot (and with a collector's Release HOLLOW).
+        matches!(self.get(s).state.load(Ordering::Acquire), DEAD | HOLLOW)
     }
     #[inline]
     fn marked(&self, s: u32, at_least: u8, or_main: bool) -> bool {
