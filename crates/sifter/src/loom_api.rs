@@ -465,3 +465,99 @@ impl Ghost {
         self.0.live(Self::g(now, len))
     }
 }
+
+/// One removed slot handed over between its queue's holder and the collector of its hollow
+/// entry (`raw/slot.rs`, hollowing), with its contents in a loom cell: dropping them and the
+/// slot's reuse (its refill) are writes of that cell, so loom reports two parties that both
+/// think they own them, and `drops` counts the contents dropped.
+#[derive(Debug)]
+pub struct Hollowing {
+    state: AtomicU8,
+    /// The remover cleared the entry's index word (a holder lets go of a slot only after).
+    unlinked: AtomicU8,
+    contents: loom::cell::UnsafeCell<u64>,
+    drops: crate::sync::AtomicUsize,
+    reuses: crate::sync::AtomicUsize,
+}
+
+impl Default for Hollowing {
+    fn default() -> Self {
+        Hollowing {
+            state: AtomicU8::new(crate::raw::state::LIVE),
+            unlinked: AtomicU8::new(0),
+            contents: loom::cell::UnsafeCell::new(1),
+            drops: crate::sync::AtomicUsize::new(0),
+            reuses: crate::sync::AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Hollowing {
+    /// The remover: clears the index word, then LIVE → DEAD as `Cache::mark_removed`; true if
+    /// that made a hollow entry (the caller then plays its collector, the grace period past).
+    pub fn remove(&self) -> bool {
+        // SeqCst: as the index word's clearing CAS.
+        self.unlinked.store(1, Ordering::SeqCst);
+        self.state
+            .compare_exchange(
+                crate::raw::state::LIVE,
+                crate::raw::state::DEAD,
+                Ordering::Release,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+    }
+
+    /// The queue's holder, once the word is gone: `let_go`, and a retirement if it says so.
+    /// `follow`: false is the mutant that retires every removed slot at once (the core before
+    /// hollowing, whose retired slots' contents were dropped at reuse).
+    pub fn holder(&self, follow: bool) {
+        while self.unlinked.load(Ordering::Acquire) == 0 {
+            loom::thread::yield_now();
+        }
+        let retire = if follow {
+            crate::raw::state::let_go(&self.state) == crate::raw::state::LetGo::Retire
+        } else {
+            self.state.store(crate::raw::state::RETIRED, Ordering::Release);
+            true
+        };
+        if retire {
+            self.reuse();
+        }
+    }
+
+    /// The collector of the hollow entry: drops the contents, then `hollowed`; retires the
+    /// slot if its holder let go first.
+    pub fn collect(&self) {
+        self.drop_contents();
+        if !crate::raw::state::hollowed(&self.state) {
+            self.reuse();
+        }
+    }
+
+    /// A retirement and the reuse after it: `prepare` drops RETIRED contents, `fill` writes.
+    fn reuse(&self) {
+        // Relaxed: the slot is the caller's alone (as in `Slot::clear`).
+        if self.state.load(Ordering::Relaxed) == crate::raw::state::RETIRED {
+            self.drop_contents();
+        }
+        // SAFETY (loom cell): checked by loom.
+        self.contents.with_mut(|c| unsafe { *c = 2 });
+        self.reuses.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn drop_contents(&self) {
+        // SAFETY (loom cell): checked by loom.
+        self.contents.with_mut(|c| unsafe {
+            assert_eq!(*c, 1, "contents dropped twice or after the reuse");
+            *c = 0;
+        });
+        self.drops.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Checks, after both threads: the contents dropped once, the slot reused once.
+    pub fn check(&self) {
+        assert_eq!(self.drops.load(Ordering::Relaxed), 1, "contents dropped");
+        assert_eq!(self.reuses.load(Ordering::Relaxed), 1, "slot reused");
+    }
+}

@@ -16,7 +16,7 @@
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::thread;
-use sifter::loom_api::{Core, Ebr, Idx};
+use sifter::loom_api::{Core, Ebr, Hollowing, Idx};
 use std::sync::Arc;
 
 fn conserved(core: &Core, n: usize, evicted: Vec<Option<u32>>) {
@@ -1024,4 +1024,33 @@ fn mutant_update_ignores_readers() {
 #[should_panic(expected = "Causality violation")]
 fn mutant_evictor_ignores_the_write_flag() {
     update_in_place_vs_read(ValueReader::Evictor, false, true);
+}
+
+/// Hollowing (`raw/slot.rs`): a removed slot's remover (which then collects its hollow entry:
+/// drops its contents) and the queue's holder (which lets go of it) race; the contents must be
+/// dropped exactly once, before the slot's one reuse, whoever comes first. `follow`: false is
+/// the mutant whose holder retires every removed slot at once.
+fn hollowing(follow: bool) {
+    model(move || {
+        let h = Arc::new(Hollowing::default());
+        let h2 = h.clone();
+        let t = thread::spawn(move || h2.holder(follow));
+        if h.remove() {
+            h.collect();
+        }
+        t.join().expect("holder");
+        h.check();
+    });
+}
+
+#[test]
+fn hollowing_vs_letting_go() {
+    hollowing(true);
+}
+
+/// Mutant: a holder that retires a removed slot whose contents wait for their hollow entry.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn mutant_holder_ignores_hollowing() {
+    hollowing(false);
 }

@@ -7,4 +7,5 @@ pub(crate) mod index;
 pub(crate) mod queue;
 #[cfg(not(loom))]
 pub(crate) mod slot;
+pub(crate) mod state;
 pub(crate) mod writing;
