@@ -2276,7 +2276,8 @@ where
         panics::resume();
     }
 
-    /// Makes every retired slot that no pinned thread can see reusable, and drops its contents.
+    /// Makes every retired slot that no pinned thread can see reusable, and drops its contents
+    /// (and the contents of removed slots whose hollow entries that frees).
     fn reclaim(&self) {
         let mut adv = self.epochs.try_advance();
         for _ in 0..2 {
@@ -2334,7 +2335,9 @@ where
     /// Changes the capacity to `capacity` (entries, or weight units with a weigher), up to the
     /// capacity the cache was built with (its storage is sized for that). Shrinking evicts, in
     /// the policy's order, until the live weight fits: when this returns, the weight is within
-    /// the new capacity (plus inserts in flight, as always). Growing makes room at once.
+    /// the new capacity (plus inserts in flight, as always), and the evicted values are dropped
+    /// (those no other thread may still be reading: with no other thread inside the cache,
+    /// all). Growing makes room at once.
     ///
     /// The policy's own proportions that were derived from the capacity at build time keep
     /// their values, except S3-FIFO's small and main queue sizes, which follow the new
@@ -2357,22 +2360,28 @@ where
         }
         // Withdraw `old - capacity` tokens from circulation: free ones first (the pool, then
         // the stripes'), then those of evicted entries.
-        let (_guard, tid) = self.pin();
-        let st = self.stripe(tid);
-        let now = self.now();
-        let mut owed = old - capacity;
-        let mut backoff = Backoff::default();
-        while owed > 0 {
-            let mut got = 0;
-            for t in std::iter::once(&*self.pool).chain(self.stripes.iter().map(|s| &s.tokens)) {
-                got += take_up_to(t, owed - got);
-            }
-            owed -= got;
-            if owed > 0 && got == 0 && !self.evict_and_retire(st, tid, now) {
-                // Every token is held by inserts in flight: they link or give theirs back.
-                backoff.snooze();
+        {
+            let (_guard, tid) = self.pin();
+            let st = self.stripe(tid);
+            let now = self.now();
+            let mut owed = old - capacity;
+            let mut backoff = Backoff::default();
+            while owed > 0 {
+                let mut got = 0;
+                for t in std::iter::once(&*self.pool).chain(self.stripes.iter().map(|s| &s.tokens))
+                {
+                    got += take_up_to(t, owed - got);
+                }
+                owed -= got;
+                if owed > 0 && got == 0 && !self.evict_and_retire(st, tid, now) {
+                    // Every token is held by inserts in flight: they link or give theirs back.
+                    backoff.snooze();
+                }
             }
         }
+        // The evicted entries' slots wait in free lists, where nothing may reuse them for a
+        // long time (the cache is smaller now): drop their contents now, not at reuse.
+        self.reclaim();
         panics::resume();
         Ok(())
     }

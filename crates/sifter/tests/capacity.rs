@@ -623,3 +623,24 @@ fn replaced_and_removed_values_do_not_wait_for_their_slots() {
         }
     }
 }
+
+/// Shrinking the capacity frees the evicted values' memory at once: their slots wait in free
+/// lists that a smaller cache may not reuse for a long time (they were dropped only at reuse).
+#[test]
+fn set_capacity_drops_the_values_it_evicts() {
+    let configs: Vec<_> = if cfg!(miri) { vec![(Policy::Mobius, true)] } else { configs() };
+    let n = if cfg!(miri) { 64u64 } else { 2000 };
+    for (p, cd) in configs {
+        let alive = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let c: Cache<u64, Counted> =
+            Cache::builder().capacity(n).policy(p).consecutive_detection(cd).build();
+        for k in 0..n {
+            c.insert(k, Counted::new(&alive));
+        }
+        c.set_capacity(n / 10).unwrap();
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        let (left, kept) = (alive.load(Ordering::Relaxed), c.len());
+        assert!(kept as u64 <= n / 10, "{p:?}: {kept} entries kept");
+        assert_eq!(left, kept, "{p:?}: {left} values alive for {kept} entries");
+    }
+}
