@@ -32,22 +32,35 @@ fn configs() -> Vec<(Policy, bool)> {
     v
 }
 
-fn run(policy: Policy, cd: bool, cap: u64, keys: u64, threads: usize, dur: Duration, seed: u64) {
+/// With `weighted`, the cache is bounded by weight (1–3 per entry, by key): updates replace
+/// their entry's slot (no update in place), so removed slots wait in the queues and hollowing
+/// (`raw/slot.rs`) runs on every update.
+#[allow(clippy::too_many_arguments)]
+fn run(
+    policy: Policy,
+    cd: bool,
+    weighted: bool,
+    cap: u64,
+    keys: u64,
+    threads: usize,
+    dur: Duration,
+    seed: u64,
+) {
     let drops = Arc::new(AtomicUsize::new(0));
     let created = Arc::new(AtomicUsize::new(0));
     let reported = Arc::new(AtomicUsize::new(0));
     let r = reported.clone();
-    let cache: Arc<Cache<u64, Arc<Val>>> = Arc::new(
-        Cache::builder()
-            .capacity(cap)
-            .policy(policy)
-            .consecutive_detection(cd)
-            .eviction_listener(move |k: &u64, v: &Arc<Val>, _| {
-                assert_eq!(*k, v.key, "listener given another key's value");
-                r.fetch_add(1, Ordering::Relaxed);
-            })
-            .build(),
+    let b = Cache::builder().policy(policy).consecutive_detection(cd).eviction_listener(
+        move |k: &u64, v: &Arc<Val>, _| {
+            assert_eq!(*k, v.key, "listener given another key's value");
+            r.fetch_add(1, Ordering::Relaxed);
+        },
     );
+    let cache: Arc<Cache<u64, Arc<Val>>> = Arc::new(if weighted {
+        b.weight_capacity(cap).weigher(|k: &u64, _: &Arc<Val>| k % 3 + 1).build()
+    } else {
+        b.capacity(cap).build()
+    });
     let barrier = Arc::new(Barrier::new(threads));
     let handles: Vec<_> = (0..threads)
         .map(|t| {
@@ -90,7 +103,8 @@ fn run(policy: Policy, cd: bool, cap: u64, keys: u64, threads: usize, dur: Durat
         })
         .collect();
     let ops: u64 = handles.into_iter().map(|h| h.join().expect("worker panicked")).sum();
-    let tag = format!("{policy:?} cd={cd} cap={cap} keys={keys} threads={threads}");
+    let tag =
+        format!("{policy:?} cd={cd} weighted={weighted} cap={cap} keys={keys} threads={threads}");
     cache.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
     assert!(cache.len() as u64 <= cap, "{tag}: len {} over capacity at rest", cache.len());
     let s = cache.stats();
@@ -124,7 +138,9 @@ fn secs(default: f64) -> Duration {
 fn stress_small_caches_oversubscribed() {
     for (i, (p, cd)) in configs().into_iter().enumerate() {
         for cap in [8u64, 64] {
-            run(p, cd, cap, cap * 4, 16, secs(0.15), i as u64 + cap);
+            for weighted in [false, true] {
+                run(p, cd, weighted, cap, cap * 4, 16, secs(0.15), i as u64 + cap);
+            }
         }
     }
 }
@@ -132,8 +148,9 @@ fn stress_small_caches_oversubscribed() {
 #[test]
 fn stress_larger_caches() {
     for (i, (p, cd)) in configs().into_iter().enumerate() {
-        run(p, cd, 10_000, 40_000, 8, secs(0.6), i as u64);
-        run(p, cd, 1_000, 4_000, 16, secs(0.4), 50 + i as u64);
+        run(p, cd, false, 10_000, 40_000, 8, secs(0.6), i as u64);
+        run(p, cd, false, 1_000, 4_000, 16, secs(0.4), 50 + i as u64);
+        run(p, cd, true, 10_000, 40_000, 8, secs(0.3), 70 + i as u64);
     }
 }
 
@@ -142,7 +159,9 @@ fn stress_larger_caches() {
 fn stress_long() {
     for (i, (p, cd)) in configs().into_iter().enumerate() {
         for cap in [8u64, 100, 10_000] {
-            run(p, cd, cap, cap * 4, 16, secs(5.0), 100 + i as u64 + cap);
+            for weighted in [false, true] {
+                run(p, cd, weighted, cap, cap * 4, 16, secs(5.0), 100 + i as u64 + cap);
+            }
         }
     }
 }
