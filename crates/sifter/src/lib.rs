@@ -105,9 +105,16 @@
 //! * `get` returns a clone of the value (`V: Clone`); store `Arc<T>` for large values. A value
 //!   being read is never dropped under the reader: entries live in a preallocated arena of
 //!   slots, and a slot is reused only after every thread that could have found it has left
-//!   the cache. A `get` announces the one slot it reads (a hazard in the thread's own record,
-//!   no shared write), so a reader preempted mid-`get` keeps that slot, not the reclamation of
-//!   the whole cache, from going on; rarer operations (removal, iteration) pin an epoch.
+//!   the cache. A `get` or a `remove` announces the one slot it reads (a hazard in the
+//!   thread's own record, no shared write), so a reader preempted mid-`get` keeps that slot,
+//!   not the reclamation of the whole cache, from going on; rarer operations (iteration,
+//!   `clear`) pin an epoch.
+//! * A value that leaves the cache is dropped once no reader can still be cloning it: an
+//!   evicted one when its slot is reused (or by `clear`, `set_capacity` and the drop of the
+//!   cache), a removed or replaced one a few retirements later, even while its slot still
+//!   waits in the policy's queue. So the values alive are those of the cache's entries plus a
+//!   bounded number of recent departures, whatever the traffic (updates of the same keys
+//!   included).
 //! * An update (an insert of a cached key, without a weigher or custom expiry) writes the new
 //!   value over the old one in place when no other thread can be reading the old one, and
 //!   drops the old value at once; a `get` of that key meanwhile waits for the move (no user
