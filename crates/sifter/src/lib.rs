@@ -111,10 +111,11 @@
 //!   `clear`) pin an epoch.
 //! * A value that leaves the cache is dropped once no reader can still be cloning it: an
 //!   evicted one when its slot is reused (or by `clear`, `set_capacity` and the drop of the
-//!   cache), a removed or replaced one a few retirements later, even while its slot still
-//!   waits in the policy's queue. So the values alive are those of the cache's entries plus a
-//!   bounded number of recent departures, whatever the traffic (updates of the same keys
-//!   included).
+//!   cache); a removed or replaced one, under the queue policies, a few retirements of its
+//!   thread's stripe later, even while its slot still waits in the queue (the locked policies
+//!   retire its slot at once: dropped at reuse, as an evicted one). So the values alive are
+//!   those of the cache's entries plus a bounded number of recent departures, whatever the
+//!   traffic (updates of the same keys included).
 //! * An update (an insert of a cached key, without a weigher or custom expiry) writes the new
 //!   value over the old one in place when no other thread can be reading the old one, and
 //!   drops the old value at once; a `get` of that key meanwhile waits for the move (no user
