@@ -1255,15 +1255,15 @@ where
             // expiry leave a NEW slot alone).
             slot.state.store(LIVE, Ordering::Release);
             let old = old.map(|o| {
-                self.mark_removed(st, o);
+                let marked = self.mark_removed(st, o);
                 // Published, protected (`pin` covers the slot it found).
-                (o, self.weight_of(o))
+                (o, self.weight_of(o), marked)
             });
             drop(lock);
             old
         };
         match old {
-            Some((o, w)) => {
+            Some((o, w, marked)) => {
                 // After the lock (a hint, no reason to hold the bucket for it); `o` is still
                 // protected by `pin`.
                 self.carry_use(o, slot);
@@ -1306,6 +1306,10 @@ where
                 let cause =
                     if old_expired { RemovalCause::Expired } else { RemovalCause::Replaced };
                 self.left(o, tid, cause);
+                if marked {
+                    // `o` is still protected by `pin`: its entry waits for us.
+                    self.hollow_later(st, o);
+                }
             }
             None => {
                 self.count_live(st, 1);
@@ -1323,7 +1327,7 @@ where
             }
             Structure::Locked(l) => {
                 l.insert(s);
-                if let Some((o, _)) = old {
+                if let Some((o, _, _)) = old {
                     // Still protected (finding `o` protected it): `o` cannot have been retired
                     // *and reused* since we unlinked it, so the list's `o` is the entry we
                     // replaced.
@@ -1520,9 +1524,14 @@ where
                 // SAFETY: a published slot, protected (`pin`, before the comparison).
                 unsafe { self.slot(s).key() }.borrow() == key
             })?;
-            self.mark_removed(st, s);
-            s
+            let marked = self.mark_removed(st, s);
+            (s, marked)
         };
+        let (s, marked) = s;
+        if marked {
+            // Out of the lock; `s` is still protected by `pin`.
+            self.hollow_later(st, s);
+        }
         // Published, pinned.
         self.credit(st, self.weight_of(s));
         self.count_live(st, -1);
@@ -1591,8 +1600,8 @@ where
         if cause == RemovalCause::Evicted {
             // Release: as in `mark_removed`; no CAS needed, nobody else retires our slot.
             slot.state.store(DEAD, Ordering::Release);
-        } else {
-            self.mark_removed(st, v);
+        } else if self.mark_removed(st, v) {
+            self.hollow_later(st, v);
         }
         self.count_live(st, -1);
         let cause = match (&self.expiration, cause) {
@@ -1876,8 +1885,9 @@ where
     /// LIVE → DEAD, by the thread whose CAS removed slot `s`'s index word, counted (in `st`)
     /// as a removed slot a queue policy still holds. A CAS, not a store: the policy may already
     /// have taken the slot and retired it (an eviction that found the word gone, which counted
-    /// it out), and RETIRED must stay.
-    fn mark_removed(&self, st: &Stripe, s: u32) {
+    /// it out), and RETIRED must stay. True if this call marked it: the caller then calls
+    /// [`Cache::hollow_later`] once out of the index's locks.
+    fn mark_removed(&self, st: &Stripe, s: u32) -> bool {
         // Release: pairs with the Acquire in `unlink_slot`, which orders our unlinking before
         // the retirement that depends on it.
         let marked = self
@@ -1886,14 +1896,13 @@ where
             .compare_exchange(LIVE, DEAD, Ordering::Release, Ordering::Relaxed)
             .is_ok();
         self.count_garbage(st, 1);
-        if marked {
-            self.hollow_later(st, s);
-        }
+        marked
     }
 
-    /// Slot `s` was just marked DEAD (its index word is gone) and stays in a queue: with
-    /// hollowing, its contents are dropped once no reader can see them (a hollow entry in
-    /// `st`'s limbo), not when the queue lets go of it (see `raw/slot.rs`).
+    /// Slot `s` was marked DEAD by the caller (its index word is gone) and stays in a queue:
+    /// with hollowing, its contents are dropped once no reader can see them (a hollow entry in
+    /// `st`'s limbo), not when the queue lets go of it (see `raw/slot.rs`). Called outside the
+    /// index's locks: collecting may drop values, which runs their `Drop`.
     fn hollow_later(&self, st: &Stripe, s: u32) {
         if !self.hollows {
             return;
