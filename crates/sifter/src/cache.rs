@@ -1518,16 +1518,14 @@ where
     {
         let hash = self.hash(key);
         let st = self.stripe(tid);
-        let s = {
+        let (s, marked) = {
             let lock = self.index.lock(hash);
             let s = self.index.remove(&lock, hash, pin, |s| {
                 // SAFETY: a published slot, protected (`pin`, before the comparison).
                 unsafe { self.slot(s).key() }.borrow() == key
             })?;
-            let marked = self.mark_removed(st, s);
-            (s, marked)
+            (s, self.mark_removed(st, s))
         };
-        let (s, marked) = s;
         if marked {
             // Out of the lock; `s` is still protected by `pin`.
             self.hollow_later(st, s);
@@ -1919,12 +1917,19 @@ where
     /// Collects `st`'s limbo for advance attempt `adv` (see [`Lists::collect`]), then drops
     /// the contents of the hollow entries that freed.
     fn collect(&self, st: &Stripe, adv: &Advance) {
-        let hollow = {
+        self.collect_then(st, adv, |_| ());
+    }
+
+    /// [`Cache::collect`], running `then` on the lists under the same lock (before the hollow
+    /// entries' contents are dropped, outside it).
+    fn collect_then<R>(&self, st: &Stripe, adv: &Advance, then: impl FnOnce(&mut Lists) -> R) -> R {
+        let (r, hollow) = {
             let mut l = st.lists.lock();
             l.collect(adv);
-            std::mem::take(&mut l.hollow)
+            (then(&mut l), std::mem::take(&mut l.hollow))
         };
         self.hollow(st, hollow);
+        r
     }
 
     /// Drops the contents of removed slots whose hollow entries' grace period is over, and
@@ -2125,13 +2130,7 @@ where
                 if i > 0 {
                     adv = self.epochs.try_advance();
                 }
-                let hollow = {
-                    let mut l = st.lists.lock();
-                    l.collect(&adv);
-                    got = l.free.pop();
-                    std::mem::take(&mut l.hollow)
-                };
-                self.hollow(st, hollow);
+                got = self.collect_then(st, &adv, |l| l.free.pop());
                 if got.is_some() {
                     break;
                 }
@@ -2293,12 +2292,7 @@ where
             adv = self.epochs.try_advance();
         }
         for st in self.stripes.iter() {
-            let (taken, hollow) = {
-                let mut l = st.lists.lock();
-                l.collect(&adv);
-                (std::mem::take(&mut l.free), std::mem::take(&mut l.hollow))
-            };
-            self.hollow(st, hollow);
+            let taken = self.collect_then(st, &adv, |l| std::mem::take(&mut l.free));
             for &s in &taken {
                 panics::defer(|| {
                     // SAFETY: from a free list (see `prepare`); we hold these slots until they
