@@ -292,6 +292,15 @@ fn calibrate_and_closed_loop() {
         "--threads",
     );
     let out = ok(&sifter(
+        &["model", "calibrate", "--policy", "fifo", "--capacity", "1000", "--hit-ratio", "0.5"],
+        p,
+    ));
+    assert!(out.contains("misses among hits at 0.5") && out.contains("fifo"), "{out}");
+    fails_with(
+        &sifter(&["model", "calibrate", "--policy", "lru", "--hit-ratio", "1"], p),
+        "--hit-ratio must be between 0 and 0.999",
+    );
+    let out = ok(&sifter(
         &[
             "bench",
             "closed-loop",

@@ -174,21 +174,32 @@ fn zipf_seq(keys: u64, n: usize, seed: u64) -> Vec<u64> {
     (0..n).map(|_| z.sample(&mut rng) as u64).collect()
 }
 
-/// A warm cache of one policy and size kept for calibrating it, round after round: hits on
-/// resident keys (Zipf over them, each thread its own sequence; timed on a second pass, see
-/// [`Calibrator::round`]), misses on keys never seen (each evicts one entry; the threads' keys
-/// are disjoint). (Multi-step LRU cannot keep every one of `cap` keys: a set that more than
-/// its 8 ways' worth of them hash to keeps 8, the most popular. Its "hits" then include the
-/// lookups of the others, which miss: 3–4 % of them at 1,000–100,000 entries.)
+/// A warm cache of one policy and size kept for calibrating it, round after round. Each
+/// thread replays its own Zipf sequence over the resident keys in chunks (see
+/// [`Calibrator::round`]): a chunk of hits, then a chunk at the calibration's hit ratio, where
+/// keys never seen (each evicts an entry; the threads' keys are disjoint) make up the misses.
+///
+/// Why misses are timed among hits: a miss's cost depends on the requests around it. Under
+/// CLOCK and SIEVE the hits between two misses set reference bits that the next eviction's
+/// sweep must clear (back to back, the sweep finds the bits it cleared for the previous miss);
+/// a FIFO victim is an entry not touched for long, whose lines are cold (back to back, it is
+/// the previous miss's entry, still cached); and misses and hits push each other's lines out
+/// of the core's caches. Calibrated back to back and apart from the hits, the model was 14–27 %
+/// optimistic for FIFO and CLOCK at 0.5 and 0.9 hits in every round, and 4 % on average at a
+/// 100 µs backend (docs/BENCHMARKS.md, "Misses timed among hits").
+///
+/// (Multi-step LRU cannot keep every one of `cap` keys: a set that more than its 8 ways' worth
+/// of them hash to keeps 8, the most popular. Its "hits" then include the lookups of the
+/// others, which miss: 3–4 % of them at 1,000–100,000 entries.)
 pub struct Calibrator {
     cache: Subject,
     cap: u64,
-    /// Hit sequences, one per thread of the busiest round.
+    /// Keys, one sequence per thread of the busiest round.
     seqs: Vec<Vec<u64>>,
-    /// Misses per round.
-    misses: u64,
     /// Keys from here on were never inserted.
     fresh: u64,
+    /// The hit ratio the mixed chunks are replayed at.
+    hit: f64,
 }
 
 impl std::fmt::Debug for Calibrator {
@@ -196,16 +207,24 @@ impl std::fmt::Debug for Calibrator {
         f.debug_struct("Calibrator")
             .field("cache", &self.cache)
             .field("threads", &self.seqs.len())
-            .field("misses", &self.misses)
+            .field("hit", &self.hit)
             .finish_non_exhaustive()
     }
 }
 
 impl Calibrator {
     /// A filled cache of `cap` entries of `policy` (`q`: Prob-LRU's skip probability, see
-    /// [`skip_q`]); rounds of up to `threads` threads make `hits` hits and `misses` misses.
-    pub fn new(policy: Policy, q: f64, cap: u64, threads: usize, hits: usize, misses: u64) -> Self {
-        Self::with(Subject::of(policy, cap, q), cap, threads, hits, misses)
+    /// [`skip_q`]); rounds of up to `threads` threads make `requests` requests per pass, half
+    /// of them at hit ratio `hit` (clamped to 0..=0.999).
+    pub fn new(
+        policy: Policy,
+        q: f64,
+        cap: u64,
+        threads: usize,
+        requests: usize,
+        hit: f64,
+    ) -> Self {
+        Self::with(Subject::of(policy, cap, q), cap, threads, requests, hit)
     }
 
     /// [`Calibrator::new`] for the cache of closed-loop name `name` (see [`Subject::build`]).
@@ -214,24 +233,30 @@ impl Calibrator {
         q: f64,
         cap: u64,
         threads: usize,
-        hits: usize,
-        misses: u64,
+        requests: usize,
+        hit: f64,
     ) -> Result<Self> {
-        Ok(Self::with(Subject::build(name, cap, q)?, cap, threads, hits, misses))
+        Ok(Self::with(Subject::build(name, cap, q)?, cap, threads, requests, hit))
     }
 
-    fn with(cache: Subject, cap: u64, threads: usize, hits: usize, misses: u64) -> Self {
+    fn with(cache: Subject, cap: u64, threads: usize, requests: usize, hit: f64) -> Self {
         Self::put_back(&cache, cap);
         let threads = threads.max(1);
-        let seqs = (0..threads).map(|t| zipf_seq(cap, hits / threads, 9 + t as u64)).collect();
-        Calibrator { cache, cap, seqs, misses, fresh: cap }
+        // Keys 0..cap (the Zipf ranks less one), as `put_back` inserts them.
+        let seqs = (0..threads)
+            .map(|t| {
+                zipf_seq(cap, requests / threads, 9 + t as u64).into_iter().map(|k| k - 1).collect()
+            })
+            .collect();
+        let hit = if hit.is_finite() { hit.clamp(0.0, MAX_HIT) } else { 0.0 };
+        Calibrator { cache, cap, seqs, fresh: cap, hit }
     }
 
     /// One round with `threads` threads (at most the `threads` it was made for) started
-    /// together: each thread's time per operation is its own elapsed time over its operations,
-    /// and the cost is their mean — the CPU time one operation takes while `threads` run
-    /// together. (Threads beyond the cores are not meant here: the closed loop calibrates at
-    /// most one per core.)
+    /// together, each replaying its sequences as chunks of hits and chunks at the hit ratio
+    /// ([`Split`]): the costs are the means over threads — the CPU time one operation takes
+    /// while `threads` run together — and the medians over [`PASSES`] passes. (Threads beyond
+    /// the cores are not meant here: the closed loop calibrates at most one per core.)
     pub fn round(&mut self, threads: usize) -> Costs {
         let threads = threads.clamp(1, self.seqs.len());
         let (c, seqs) = (&self.cache, &self.seqs);
@@ -250,59 +275,53 @@ impl Calibrator {
         let warm = |t: usize| {
             for seq in mine(t) {
                 for &k in seq {
-                    std::hint::black_box(c.get(&(k - 1)));
+                    std::hint::black_box(c.get(&k));
                 }
             }
         };
         // Each cost is the median of PASSES timed passes: a pass takes a few milliseconds, so
         // one preemption or a hypervisor's pause can double a single one.
-        let mut hit_us = [0.0; PASSES];
-        for (i, us) in hit_us.iter_mut().enumerate() {
+        let share = 1.0 - self.hit;
+        // Each thread's fresh keys (never inserted): at most one per request it makes.
+        let span: u64 = mine(0).map(|s| s.len() as u64).sum::<u64>() + 1;
+        let (mut hit_us, mut miss_us) = ([0.0; PASSES], [0.0; PASSES]);
+        for i in 0..PASSES {
             let warm = |t: usize| {
                 if i == 0 {
                     warm(t)
                 }
             };
-            *us = mean_cost(threads, warm, |t, done| {
-                let (mut found, mut n) = (0u64, 0usize);
+            let fresh = self.fresh;
+            let per_thread = timed(threads, warm, |t, done| {
+                let mut split = Split::default();
+                let mut next = fresh + t as u64 * span;
+                let end = next + span;
                 'all: for seq in mine(t) {
-                    for chunk in seq.chunks(CHUNK) {
+                    // A chunk of hits, then a chunk of requests at the pass's hit ratio,
+                    // each timed: the two costs are measured side by side, so that the host's
+                    // drift between passes does not enter their difference.
+                    for pair in seq.chunks(2 * CHUNK) {
                         if done.load(Ordering::Relaxed) {
                             break 'all;
                         }
-                        for &k in chunk {
-                            found += c.get(&(k - 1)).is_some() as u64;
-                        }
-                        n += chunk.len();
+                        let (hits, mixed) = pair.split_at(pair.len().min(CHUNK));
+                        let t0 = Instant::now();
+                        replay(c, hits, &mut next, end, 0.0, false, &mut split.hit);
+                        let t1 = Instant::now();
+                        // Read through: a hit key that the fresh keys evicted misses too.
+                        replay(c, mixed, &mut next, end, share, true, &mut split.mixed);
+                        let t2 = Instant::now();
+                        split.hit_us += (t1 - t0).as_secs_f64() * 1e6;
+                        split.mixed_us += (t2 - t1).as_secs_f64() * 1e6;
                     }
                 }
-                std::hint::black_box(found);
-                n
+                split
             });
-        }
-        let each = self.misses / (threads * PASSES) as u64;
-        let mut miss_us = [0.0; PASSES];
-        for us in &mut miss_us {
-            let fresh = self.fresh;
-            *us = mean_cost(
-                threads,
-                |_| {},
-                |t, done| {
-                    let from = fresh + t as u64 * each;
-                    let mut n = 0;
-                    for k in from..from + each {
-                        if n % CHUNK == 0 && done.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        if c.get(&k).is_none() {
-                            c.insert(k, k);
-                        }
-                        n += 1;
-                    }
-                    n
-                },
-            );
-            self.fresh += threads as u64 * each;
+            self.fresh += threads as u64 * span;
+            let (h, m): (Vec<f64>, Vec<f64>) =
+                per_thread.iter().map(|(_, split)| split.costs()).unzip();
+            hit_us[i] = h.iter().sum::<f64>() / threads as f64;
+            miss_us[i] = m.iter().sum::<f64>() / threads as f64;
         }
         // Put the popular keys back so the next round hits.
         Self::put_back(c, self.cap);
@@ -329,37 +348,105 @@ impl Calibrator {
 
 /// The hit and miss costs of the cache of closed-loop name `name` (see [`Subject::build`];
 /// `problru-mpl` takes its q for `threads` workers) at capacity `cap` with `threads` threads at
-/// once: the median of `rounds` rounds of 2^20 hits and 200,000 misses (see
-/// [`Calibrator::round`]).
-pub fn calibrate(name: &str, cap: u64, threads: usize, rounds: usize) -> Result<Costs> {
+/// once, the misses timed among hits at hit ratio `hit`: the median of `rounds` rounds of
+/// passes of 2^20 requests (see [`Calibrator::round`]).
+pub fn calibrate(name: &str, cap: u64, threads: usize, rounds: usize, hit: f64) -> Result<Costs> {
     let q = skip_q(name, threads);
-    let mut c = Calibrator::named(name, q, cap, threads, 1 << 20, 200_000)?;
+    let mut c = Calibrator::named(name, q, cap, threads, 1 << 20, hit)?;
     let (mut hit, mut miss): (Vec<f64>, Vec<f64>) =
         (0..rounds.max(1)).map(|_| c.round(threads)).map(|c| (c.hit_us, c.miss_us)).unzip();
     Ok(Costs { hit_us: median(&mut hit), miss_us: median(&mut miss) })
 }
 
-/// Operations a calibration thread makes between two looks at the end flag of [`mean_cost`].
+/// Requests of a calibration pass: `(hits, misses)`.
+type Tally = (u64, u64);
+
+/// One thread's calibration pass: its chunks of hits and its chunks at the pass's hit ratio,
+/// with the time each kind took, µs.
+#[derive(Debug, Default, Clone, Copy)]
+struct Split {
+    hit: Tally,
+    hit_us: f64,
+    mixed: Tally,
+    mixed_us: f64,
+}
+
+impl Split {
+    /// The cost of a hit (the hit chunks' time per request: the few keys there that the
+    /// mixed chunks evicted are looked up and missed, at about a hit's cost) and of a miss:
+    /// the mixed chunks' time less their hits at that cost, per miss, and never below a hit
+    /// (a miss is a lookup and more). Whatever the hit cost's error, the mixed chunks' time
+    /// per request (the model's demand at their hit ratio) is kept.
+    fn costs(&self) -> (f64, f64) {
+        let hit = self.hit_us / (self.hit.0 + self.hit.1).max(1) as f64;
+        let (served, missed) = self.mixed;
+        let miss = if missed == 0 {
+            hit
+        } else {
+            ((self.mixed_us - served as f64 * hit) / missed as f64).max(hit)
+        };
+        (hit, miss)
+    }
+}
+
+/// Replays `keys` on `c`, tallying hits and misses in `tally`. Before each request, if the
+/// misses so far are below `share` of the requests so far, the request is for the fresh key
+/// `next` instead (while `next < end`; it is then advanced). On a miss the key is inserted if
+/// `fill`. The hit chunks and the mixed chunks of a pass run this same code (not inlined into
+/// either), so that a mixed chunk's hits cost what the hit chunks measured.
+#[inline(never)]
+fn replay(
+    c: &Subject,
+    keys: &[u64],
+    next: &mut u64,
+    end: u64,
+    share: f64,
+    fill: bool,
+    tally: &mut Tally,
+) {
+    let (mut served, mut missed) = *tally;
+    for &k in keys {
+        let k = if *next < end && (missed as f64) < share * (served + missed) as f64 {
+            *next += 1;
+            *next - 1
+        } else {
+            k
+        };
+        if c.get(&k).is_some() {
+            served += 1;
+        } else {
+            if fill {
+                c.insert(k, k);
+            }
+            missed += 1;
+        }
+    }
+    *tally = (served, missed);
+}
+
+/// Operations a calibration thread makes between two looks at the end flag of [`timed`].
 const CHUNK: usize = 256;
 
 /// Timed passes per cost in a calibration round (the cost is their median).
 const PASSES: usize = 3;
 
+/// The highest hit ratio a [`Calibrator`] replays its mixed chunks at.
+const MAX_HIT: f64 = 0.999;
+
 /// Runs `warm(t)` untimed and then `work(t, done)` on `threads` threads, the works started
-/// together, and returns the mean over threads of each one's µs per operation of `work`.
-/// `work` returns its operations and stops early
-/// (within [`CHUNK`] operations) once `done` is set, which the first thread to finish its
-/// share sets: every thread's time is then time they all ran together. (Without the stop a
-/// thread that finished early left the others to run alone, at the single-threaded cost:
-/// LRU's two-thread hit came out 10-25 % lower in alternated runs, docs/BENCHMARKS.md.)
-fn mean_cost(
+/// together, and returns each thread's elapsed µs and result. `work` stops early (within
+/// [`CHUNK`] operations) once `done` is set, which the first thread to finish its share sets:
+/// every thread's time is then time they all ran together. (Without the stop a thread that
+/// finished early left the others to run alone, at the single-threaded cost: LRU's two-thread
+/// hit came out 10-25 % lower in alternated runs, docs/BENCHMARKS.md.)
+fn timed<R: Send>(
     threads: usize,
     warm: impl Fn(usize) + Sync,
-    work: impl Fn(usize, &AtomicBool) -> usize + Sync,
-) -> f64 {
+    work: impl Fn(usize, &AtomicBool) -> R + Sync,
+) -> Vec<(f64, R)> {
     let arrived = std::sync::atomic::AtomicUsize::new(0);
     let done = AtomicBool::new(false);
-    let per_op: Vec<f64> = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
             .map(|t| {
                 let (arrived, warm, work, done) = (&arrived, &warm, &work, &done);
@@ -380,16 +467,15 @@ fn mean_cost(
                         std::hint::spin_loop();
                     }
                     let t0 = Instant::now();
-                    let ops = work(t, done).max(1);
+                    let r = work(t, done);
                     // Relaxed: the flag only ends the others' work early.
                     done.store(true, Ordering::Relaxed);
-                    t0.elapsed().as_secs_f64() * 1e6 / ops as f64
+                    (t0.elapsed().as_secs_f64() * 1e6, r)
                 })
             })
             .collect();
         hs.into_iter().map(|h| h.join().expect("calibration thread")).collect()
-    });
-    per_op.iter().sum::<f64>() / threads as f64
+    })
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -1081,14 +1167,15 @@ pub fn point(
     let q = skip_q(name, seqs.len());
     let cap = ((keys as f64 * size).round() as u64).max(10);
     let threads = seqs.len().min(cores.max(1) as usize);
-    let (hits, misses) = (1 << 18, 50_000);
-    let mut base = Calibrator::new(Policy::Mobius, q, cap, threads, hits, misses);
-    let mut own = match name {
-        "mobius" => None,
-        _ => Some(Calibrator::named(name, q, cap, threads, hits, misses)?),
-    };
     let cache = Subject::build(name, cap, q)?;
     let (prefill_hit, replayed, mut pos) = prefill(&cache, seqs);
+    // The calibrations' misses are timed among hits at the steady state's hit ratio.
+    let requests = 1 << 18;
+    let mut base = Calibrator::new(Policy::Mobius, q, cap, threads, requests, prefill_hit);
+    let mut own = match name {
+        "mobius" => None,
+        _ => Some(Calibrator::named(name, q, cap, threads, requests, prefill_hit)?),
+    };
     // The workers' own cost is measured at the steady state's hit ratio: every loop's
     // workers, or as many threads as run at once.
     let coins = match workers {
@@ -1610,6 +1697,46 @@ mod size_search_tests {
         };
         let (plain, loaded) = (net(0.0).demands()[0], net(0.01).demands()[0]);
         assert!((loaded - plain - 0.01).abs() < 1e-12, "{plain} -> {loaded}");
+    }
+
+    #[test]
+    fn calibration_misses_are_timed_among_hits_at_the_hit_ratio() {
+        let cap = 2_000;
+        let cache = Subject::of(Policy::Mobius, cap, 0.5);
+        for k in 0..cap {
+            cache.insert(k, k);
+        }
+        let keys: Vec<u64> = zipf_seq(cap, 10_000, 3).into_iter().map(|k| k - 1).collect();
+        // Hit chunks: no fresh key, nothing inserted, every resident key hits.
+        let (mut next, end) = (cap, cap + 10_000);
+        let mut t = (0, 0);
+        replay(&cache, &keys, &mut next, end, 0.0, false, &mut t);
+        assert_eq!((t, next), ((10_000, 0), cap));
+        // Mixed chunks at 0.9 hits: the misses (fresh keys, and resident keys they evicted,
+        // read through) keep to a tenth of the requests, chunk after chunk.
+        let mut t = (0, 0);
+        for chunk in keys.chunks(CHUNK) {
+            replay(&cache, chunk, &mut next, end, 0.1, true, &mut t);
+            let n = t.0 + t.1;
+            assert!(t.1.abs_diff(n / 10) <= 1, "{} misses of {n}", t.1);
+        }
+        assert!(next > cap && next - cap <= t.1, "{} fresh keys for {} misses", next - cap, t.1);
+        assert!(cache.get(&(next - 1)).is_some(), "a fresh key is inserted");
+        // No fresh key is taken once they run out.
+        let (mut next, mut t) = (end, (0, 0));
+        replay(&cache, &keys, &mut next, end, 1.0, true, &mut t);
+        assert_eq!(next, end);
+        // The costs: a hit at the hit chunks' time per request; a miss at what the mixed
+        // chunks took beyond their hits, never below a hit. Either way the mixed chunks' time
+        // per request is the model's demand at their hit ratio.
+        let split = Split { hit: (95, 5), hit_us: 10.0, mixed: (90, 10), mixed_us: 19.0 };
+        let (hit, miss) = split.costs();
+        assert!((hit - 0.1).abs() < 1e-12 && (miss - 1.0).abs() < 1e-12, "{hit} {miss}");
+        assert!((0.9 * hit + 0.1 * miss - 19.0 / 100.0).abs() < 1e-12);
+        let split = Split { mixed_us: 5.0, ..split };
+        assert_eq!(split.costs(), (0.1, 0.1));
+        let split = Split { mixed: (100, 0), ..split };
+        assert_eq!(split.costs(), (0.1, 0.1));
     }
 
     #[test]
