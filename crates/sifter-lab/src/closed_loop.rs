@@ -292,7 +292,7 @@ impl Calibrator {
                 }
             };
             let fresh = self.fresh;
-            let per_thread = timed(threads, warm, |t, done| {
+            let per_thread = together(threads, warm, |t, done| {
                 let mut split = Split::default();
                 let mut next = fresh + t as u64 * span;
                 let end = next + span;
@@ -318,8 +318,7 @@ impl Calibrator {
                 split
             });
             self.fresh += threads as u64 * span;
-            let (h, m): (Vec<f64>, Vec<f64>) =
-                per_thread.iter().map(|(_, split)| split.costs()).unzip();
+            let (h, m): (Vec<f64>, Vec<f64>) = per_thread.iter().map(Split::costs).unzip();
             hit_us[i] = h.iter().sum::<f64>() / threads as f64;
             miss_us[i] = m.iter().sum::<f64>() / threads as f64;
         }
@@ -424,7 +423,7 @@ fn replay(
     *tally = (served, missed);
 }
 
-/// Operations a calibration thread makes between two looks at the end flag of [`timed`].
+/// Operations a calibration thread makes between two looks at the end flag of [`together`].
 const CHUNK: usize = 256;
 
 /// Timed passes per cost in a calibration round (the cost is their median).
@@ -433,17 +432,17 @@ const PASSES: usize = 3;
 /// The highest hit ratio a [`Calibrator`] replays its mixed chunks at.
 const MAX_HIT: f64 = 0.999;
 
-/// Runs `warm(t)` untimed and then `work(t, done)` on `threads` threads, the works started
-/// together, and returns each thread's elapsed µs and result. `work` stops early (within
+/// Runs `warm(t)` and then `work(t, done)` on `threads` threads, the works started together
+/// (the works time themselves), and returns each thread's result. `work` stops early (within
 /// [`CHUNK`] operations) once `done` is set, which the first thread to finish its share sets:
 /// every thread's time is then time they all ran together. (Without the stop a thread that
 /// finished early left the others to run alone, at the single-threaded cost: LRU's two-thread
 /// hit came out 10-25 % lower in alternated runs, docs/BENCHMARKS.md.)
-fn timed<R: Send>(
+fn together<R: Send>(
     threads: usize,
     warm: impl Fn(usize) + Sync,
     work: impl Fn(usize, &AtomicBool) -> R + Sync,
-) -> Vec<(f64, R)> {
+) -> Vec<R> {
     let arrived = std::sync::atomic::AtomicUsize::new(0);
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -466,11 +465,10 @@ fn timed<R: Send>(
                         }
                         std::hint::spin_loop();
                     }
-                    let t0 = Instant::now();
                     let r = work(t, done);
                     // Relaxed: the flag only ends the others' work early.
                     done.store(true, Ordering::Relaxed);
-                    (t0.elapsed().as_secs_f64() * 1e6, r)
+                    r
                 })
             })
             .collect();
