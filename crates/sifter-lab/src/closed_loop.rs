@@ -296,6 +296,8 @@ impl Calibrator {
                 let mut split = Split::default();
                 let mut next = fresh + t as u64 * span;
                 let end = next + span;
+                // One clock read per chunk: a chunk's end is the next one's start.
+                let mut t0 = Instant::now();
                 'all: for seq in mine(t) {
                     // A chunk of hits, then a chunk of requests at the pass's hit ratio,
                     // each timed: the two costs are measured side by side, so that the host's
@@ -305,14 +307,13 @@ impl Calibrator {
                             break 'all;
                         }
                         let (hits, mixed) = pair.split_at(pair.len().min(CHUNK));
-                        let t0 = Instant::now();
-                        replay(c, hits, &mut next, end, 0.0, false, &mut split.hit);
+                        replay(c, hits, &mut next, end, 0.0, &mut split.hit);
                         let t1 = Instant::now();
-                        // Read through: a hit key that the fresh keys evicted misses too.
-                        replay(c, mixed, &mut next, end, share, true, &mut split.mixed);
+                        replay(c, mixed, &mut next, end, share, &mut split.mixed);
                         let t2 = Instant::now();
                         split.hit_us += (t1 - t0).as_secs_f64() * 1e6;
                         split.mixed_us += (t2 - t1).as_secs_f64() * 1e6;
+                        t0 = t2;
                     }
                 }
                 split
@@ -391,7 +392,8 @@ impl Split {
 /// Replays `keys` on `c`, tallying hits and misses in `tally`. Requests are for fresh keys
 /// (`next`, then `next + 1`, ..., while below `end`) instead, evenly spread, as many as bring
 /// the misses so far to `share` of the requests by the end of `keys` (a resident key that a
-/// fresh one evicted misses too, and counts). On a miss the key is inserted if `fill`.
+/// fresh one evicted misses too, and counts). With a `share`, a missed key is inserted (read
+/// through); without one (a chunk of hits) nothing is.
 ///
 /// The hit chunks (`share` 0) and the mixed chunks of a pass run this same code (not inlined
 /// into either), so that a mixed chunk's hits cost what the hit chunks measured. Its cost per
@@ -400,21 +402,14 @@ impl Split {
 /// calibration's must stay as small as the workers' sequence reading it stands for (at 0.99
 /// hits a request is about 20 ns here).
 #[inline(never)]
-fn replay(
-    c: &Subject,
-    keys: &[u64],
-    next: &mut u64,
-    end: u64,
-    share: f64,
-    fill: bool,
-    tally: &mut Tally,
-) {
+fn replay(c: &Subject, keys: &[u64], next: &mut u64, end: u64, share: f64, tally: &mut Tally) {
     let (mut served, mut missed) = *tally;
+    let fill = share > 0.0;
     // Fresh keys due in this chunk, and every how many requests one comes.
     let total = served + missed + keys.len() as u64;
-    let due = ((share * total as f64).round() as u64).saturating_sub(missed);
+    let mut due = ((share * total as f64).round() as u64).saturating_sub(missed);
     let every = if due == 0 { usize::MAX } else { (keys.len() / due as usize).max(1) };
-    let (mut left, mut due) = (every, due);
+    let mut left = every;
     for &k in keys {
         left -= 1;
         let k = if left == 0 {
@@ -1726,13 +1721,13 @@ mod size_search_tests {
         // Hit chunks: no fresh key, nothing inserted, every resident key hits.
         let (mut next, end) = (cap, cap + 10_000);
         let mut t = (0, 0);
-        replay(&cache, &keys, &mut next, end, 0.0, false, &mut t);
+        replay(&cache, &keys, &mut next, end, 0.0, &mut t);
         assert_eq!((t, next), ((10_000, 0), cap));
         // Mixed chunks at 0.9 hits: the misses (fresh keys, and resident keys they evicted,
         // read through) keep to a tenth of the requests, chunk after chunk.
         let mut t = (0, 0);
         for chunk in keys.chunks(CHUNK) {
-            replay(&cache, chunk, &mut next, end, 0.1, true, &mut t);
+            replay(&cache, chunk, &mut next, end, 0.1, &mut t);
             let n = t.0 + t.1;
             assert!(t.1.abs_diff(n / 10) <= 1, "{} misses of {n}", t.1);
         }
@@ -1740,7 +1735,7 @@ mod size_search_tests {
         assert!(cache.get(&(next - 1)).is_some(), "a fresh key is inserted");
         // No fresh key is taken once they run out.
         let (mut next, mut t) = (end, (0, 0));
-        replay(&cache, &keys, &mut next, end, 1.0, true, &mut t);
+        replay(&cache, &keys, &mut next, end, 1.0, &mut t);
         assert_eq!(next, end);
         // The costs: a hit at the hit chunks' time per request; a miss at what the mixed
         // chunks took beyond their hits, never below a hit. Either way the mixed chunks' time
