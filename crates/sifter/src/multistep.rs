@@ -26,6 +26,7 @@
 //! This is a sibling type of [`Cache`](crate::Cache) rather than a `Policy`: the structure is
 //! the storage (no arena, index or queue), and its capacity is a whole number of sets.
 
+use crate::raw::table::Table;
 use crate::sync::Backoff;
 use std::borrow::Borrow;
 use std::cell::UnsafeCell;
@@ -254,7 +255,8 @@ pub struct MultiStepCache<
     const P: usize = 4,
     S = foldhash::fast::RandomState,
 > {
-    sets: Box<[Set<K, V, M, P>]>,
+    /// On huge pages when large (`raw/table.rs`): a hit's one line is then no page walk.
+    sets: Table<Set<K, V, M, P>>,
     hasher: S,
 }
 
@@ -298,7 +300,7 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
     pub fn with_hasher(capacity: u64, hasher: S) -> Self {
         assert!(M >= 1 && (1..=64).contains(&P), "MultiStepCache needs M ≥ 1 and 1 ≤ P ≤ 64");
         let sets = (capacity / (M * P) as u64).max(1) as usize;
-        MultiStepCache { sets: (0..sets).map(|_| Set::new()).collect(), hasher }
+        MultiStepCache { sets: Table::new(sets, |_| Set::new()), hasher }
     }
 
     /// Entries the cache can hold: sets × M × P.

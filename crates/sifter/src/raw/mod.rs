@@ -8,4 +8,5 @@ pub(crate) mod queue;
 #[cfg(not(loom))]
 pub(crate) mod slot;
 pub(crate) mod state;
+pub(crate) mod table;
 pub(crate) mod writing;

@@ -58,6 +58,7 @@
 use crate::policy::queues::Nodes;
 use crate::policy::s3fifo::MAIN;
 use crate::raw::queue::Links;
+use crate::raw::table;
 use crate::raw::writing::Writing;
 use crate::sync::Mutex;
 use crate::sync::{AtomicU64, AtomicU8, Ordering};
@@ -211,8 +212,8 @@ impl<K, V> Arena<K, V> {
 
     fn layout(&self, n: usize) -> Layout {
         // Slots are addressed by u32 and the builder bounds their number, so this fits.
-        Layout::from_size_align(self.stride * n.max(1), std::mem::align_of::<Slot<K, V>>())
-            .expect("arena layout")
+        // Huge-page aligned from 2 MiB on (`raw/table.rs`).
+        table::layout(self.stride * n.max(1), std::mem::align_of::<Slot<K, V>>())
     }
 
     /// Allocates `n` initialised records (EMPTY slots, "never" deadlines).
@@ -221,6 +222,8 @@ impl<K, V> Arena<K, V> {
         // SAFETY: the layout has a non-zero size (`n.max(1)` records of a non-zero stride).
         let p = unsafe { alloc(layout) };
         let Some(p) = NonNull::new(p) else { handle_alloc_error(layout) };
+        // Before the first write, which decides the pages' size.
+        table::advise_huge(p.as_ptr(), layout.size());
         for i in 0..n {
             // SAFETY: record `i` lies within the allocation, and is aligned for a slot and
             // (at offset `size_of::<Slot>()`, present only with deadlines) for a deadline.
