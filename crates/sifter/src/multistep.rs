@@ -26,7 +26,7 @@
 //! This is a sibling type of [`Cache`](crate::Cache) rather than a `Policy`: the structure is
 //! the storage (no arena, index or queue), and its capacity is a whole number of sets.
 
-use crate::raw::table::Table;
+use crate::raw::table;
 use crate::sync::Backoff;
 use std::borrow::Borrow;
 use std::cell::UnsafeCell;
@@ -256,7 +256,7 @@ pub struct MultiStepCache<
     S = foldhash::fast::RandomState,
 > {
     /// On huge pages when large (`raw/table.rs`): a hit's one line is then no page walk.
-    sets: Table<Set<K, V, M, P>>,
+    sets: Box<[Set<K, V, M, P>]>,
     hasher: S,
 }
 
@@ -300,7 +300,7 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
     pub fn with_hasher(capacity: u64, hasher: S) -> Self {
         assert!(M >= 1 && (1..=64).contains(&P), "MultiStepCache needs M ≥ 1 and 1 ≤ P ≤ 64");
         let sets = (capacity / (M * P) as u64).max(1) as usize;
-        MultiStepCache { sets: Table::new(sets, |_| Set::new()), hasher }
+        MultiStepCache { sets: table::boxed(sets, |_| Set::new()), hasher }
     }
 
     /// Entries the cache can hold: sets × M × P.

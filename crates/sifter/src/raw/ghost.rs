@@ -26,7 +26,7 @@
 //!   writes one. The index itself holds only entries.
 
 use crate::raw::index::{first, matching};
-use crate::raw::table::Table;
+use crate::raw::table;
 use crate::sync::{AtomicU64, Ordering};
 
 /// Fingerprints per bucket (with the control word, one cache line of words).
@@ -84,7 +84,7 @@ fn byte_tag(tag: u32) -> u64 {
 /// The ghost's fingerprints (see the module docs).
 #[derive(Debug)]
 pub(crate) struct GhostTable {
-    buckets: Table<Bucket>,
+    buckets: Box<[Bucket]>,
 }
 
 impl GhostTable {
@@ -92,7 +92,7 @@ impl GhostTable {
     pub fn new(len: u64) -> Self {
         let n = (len / 4 + 1).max(2) as usize;
         GhostTable {
-            buckets: Table::new(n, |_| Bucket {
+            buckets: table::boxed(n, |_| Bucket {
                 ctrl: AtomicU64::new(0),
                 e: std::array::from_fn(|_| AtomicU64::new(0)),
             }),

@@ -44,7 +44,7 @@
 //! * The bucket count is fixed at build time from the arena size, about 4 slots per
 //!   bucket on average, so the table never fills.
 
-use crate::raw::table::Table;
+use crate::raw::table;
 use crate::sync::{AtomicU64, Backoff, Ordering};
 use std::cell::Cell;
 
@@ -105,7 +105,7 @@ struct Bucket {
 /// The hash index.
 #[derive(Debug)]
 pub(crate) struct Index {
-    buckets: Table<Bucket>,
+    buckets: Box<[Bucket]>,
 }
 
 /// An entry found under its home lock ([`Index::find_locked`]).
@@ -257,7 +257,7 @@ impl Index {
     pub fn new(slots: usize) -> Self {
         let n = (slots / 4 + 2).max(2);
         Index {
-            buckets: Table::new(n, |_| Bucket {
+            buckets: table::boxed(n, |_| Bucket {
                 words: std::array::from_fn(|_| AtomicU64::new(0)),
                 ctrl: AtomicU64::new(0),
             }),
