@@ -15,8 +15,8 @@
 
 use std::alloc::Layout;
 
-/// A huge page (x86-64's and aarch64's usual 2 MiB): tables this large or larger are aligned
-/// to it.
+/// A huge page (x86-64's and aarch64's usual 2 MiB): the arena's blocks this large or larger
+/// are aligned to it ([`layout`]); the other tables only have their whole extents advised.
 pub(crate) const HUGE: usize = 2 << 20;
 
 /// The layout for a table of `size` bytes whose items need `align`: aligned to [`HUGE`] from
