@@ -8,6 +8,8 @@
 use crate::BenchError;
 use mini_moka::sync::ConcurrentCacheExt as _;
 use parking_lot::Mutex;
+use sifter::profile::allocator_api2::alloc::{Allocator, Global};
+use sifter::profile::HugePages;
 use sifter::{Cache, Policy};
 use std::num::NonZeroUsize;
 
@@ -80,7 +82,17 @@ pub const CACHES: &[(&str, &str)] = &[
         "read-only lookups in an immutable hash map of the stream's most frequent keys (as many \
          as the capacity): the limit for a structure that writes nothing (shared mode only)",
     ),
+    (
+        "ceiling-huge",
+        "the ceiling with its table on huge pages, as sifter's own tables are (SIFTER_HUGE_PAGES=off \
+         turns both off): the same limit on the same footing",
+    ),
 ];
+
+/// Whether `name` is one of the ceiling rows (built from a run's sequences by [`ceiling`]).
+pub fn is_ceiling(name: &str) -> bool {
+    matches!(name, "ceiling" | "ceiling-huge")
+}
 
 /// The peers (not sifter's own policies).
 pub const PEERS: &[&str] =
@@ -95,12 +107,17 @@ struct MiniMoka(mini_moka::sync::Cache<u64, u64>);
 struct Foyer(foyer_memory::Cache<u64, u64>);
 struct MutexLru(Mutex<lru::LruCache<u64, u64>>);
 struct Null;
-struct Ceiling(hashbrown::HashMap<u64, u64, foldhash::fast::FixedState>);
+struct Ceiling<A: Allocator + Clone>(hashbrown::HashMap<u64, u64, foldhash::fast::FixedState, A>);
 
-/// The "ceiling" cache for a run of `seqs`: an immutable map holding the `capacity` keys the
-/// sequences request most often (all of them when the capacity covers the distinct keys).
-/// `get` is one lookup; `insert` and `remove` do nothing.
-pub fn ceiling(capacity: u64, seqs: &[crate::workload::Sequence]) -> Box<dyn BenchCache> {
+/// A ceiling row (see [`is_ceiling`]) for a run of `seqs`: an immutable map holding the
+/// `capacity` keys the sequences request most often (all of them when the capacity covers
+/// the distinct keys), its table on huge pages for `ceiling-huge`. `get` is one lookup;
+/// `insert` and `remove` do nothing.
+pub fn ceiling(
+    name: &str,
+    capacity: u64,
+    seqs: &[crate::workload::Sequence],
+) -> Result<Box<dyn BenchCache>, BenchError> {
     let mut freq: hashbrown::HashMap<u64, u64, foldhash::fast::FixedState> = Default::default();
     for s in seqs {
         for &w in s.iter() {
@@ -110,10 +127,26 @@ pub fn ceiling(capacity: u64, seqs: &[crate::workload::Sequence]) -> Box<dyn Ben
     let mut by_freq: Vec<(u64, u64)> = freq.into_iter().collect();
     by_freq.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     by_freq.truncate(usize::try_from(capacity).unwrap_or(usize::MAX));
-    Box::new(Ceiling(by_freq.into_iter().map(|(k, _)| (k, k)).collect()))
+    fn fill<A: Allocator + Clone + Send + Sync + 'static>(
+        keys: Vec<(u64, u64)>,
+        alloc: A,
+    ) -> Box<dyn BenchCache> {
+        let mut m = hashbrown::HashMap::with_capacity_and_hasher_in(
+            keys.len(),
+            foldhash::fast::FixedState::default(),
+            alloc,
+        );
+        m.extend(keys.into_iter().map(|(k, _)| (k, k)));
+        Box::new(Ceiling(m))
+    }
+    Ok(match name {
+        "ceiling" => fill(by_freq, Global),
+        "ceiling-huge" => fill(by_freq, HugePages),
+        _ => return Err(BenchError::Config(format!("{name:?} is not a ceiling row"))),
+    })
 }
 
-impl BenchCache for Ceiling {
+impl<A: Allocator + Clone + Send + Sync> BenchCache for Ceiling<A> {
     #[inline]
     fn get(&self, k: u64) -> Option<u64> {
         self.0.get(&k).copied()
@@ -310,10 +343,10 @@ pub fn make(name: &str, capacity: u64) -> Result<Box<dyn BenchCache>, BenchError
             Box::new(MutexLru(Mutex::new(lru::LruCache::new(n))))
         }
         "null" => Box::new(Null),
-        "ceiling" => {
-            return Err(BenchError::Config(
-                "ceiling: built from the run's sequences (adapter::ceiling), not by name".into(),
-            ))
+        "ceiling" | "ceiling-huge" => {
+            return Err(BenchError::Config(format!(
+                "{name}: built from the run's sequences (adapter::ceiling), not by name"
+            )))
         }
         _ => {
             let known: Vec<&str> = CACHES.iter().map(|c| c.0).collect();
@@ -333,7 +366,7 @@ mod tests {
     #[test]
     fn every_cache_behaves_like_a_cache() {
         for &(name, _) in CACHES {
-            if name == "ceiling" {
+            if is_ceiling(name) {
                 assert!(make(name, 100).is_err());
                 continue;
             }
@@ -374,10 +407,13 @@ mod ceiling_tests {
             pack(Op::Read, 3),
             pack(Op::Read, 3),
         ]);
-        let c = ceiling(2, &[seq]);
-        assert!(c.get(3) == Some(3) && c.get(2) == Some(2) && c.get(1).is_none());
-        c.insert(1);
-        assert!(c.get(1).is_none(), "the ceiling never changes");
-        assert_eq!(c.len(), 2);
+        for name in ["ceiling", "ceiling-huge"] {
+            let c = ceiling(name, 2, std::slice::from_ref(&seq)).expect(name);
+            assert!(c.get(3) == Some(3) && c.get(2) == Some(2) && c.get(1).is_none(), "{name}");
+            c.insert(1);
+            assert!(c.get(1).is_none(), "{name}: the ceiling never changes");
+            assert_eq!(c.len(), 2, "{name}");
+        }
+        assert!(ceiling("mobius", 2, &[seq]).is_err());
     }
 }

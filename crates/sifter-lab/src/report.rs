@@ -94,7 +94,7 @@ pub struct Report {
 /// `stop` (checked before each run) ends it with an error.
 pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<Report> {
     let caches: Vec<String> = list(&a.caches, "--caches")?;
-    for c in caches.iter().filter(|c| c.as_str() != "ceiling") {
+    for c in caches.iter().filter(|c| !sifter_bench::adapter::is_ceiling(c)) {
         make(c, 1).with_context(|| "--caches")?;
     }
     let threads: Vec<usize> = list(&a.threads, "--threads")?;
@@ -106,7 +106,9 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
         .map(|m| Mode::parse(m))
         .collect::<Result<_, _>>()?;
     let sizes: Vec<f64> = if a.hit_only { vec![1.0] } else { list(&a.size, "--size")? };
-    if (a.hit_only || caches.iter().any(|c| c == "ceiling")) && modes.contains(&Mode::PerThread) {
+    if (a.hit_only || caches.iter().any(|c| sifter_bench::adapter::is_ceiling(c)))
+        && modes.contains(&Mode::PerThread)
+    {
         bail!("--hit-only and the ceiling cache need --mode shared");
     }
     if sizes.iter().any(|&s| !(s > 0.0 && s <= 16.0)) {
@@ -199,8 +201,8 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
                             bail!("stopped before the measurement was complete");
                         }
                         obs.relabel(&format!("{} size {size} {t} thr {c}", mode.name()));
-                        let cache = if c == "ceiling" {
-                            sifter_bench::adapter::ceiling(capacity, &seqs[..t])
+                        let cache = if sifter_bench::adapter::is_ceiling(c) {
+                            sifter_bench::adapter::ceiling(c, capacity, &seqs[..t])?
                         } else {
                             make(c, capacity)?
                         };

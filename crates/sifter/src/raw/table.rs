@@ -36,9 +36,17 @@ pub(crate) fn advise_huge(p: *mut u8, len: usize) {
         let start = (p as usize).next_multiple_of(HUGE);
         let end = (p as usize + len) / HUGE * HUGE;
         if end > start {
+            let (p, n) = (start as *mut libc::c_void, end - start);
             // SAFETY: `[start, end)` lies within an allocation the caller owns; MADV_HUGEPAGE
             // changes how its pages are backed, never their contents or protection.
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+            unsafe { libc::madvise(p, n, libc::MADV_HUGEPAGE) };
+            // Memory the allocator hands out again (glibc serves a block freed earlier from
+            // its heap, its pages already faulted in as small ones) keeps its small pages:
+            // the advice applies to faults to come. Dropping them makes the caller's first
+            // writes fault in huge pages. SAFETY: the range is the caller's alone and holds
+            // nothing yet (it is written after this), so its contents may go (they read as
+            // zeros, or as the file's for a file mapping, until written).
+            unsafe { libc::madvise(p, n, libc::MADV_DONTNEED) };
         }
     }
     #[cfg(not(all(target_os = "linux", not(miri), not(loom))))]
