@@ -200,9 +200,54 @@ pub struct Calibrator {
     fresh: u64,
     /// The hit ratio the mixed chunks are replayed at.
     hit: f64,
-    /// A spinning backend's latency: each miss of a mixed chunk waits it as a worker would
-    /// (see [`Calibrator::spinning`]); `None`: misses do not wait.
-    spin: Option<Duration>,
+    /// How each miss of a mixed chunk waits for the backend, as a worker's core would (see
+    /// [`Calibrator::waiting`]); `None`: misses do not wait.
+    wait: Option<Wait>,
+}
+
+/// How a calibration's misses wait for the backend ([`Calibrator::waiting`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Wait {
+    /// Busy-wait this long (a worker's spinning backend, or an event loop with nothing else to
+    /// run polling its timer).
+    Spin(Duration),
+    /// Sleep this long (a thread worker with a core of its own, which idles meanwhile).
+    Sleep(Duration),
+}
+
+impl Wait {
+    /// How the workers of a point wait with their cores, if their cores have nothing else to
+    /// do meanwhile: at most one worker per core (`workers` ≤ `cores`), or a spinning
+    /// backend. `None` where other workers run while one waits.
+    pub fn of_point(
+        backend: Duration,
+        spin: bool,
+        workers: Workers,
+        mpl: usize,
+        cores: u32,
+    ) -> Option<Wait> {
+        let alone = mpl <= cores.max(1) as usize;
+        match (spin, workers) {
+            (true, _) => Some(Wait::Spin(backend)),
+            (false, Workers::Threads) if alone => Some(Wait::Sleep(backend)),
+            (false, Workers::Loops) if alone => Some(Wait::Spin(backend)),
+            _ => None,
+        }
+    }
+
+    /// Waits, and returns the µs it took.
+    fn wait(self) -> f64 {
+        let t = Instant::now();
+        match self {
+            Wait::Spin(d) => {
+                while t.elapsed() < d {
+                    std::hint::spin_loop();
+                }
+            }
+            Wait::Sleep(d) => std::thread::sleep(d),
+        }
+        t.elapsed().as_secs_f64() * 1e6
+    }
 }
 
 impl std::fmt::Debug for Calibrator {
@@ -252,11 +297,12 @@ impl Calibrator {
             })
             .collect();
         let hit = if hit.is_finite() { hit.clamp(0.0, MAX_HIT) } else { 0.0 };
-        Calibrator { cache, cap, seqs, fresh: cap, hit, spin: None }
+        Calibrator { cache, cap, seqs, fresh: cap, hit, wait: None }
     }
 
-    /// Makes each miss of the mixed chunks busy-wait `backend` after its insert, as a worker
-    /// with a spinning backend does; the waits are timed and taken out of the chunks' time.
+    /// Makes each miss of the mixed chunks wait for the backend after its insert (`wait`: as
+    /// a worker's core does, see [`Wait::of_point`]); the waits are timed and taken out of the
+    /// chunks' time.
     ///
     /// A wait is not free for the requests after it: hits that follow a 5 µs spin took
     /// 30-50 % longer than hits back to back, and longer after longer spins (a scratch loop
@@ -265,9 +311,13 @@ impl Calibrator {
     /// every miss; calibrated back to back, the model was 9-23 % optimistic at 0.95-0.995 hits
     /// with a spinning 5 µs backend. With the waits in the mixed chunks, what a miss costs the
     /// hits after it is part of the miss's cost, and the mixed chunks' time per request is
-    /// still the model's CPU demand at their hit ratio.
-    pub fn spinning(mut self, backend: Duration) -> Self {
-        self.spin = Some(backend);
+    /// still the model's CPU demand at their hit ratio. A worker that sleeps on a core of its
+    /// own meets the same, more so (the core idles, and the host runs others there): Mobius
+    /// and FIFO at 0.995 hits were 12 % optimistic with two threads and a sleeping 5 µs
+    /// backend. Where other workers run while one waits, its core stays busy with requests
+    /// like the calibration's, and misses do not wait.
+    pub fn waiting(mut self, wait: Wait) -> Self {
+        self.wait = Some(wait);
         self
     }
 
@@ -278,7 +328,7 @@ impl Calibrator {
     /// the cores are not meant here: the closed loop calibrates at most one per core.)
     pub fn round(&mut self, threads: usize) -> Costs {
         let threads = threads.clamp(1, self.seqs.len());
-        let (c, seqs, spin) = (&self.cache, &self.seqs, self.spin);
+        let (c, seqs, wait) = (&self.cache, &self.seqs, self.wait);
         // One thread replays every sequence; `threads` threads one each.
         let mine = |t: usize| seqs.iter().skip(t).step_by(threads);
         // A pass before the timed one, by each timed thread over its own sequences: the
@@ -329,7 +379,7 @@ impl Calibrator {
                         replay(c, hits, &mut next, end, 0.0, None, &mut split.hit);
                         let t1 = Instant::now();
                         split.waited_us +=
-                            replay(c, mixed, &mut next, end, share, spin, &mut split.mixed);
+                            replay(c, mixed, &mut next, end, share, wait, &mut split.mixed);
                         let t2 = Instant::now();
                         split.hit_us += (t1 - t0).as_secs_f64() * 1e6;
                         split.mixed_us += (t2 - t1).as_secs_f64() * 1e6;
@@ -389,7 +439,7 @@ struct Split {
     hit_us: f64,
     mixed: Tally,
     mixed_us: f64,
-    /// Of `mixed_us`, the time the misses spent in backend waits ([`Calibrator::spinning`]).
+    /// Of `mixed_us`, the time the misses spent in backend waits ([`Calibrator::waiting`]).
     waited_us: f64,
 }
 
@@ -414,8 +464,8 @@ impl Split {
 }
 
 /// Replays `keys` on `c`, tallying hits and misses in `tally`; returns the µs spent in
-/// `spin` waits (each miss that is read through busy-waits `spin`, if given, as a worker with
-/// a spinning backend does, see [`Calibrator::spinning`]). Requests are for fresh keys
+/// backend waits (each miss that is read through waits as `wait` says, if given, see
+/// [`Calibrator::waiting`]). Requests are for fresh keys
 /// (`next`, then `next + 1`, ..., while below `end`) instead, evenly spread, as many as bring
 /// the misses so far to `share` of the requests by the end of `keys` (a resident key that a
 /// fresh one evicted misses too, and counts). With a `share`, a missed key is inserted (read
@@ -434,7 +484,7 @@ fn replay(
     next: &mut u64,
     end: u64,
     share: f64,
-    spin: Option<Duration>,
+    wait: Option<Wait>,
     tally: &mut Tally,
 ) -> f64 {
     let (mut served, mut missed) = *tally;
@@ -464,14 +514,10 @@ fn replay(
         } else {
             if fill {
                 c.insert(k, k);
-                if let Some(wait) = spin {
-                    // As `thread_window`'s workers wait (there before the insert, after it
-                    // here: the order makes no difference to what the cache meets).
-                    let t = Instant::now();
-                    while t.elapsed() < wait {
-                        std::hint::spin_loop();
-                    }
-                    waited_us += t.elapsed().as_secs_f64() * 1e6;
+                if let Some(w) = wait {
+                    // As the workers wait (before the insert there, after it here: the order
+                    // makes no difference to what the cache meets).
+                    waited_us += w.wait();
                 }
             }
             missed += 1;
@@ -1187,6 +1233,28 @@ pub struct Point {
 const MODEL_SIM: SimOptions =
     SimOptions { warmup: 20_000, requests: 200_000, batches: 20, seed: 1 };
 
+/// Requests per calibration pass: 2^18, fewer (down to 2^12) where misses waiting `wait` at
+/// hit ratio `hit` would keep a pass waiting for more than [`WAIT_BUDGET`] seconds (a
+/// sleep takes its latency plus the timer's slack, about 60 µs here). Such points have
+/// misses enough that their cost is measured well with fewer requests, and their throughput
+/// is the backend's more than the cache's.
+fn calibration_requests(wait: Option<Wait>, hit: f64) -> usize {
+    let per_miss = match wait {
+        None => return 1 << 18,
+        Some(Wait::Spin(d)) => d.as_secs_f64(),
+        Some(Wait::Sleep(d)) => d.as_secs_f64() + 60e-6,
+    };
+    // Half the requests are in mixed chunks, a share `1 − hit` of them misses.
+    let waits_per_request = 0.5 * (1.0 - hit).clamp(0.0, 1.0) * per_miss;
+    if waits_per_request <= 0.0 {
+        return 1 << 18;
+    }
+    ((WAIT_BUDGET / waits_per_request) as usize).clamp(1 << 12, 1 << 18)
+}
+
+/// Seconds a calibration pass may spend in backend waits ([`calibration_requests`]).
+const WAIT_BUDGET: f64 = 0.1;
+
 /// Slices a point's measurement is cut into, each right after its own calibration.
 pub const SLICES: usize = 4;
 
@@ -1226,9 +1294,14 @@ pub fn point(
     let cache = Subject::build(name, cap, q)?;
     let (prefill_hit, replayed, mut pos) = prefill(&cache, seqs);
     // The calibrations' misses are timed among hits at the steady state's hit ratio.
-    let requests = 1 << 18;
-    // With a spinning backend the calibrations' misses wait it too (see `spinning`).
-    let waits = |c: Calibrator| if spin { c.spinning(backend) } else { c };
+    // Where a worker's core waits with it, the calibrations' misses wait too (see
+    // `Calibrator::waiting`), with fewer requests when the waits would make a pass long.
+    let wait = Wait::of_point(backend, spin, workers, seqs.len(), cores);
+    let requests = calibration_requests(wait, prefill_hit);
+    let waits = |c: Calibrator| match wait {
+        Some(w) => c.waiting(w),
+        None => c,
+    };
     let mut base = waits(Calibrator::new(Policy::Mobius, q, cap, threads, requests, prefill_hit));
     let mut own = match name {
         "mobius" => None,
@@ -1787,13 +1860,24 @@ mod size_search_tests {
         // With a spinning backend each miss read through waits it, and the waits are told
         // apart; hits wait for nothing.
         let (mut next, end) = (end, end + 1_000);
-        let wait = Duration::from_micros(20);
-        let mut t = (0, 0);
-        assert_eq!(replay(&cache, &keys[..CHUNK], &mut next, end, 0.0, Some(wait), &mut t), 0.0);
-        let mut t = (0, 0);
-        let waited = replay(&cache, &keys[..CHUNK], &mut next, end, 0.1, Some(wait), &mut t);
-        assert!(t.1 > 0, "no miss");
-        assert!(waited >= 20.0 * t.1 as f64, "{waited} µs waited for {} misses", t.1);
+        for wait in [Wait::Spin(Duration::from_micros(20)), Wait::Sleep(Duration::from_micros(20))]
+        {
+            let mut t = (0, 0);
+            let none = replay(&cache, &keys[..CHUNK], &mut next, end, 0.0, Some(wait), &mut t);
+            assert_eq!(none, 0.0, "{wait:?}");
+            let mut t = (0, 0);
+            let waited = replay(&cache, &keys[..CHUNK], &mut next, end, 0.1, Some(wait), &mut t);
+            assert!(t.1 > 0, "no miss");
+            assert!(waited >= 20.0 * t.1 as f64, "{wait:?}: {waited} µs for {} misses", t.1);
+        }
+        // Misses wait where the worker's core has nothing else to do meanwhile.
+        let d = Duration::from_micros(5);
+        let of = |spin, workers, mpl| Wait::of_point(d, spin, workers, mpl, 2);
+        assert_eq!(of(true, Workers::Threads, 2), Some(Wait::Spin(d)));
+        assert_eq!(of(false, Workers::Threads, 2), Some(Wait::Sleep(d)));
+        assert_eq!(of(false, Workers::Threads, 8), None);
+        assert_eq!(of(false, Workers::Loops, 1), Some(Wait::Spin(d)));
+        assert_eq!(of(false, Workers::Loops, 72), None);
         // The costs: a hit at the hit chunks' time per request; a miss at what the mixed
         // chunks took beyond their hits, never below a hit. Either way the mixed chunks' time
         // per request is the model's demand at their hit ratio.
