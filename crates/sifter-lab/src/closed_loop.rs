@@ -216,9 +216,10 @@ pub enum Wait {
 }
 
 impl Wait {
-    /// How the workers of a point wait with their cores, if their cores have nothing else to
-    /// do meanwhile: at most one worker per core (`workers` ≤ `cores`), or a spinning
-    /// backend. `None` where other workers run while one waits.
+    /// How the workers of a point (`mpl` of them, run by `workers` on `cores` cores) wait with
+    /// their cores, if their cores have nothing else to do meanwhile: a spinning backend, or
+    /// at most one worker per core (`mpl` ≤ `cores`). `None` where other workers run while
+    /// one waits.
     pub fn of_point(
         backend: Duration,
         spin: bool,
@@ -1878,6 +1879,12 @@ mod size_search_tests {
         assert_eq!(of(false, Workers::Threads, 8), None);
         assert_eq!(of(false, Workers::Loops, 1), Some(Wait::Spin(d)));
         assert_eq!(of(false, Workers::Loops, 72), None);
+        // A pass makes fewer requests only where its waits would keep it long.
+        assert_eq!(calibration_requests(None, 0.5), 1 << 18);
+        assert_eq!(calibration_requests(Some(Wait::Spin(d)), 0.995), 1 << 18);
+        let few = calibration_requests(Some(Wait::Sleep(d)), 0.5);
+        assert!((1 << 12..1 << 18).contains(&few), "{few} requests");
+        assert!(few as f64 * 0.25 * 65e-6 <= WAIT_BUDGET * 1.01, "{few} requests wait too long");
         // The costs: a hit at the hit chunks' time per request; a miss at what the mixed
         // chunks took beyond their hits, never below a hit. Either way the mixed chunks' time
         // per request is the model's demand at their hit ratio.
