@@ -236,7 +236,7 @@ impl Wait {
         }
     }
 
-    /// Waits, and returns the µs it took.
+    /// Waits, and returns the µs it took (the workers' waits and the calibration's alike).
     fn wait(self) -> f64 {
         let t = Instant::now();
         match self {
@@ -1030,6 +1030,8 @@ fn thread_window(
     secs: f64,
 ) -> Window {
     let starts = pos.to_vec();
+    // A miss waits as the calibration's misses do (`Calibrator::waiting`), by the same code.
+    let wait = if spin { Wait::Spin(backend) } else { Wait::Sleep(backend) };
     in_phases(seqs.len(), pos, warm, secs, |j, phases| {
         let seq = &seqs[j];
         let mut c = Window::default();
@@ -1044,15 +1046,7 @@ fn thread_window(
             if cache.hit(&k) {
                 c.hits += 1;
             } else {
-                let t = Instant::now();
-                if spin {
-                    while t.elapsed() < backend {
-                        std::hint::spin_loop();
-                    }
-                } else {
-                    std::thread::sleep(backend);
-                }
-                c.waited_us += t.elapsed().as_secs_f64() * 1e6;
+                c.waited_us += wait.wait();
                 cache.fill(k);
             }
             c.reqs += 1;

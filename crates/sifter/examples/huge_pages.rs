@@ -47,6 +47,7 @@ fn main() {
         .map(|s| s.trim().parse().expect("sizes: comma-separated entry counts"))
         .collect();
     let rounds: usize = args.next().map_or(40, |s| s.parse().expect("rounds: a count"));
+    assert!(rounds > 0, "rounds: at least one");
     println!("entries     4K ns/hit  huge ns/hit  4K ÷ huge: q25   median   q75");
     for n in sizes {
         let small = build(n, false);
