@@ -350,46 +350,39 @@ impl Calibrator {
             }
         };
         // Each cost is the median of PASSES timed passes: a pass takes a few milliseconds, so
-        // one preemption or a hypervisor's pause can double a single one.
+        // one preemption or a hypervisor's pause can double a single one. The passes run on
+        // the same threads, warmed once (see `together`).
         let share = 1.0 - self.hit;
         // Each thread's fresh keys (never inserted): at most one per request it makes.
         let span: u64 = mine(0).map(|s| s.len() as u64).sum::<u64>() + 1;
         let (mut hit_us, mut miss_us) = ([0.0; PASSES], [0.0; PASSES]);
-        for i in 0..PASSES {
-            let warm = |t: usize| {
-                if i == 0 {
-                    warm(t)
-                }
-            };
-            let fresh = self.fresh;
-            let per_thread = together(threads, warm, |t, done| {
-                let mut split = Split::default();
-                let mut next = fresh + t as u64 * span;
-                let end = next + span;
-                // One clock read per chunk: a chunk's end is the next one's start.
-                let mut t0 = Instant::now();
-                'all: for seq in mine(t) {
-                    // A chunk of hits, then a chunk of requests at the pass's hit ratio,
-                    // each timed: the two costs are measured side by side, so that the host's
-                    // drift between passes does not enter their difference.
-                    for pair in seq.chunks(2 * CHUNK) {
-                        if done.load(Ordering::Relaxed) {
-                            break 'all;
-                        }
-                        let (hits, mixed) = pair.split_at(pair.len().min(CHUNK));
-                        replay(c, hits, &mut next, end, 0.0, None, &mut split.hit);
-                        let t1 = Instant::now();
-                        split.waited_us +=
-                            replay(c, mixed, &mut next, end, share, wait, &mut split.mixed);
-                        let t2 = Instant::now();
-                        split.hit_us += (t1 - t0).as_secs_f64() * 1e6;
-                        split.mixed_us += (t2 - t1).as_secs_f64() * 1e6;
-                        t0 = t2;
+        let fresh = self.fresh;
+        let passes = together(threads, PASSES, warm, |t, i, done| {
+            let mut split = Split::default();
+            let mut next = fresh + (i * threads + t) as u64 * span;
+            let end = next + span;
+            // One clock read per chunk: a chunk's end is the next one's start.
+            let mut t0 = Instant::now();
+            'all: for seq in mine(t) {
+                for pair in seq.chunks(2 * CHUNK) {
+                    if done.load(Ordering::Relaxed) {
+                        break 'all;
                     }
+                    let (hits, mixed) = pair.split_at(pair.len().min(CHUNK));
+                    replay(c, hits, &mut next, end, 0.0, None, &mut split.hit);
+                    let t1 = Instant::now();
+                    split.waited_us +=
+                        replay(c, mixed, &mut next, end, share, wait, &mut split.mixed);
+                    let t2 = Instant::now();
+                    split.hit_us += (t1 - t0).as_secs_f64() * 1e6;
+                    split.mixed_us += (t2 - t1).as_secs_f64() * 1e6;
+                    t0 = t2;
                 }
-                split
-            });
-            self.fresh += threads as u64 * span;
+            }
+            split
+        });
+        self.fresh += (PASSES * threads) as u64 * span;
+        for (i, per_thread) in passes.iter().enumerate() {
             let (h, m): (Vec<f64>, Vec<f64>) = per_thread.iter().map(Split::costs).unzip();
             hit_us[i] = h.iter().sum::<f64>() / threads as f64;
             miss_us[i] = m.iter().sum::<f64>() / threads as f64;
@@ -537,48 +530,66 @@ const PASSES: usize = 3;
 /// The highest hit ratio a [`Calibrator`] replays its mixed chunks at.
 const MAX_HIT: f64 = 0.999;
 
-/// Runs `warm(t)` and then `work(t, done)` on `threads` threads, the works started together
-/// (the works time themselves), and returns each thread's result. `work` stops early (within
-/// [`CHUNK`] operations) once `done` is set, which the first thread to finish its share sets:
-/// every thread's time is then time they all ran together. (Without the stop a thread that
-/// finished early left the others to run alone, at the single-threaded cost: LRU's two-thread
-/// hit came out 10-25 % lower in alternated runs, docs/BENCHMARKS.md.)
+/// Runs `warm(t)` once and then `passes` times `work(t, pass, done)` on `threads` threads, each
+/// pass's works started together (the works time themselves), and returns each pass's results,
+/// one per thread. `work` stops early (within [`CHUNK`] operations) once that pass's `done` is
+/// set, which the first thread to finish its share sets: every thread's time is then time they
+/// all ran together. (Without the stop a thread that finished early left the others to run
+/// alone, at the single-threaded cost: LRU's two-thread hit came out 10-25 % lower in
+/// alternated runs, docs/BENCHMARKS.md.)
+///
+/// The threads live for every pass of a round, as a closed loop's workers live for its whole
+/// measurement. With fresh threads for each pass (until stop 56) only the first pass was
+/// warmed, and the costs came out high and unsteady: the lock-free policies' model was 16-25 %
+/// pessimistic at 0.995 hits with CPU-bound event loops, where the workers' whole request took
+/// less than the calibration's hit (docs/BENCHMARKS.md, "Calibration threads that live for the
+/// round").
 fn together<R: Send>(
     threads: usize,
+    passes: usize,
     warm: impl Fn(usize) + Sync,
-    work: impl Fn(usize, &AtomicBool) -> R + Sync,
-) -> Vec<R> {
-    let arrived = std::sync::atomic::AtomicUsize::new(0);
-    let done = AtomicBool::new(false);
-    std::thread::scope(|s| {
+    work: impl Fn(usize, usize, &AtomicBool) -> R + Sync,
+) -> Vec<Vec<R>> {
+    let arrived: Vec<std::sync::atomic::AtomicUsize> =
+        (0..passes).map(|_| std::sync::atomic::AtomicUsize::new(0)).collect();
+    let done: Vec<AtomicBool> = (0..passes).map(|_| AtomicBool::new(false)).collect();
+    let per_thread: Vec<Vec<R>> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
             .map(|t| {
                 let (arrived, warm, work, done) = (&arrived, &warm, &work, &done);
                 s.spawn(move || {
                     warm(t);
-                    // A spinning start: every thread is on a running core when the clocks
-                    // start (a blocking barrier lets the first arrivals' cores go idle, and
-                    // a virtual CPU woken from idle may take long to run again). The yield
-                    // lets threads not yet started run where there are more than the cores.
-                    // Relaxed: only the count matters; the work shares nothing else.
-                    arrived.fetch_add(1, Ordering::Relaxed);
-                    let mut spins = 0u32;
-                    while arrived.load(Ordering::Relaxed) < threads {
-                        spins = spins.wrapping_add(1);
-                        if spins.is_multiple_of(256) {
-                            std::thread::yield_now();
-                        }
-                        std::hint::spin_loop();
-                    }
-                    let r = work(t, done);
-                    // Relaxed: the flag only ends the others' work early.
-                    done.store(true, Ordering::Relaxed);
-                    r
+                    (0..passes)
+                        .map(|p| {
+                            // Relaxed: only the count matters; the work shares nothing else.
+                            arrived[p].fetch_add(1, Ordering::Relaxed);
+                            let mut spins = 0u32;
+                            while arrived[p].load(Ordering::Relaxed) < threads {
+                                spins = spins.wrapping_add(1);
+                                if spins.is_multiple_of(256) {
+                                    std::thread::yield_now();
+                                }
+                                std::hint::spin_loop();
+                            }
+                            let r = work(t, p, &done[p]);
+                            // Relaxed: the flag only ends the others' work early.
+                            done[p].store(true, Ordering::Relaxed);
+                            r
+                        })
+                        .collect::<Vec<R>>()
                 })
             })
             .collect();
         hs.into_iter().map(|h| h.join().expect("calibration thread")).collect()
-    })
+    });
+    // Transpose: one vector per pass.
+    let mut out: Vec<Vec<R>> = (0..passes).map(|_| Vec::with_capacity(threads)).collect();
+    for rs in per_thread {
+        for (p, r) in rs.into_iter().enumerate() {
+            out[p].push(r);
+        }
+    }
+    out
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -1895,6 +1906,39 @@ mod size_search_tests {
         let waiting = Split { mixed: (90, 10), mixed_us: 69.0, waited_us: 50.0, ..split };
         let (hit, miss) = waiting.costs();
         assert!((hit - 0.1).abs() < 1e-12 && (miss - 1.0).abs() < 1e-12, "{hit} {miss}");
+    }
+
+    #[test]
+    fn calibration_threads_warm_once_and_live_for_every_pass() {
+        use std::sync::atomic::AtomicUsize;
+        let (threads, passes) = (3, 4);
+        let warms = AtomicUsize::new(0);
+        // How many threads have started each pass's work: a pass starts when all arrived.
+        let started: Vec<AtomicUsize> = (0..passes).map(|_| AtomicUsize::new(0)).collect();
+        let out = together(
+            threads,
+            passes,
+            |_| {
+                warms.fetch_add(1, Ordering::Relaxed);
+            },
+            |t, p, _done| {
+                started[p].fetch_add(1, Ordering::Relaxed);
+                // Every thread of the round is past the pass's start barrier, so a later
+                // pass cannot have begun while this one's threads were still arriving.
+                assert!(p == 0 || started[p - 1].load(Ordering::Relaxed) == threads);
+                (t, p, std::thread::current().id())
+            },
+        );
+        assert_eq!(warms.load(Ordering::Relaxed), threads, "one warm-up per thread");
+        assert_eq!(out.len(), passes);
+        for (p, pass) in out.iter().enumerate() {
+            assert_eq!(pass.len(), threads);
+            for (t, &(tt, pp, id)) in pass.iter().enumerate() {
+                assert_eq!((tt, pp), (t, p), "results in thread order, per pass");
+                // The thread that ran pass 0 for `t` runs its every pass.
+                assert_eq!(id, out[0][t].2, "thread {t} replaced at pass {p}");
+            }
+        }
     }
 
     #[test]
