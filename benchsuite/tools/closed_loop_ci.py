@@ -4,7 +4,11 @@ the mean measured throughput with a 95 % confidence interval (Student t over the
 achieved hit ratio, the model's prediction and its error; then, per policy, whether the measured
 throughput ever falls as the hit ratio rises (a drop whose intervals do not overlap).
 
-Usage: closed_loop_ci.py RUN.csv [RUN.csv ...]   (prints a Markdown table)
+Usage: closed_loop_ci.py [--summary] RUN.csv [RUN.csv ...]   (prints a Markdown table)
+
+--summary prints instead, per MPL and backend latency, one row per policy and one column per
+target: the mean measured Mops/s and the model's error on it, and how many means the model has
+within 10 %.
 """
 import csv
 import statistics
@@ -15,14 +19,20 @@ T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8:
 
 
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    summary = "--summary" in args
+    args = [a for a in args if a != "--summary"]
+    if not args:
         sys.exit(__doc__)
     groups = {}
-    for path in sys.argv[1:]:
+    for path in args:
         with open(path) as f:
             for r in csv.DictReader(f):
                 key = (r["policy"], int(r["mpl"]), float(r["backend_us"]), float(r["target_hit"]))
                 groups.setdefault(key, []).append(r)
+    if summary:
+        print_summary(groups)
+        return
     print("| policy | MPL | backend µs | target | hit ratio | measured Mops/s (95 % CI) | model | model error | each run's error | runs |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     curves = {}
@@ -48,6 +58,37 @@ def main():
         ]
         verdict = "falls " + "; ".join(drops) if drops else "never falls (rises or stays within the intervals)"
         print(f"- {pol}, MPL {mpl}, {us:g} µs: {verdict}")
+
+
+def print_summary(groups):
+    """Per (MPL, backend): policy × target, "measured (model error)" of the means."""
+    settings = sorted({(k[1], k[2]) for k in groups})
+    within = total = 0
+    for mpl, us in settings:
+        keys = [k for k in groups if (k[1], k[2]) == (mpl, us)]
+        targets = sorted({k[3] for k in keys})
+        policies = sorted({k[0] for k in keys})
+        runs = max(len(groups[k]) for k in keys)
+        print(f"MPL {mpl}, {us:g} µs, {runs} runs: mean Mops/s (model error)\n")
+        print("| policy | " + " | ".join(f"{t:g}" for t in targets) + " |")
+        print("|---" * (len(targets) + 1) + "|")
+        for pol in policies:
+            cells = []
+            for t in targets:
+                rs = groups.get((pol, mpl, us, t))
+                if not rs:
+                    cells.append("")
+                    continue
+                m = statistics.mean(float(r["measured_mops"]) for r in rs)
+                model = statistics.mean(float(r["model_mops"]) for r in rs)
+                err = (model - m) / m
+                total += 1
+                within += abs(err) <= 0.10
+                mark = "" if abs(err) <= 0.10 else "**"
+                cells.append(f"{m:.3g} ({mark}{err:+.0%}{mark})")
+            print(f"| {pol} | " + " | ".join(cells) + " |")
+        print()
+    print(f"{within} of {total} means within 10 % of the model (bold: the others).")
 
 
 if __name__ == "__main__":
