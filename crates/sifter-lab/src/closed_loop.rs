@@ -364,6 +364,9 @@ impl Calibrator {
             // One clock read per chunk: a chunk's end is the next one's start.
             let mut t0 = Instant::now();
             'all: for seq in mine(t) {
+                // A chunk of hits, then a chunk of requests at the pass's hit ratio, each
+                // timed: the two costs are measured side by side, so that the host's drift
+                // between passes does not enter their difference.
                 for pair in seq.chunks(2 * CHUNK) {
                     if done.load(Ordering::Relaxed) {
                         break 'all;
@@ -397,10 +400,11 @@ impl Calibrator {
     /// * the index's ([`Cache`]): the most popular first. A workload fills a cache with its
     ///   popular keys first, and they stay, so they sit in their home buckets; a key inserted
     ///   into a bucket already full goes to a later one, and its every hit probes further.
-    ///   Filled least popular first, the most popular keys met the fullest buckets: at 95,000
-    ///   entries one in nine of them overflowed, and the calibrated hit came out slower than
-    ///   the workers' (docs/BENCHMARKS.md, "The calibration's cache filled as a workload
-    ///   fills it").
+    ///   Filled least popular first, the most popular keys met the fullest buckets, and hits
+    ///   came out 15-20 % slower (a full cache of 95,000 entries, Zipf 1.0 gets: 20-22 ns
+    ///   against 17-19), and the model as much too pessimistic where the CPU bounds a point
+    ///   (docs/BENCHMARKS.md, "The calibration's cache filled as a workload fills it; its
+    ///   threads live for the round").
     /// * multi-step LRU's: the least popular first. Where it cannot keep them all (a set keeps
     ///   the last 8 of the keys that hash to it), it keeps the popular ones, as it does at
     ///   steady state.
@@ -549,11 +553,10 @@ const MAX_HIT: f64 = 0.999;
 /// alternated runs, docs/BENCHMARKS.md.)
 ///
 /// The threads live for every pass of a round, as a closed loop's workers live for its whole
-/// measurement. With fresh threads for each pass (until stop 56) only the first pass was
-/// warmed, and the costs came out high and unsteady: the lock-free policies' model was 16-25 %
-/// pessimistic at 0.995 hits with CPU-bound event loops, where the workers' whole request took
-/// less than the calibration's hit (docs/BENCHMARKS.md, "Calibration threads that live for the
-/// round").
+/// measurement. With fresh threads for each pass (until stop 56), only the first pass's
+/// warmed, Mobius's one-thread hit came out at 21-45 ns across rounds where the round's own
+/// threads measure 19-21 (docs/BENCHMARKS.md, "The calibration's cache filled as a workload
+/// fills it; its threads live for the round").
 fn together<R: Send>(
     threads: usize,
     passes: usize,
@@ -571,6 +574,11 @@ fn together<R: Send>(
                     warm(t);
                     (0..passes)
                         .map(|p| {
+                            // A spinning start: every thread is on a running core when the
+                            // clocks start (a blocking barrier lets the first arrivals' cores
+                            // go idle, and a virtual CPU woken from idle may take long to run
+                            // again). The yield lets threads not yet started run where there
+                            // are more than the cores.
                             // Relaxed: only the count matters; the work shares nothing else.
                             arrived[p].fetch_add(1, Ordering::Relaxed);
                             let mut spins = 0u32;
