@@ -31,6 +31,7 @@ use sifter::{Cache, MultiStepCache, Policy};
 use sifter_model::network::{Dist, Network, Path, Station, Step};
 use sifter_model::sim::{simulate, SimOptions};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Mean CPU cost of one hit and one miss (get + insert with its eviction) of a policy, µs: the
@@ -174,10 +175,11 @@ fn zipf_seq(keys: u64, n: usize, seed: u64) -> Vec<u64> {
     (0..n).map(|_| z.sample(&mut rng) as u64).collect()
 }
 
-/// A warm cache of one policy and size kept for calibrating it, round after round. Each
-/// thread replays its own Zipf sequence over the resident keys in chunks (see
-/// [`Calibrator::round`]): a chunk of hits, then a chunk at the calibration's hit ratio, where
-/// keys never seen (each evicts an entry; the threads' keys are disjoint) make up the misses.
+/// A cache of one policy and size kept for calibrating it, round after round, on a stream of
+/// the workload's own kind: it holds what a cache of its size holds at steady state under
+/// that stream, and each round's threads replay the stream's next requests in chunks (see
+/// [`Calibrator::round`]): a chunk of lookups, then a chunk read through, where a miss inserts
+/// its key and evicts an entry, as a worker's miss does.
 ///
 /// Why misses are timed among hits: a miss's cost depends on the requests around it. Under
 /// CLOCK and SIEVE the hits between two misses set reference bits that the next eviction's
@@ -188,20 +190,33 @@ fn zipf_seq(keys: u64, n: usize, seed: u64) -> Vec<u64> {
 /// optimistic for FIFO and CLOCK at 0.5 and 0.9 hits in every round, and 4 % on average at a
 /// 100 µs backend (docs/BENCHMARKS.md, "Misses timed among hits").
 ///
+/// Why the workload's stream: a miss's cost also depends on what missed. Until stop 57 the
+/// calibration drew its hits from the `cap` keys it had inserted and made its misses with
+/// keys never seen before (so it could set any hit ratio): each such key was requested once,
+/// and under CLOCK, SIEVE and S3-FIFO the eviction found it unmarked soon after, its lines
+/// still cached. A workload's misses are keys of the stream's tail that come back: inserted,
+/// they are hit again and marked, and the eviction sweeps past them. Timed in the event loops
+/// themselves, a CLOCK insert took 220-450 ns where the calibration gave a whole miss 155 ns
+/// (S3-FIFO: 380-730 against 200-340), and the loops' measured CPU time per request was 1.15-1.3
+/// times the calibrated one at 0.98 hits (docs/BENCHMARKS.md, "The calibration replays the
+/// workload's stream").
+///
 /// (Multi-step LRU cannot keep every one of `cap` keys: a set that more than its 8 ways' worth
 /// of them hash to keeps 8, the most popular. Its "hits" then include the lookups of the
 /// others, which miss: 3–4 % of them at 1,000–100,000 entries.)
 pub struct Calibrator {
     cache: Subject,
-    cap: u64,
-    /// Keys, one sequence per thread of the busiest round.
-    seqs: Vec<Vec<u64>>,
-    /// Keys from here on were never inserted.
-    fresh: u64,
-    /// The hit ratio the mixed chunks are replayed at.
+    /// The requests replayed, in order, from `at` on (wrapping round at the end).
+    stream: Arc<[u64]>,
+    at: usize,
+    /// Requests per pass, the threads' together.
+    requests: usize,
+    /// The most threads a round runs.
+    threads: usize,
+    /// The read-through hit ratio the fill ended at.
     hit: f64,
-    /// How each miss of a mixed chunk waits for the backend, as a worker's core would (see
-    /// [`Calibrator::waiting`]); `None`: misses do not wait.
+    /// How each miss of a read-through chunk waits for the backend, as a worker's core would
+    /// (see [`Calibrator::waiting`]); `None`: misses do not wait.
     wait: Option<Wait>,
 }
 
@@ -255,25 +270,26 @@ impl std::fmt::Debug for Calibrator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Calibrator")
             .field("cache", &self.cache)
-            .field("threads", &self.seqs.len())
+            .field("threads", &self.threads)
             .field("hit", &self.hit)
             .finish_non_exhaustive()
     }
 }
 
 impl Calibrator {
-    /// A filled cache of `cap` entries of `policy` (`q`: Prob-LRU's skip probability, see
-    /// [`skip_q`]); rounds of up to `threads` threads make `requests` requests per pass, half
-    /// of them at hit ratio `hit` (clamped to 0..=0.999).
+    /// A cache of `cap` entries of `policy` (`q`: Prob-LRU's skip probability, see
+    /// [`skip_q`]) at steady state under `stream` (Zipf ranks, 1 the most popular: see
+    /// [`Calibrator::fill`]); rounds of up to `threads` threads make `requests` requests per
+    /// pass from the stream, half of them read through.
     pub fn new(
         policy: Policy,
         q: f64,
         cap: u64,
+        stream: Arc<[u64]>,
         threads: usize,
         requests: usize,
-        hit: f64,
-    ) -> Self {
-        Self::with(Subject::of(policy, cap, q), cap, threads, requests, hit)
+    ) -> Result<Self> {
+        Self::with(Subject::of(policy, cap, q), cap, stream, threads, requests)
     }
 
     /// [`Calibrator::new`] for the cache of closed-loop name `name` (see [`Subject::build`]).
@@ -281,123 +297,37 @@ impl Calibrator {
         name: &str,
         q: f64,
         cap: u64,
+        stream: Arc<[u64]>,
         threads: usize,
         requests: usize,
-        hit: f64,
     ) -> Result<Self> {
-        Ok(Self::with(Subject::build(name, cap, q)?, cap, threads, requests, hit))
+        Self::with(Subject::build(name, cap, q)?, cap, stream, threads, requests)
     }
 
-    fn with(cache: Subject, cap: u64, threads: usize, requests: usize, hit: f64) -> Self {
-        Self::put_back(&cache, cap);
-        let threads = threads.max(1);
-        // Keys 0..cap (the Zipf ranks less one), as `put_back` inserts them.
-        let seqs = (0..threads)
-            .map(|t| {
-                zipf_seq(cap, requests / threads, 9 + t as u64).into_iter().map(|k| k - 1).collect()
-            })
-            .collect();
-        let hit = if hit.is_finite() { hit.clamp(0.0, MAX_HIT) } else { 0.0 };
-        Calibrator { cache, cap, seqs, fresh: cap, hit, wait: None }
-    }
-
-    /// Makes each miss of the mixed chunks wait for the backend after its insert (`wait`: as
-    /// a worker's core does, see [`Wait::of_point`]); the waits are timed and taken out of the
-    /// chunks' time.
-    ///
-    /// A wait is not free for the requests after it: hits that follow a 5 µs spin took
-    /// 30-50 % longer than hits back to back, and longer after longer spins (a scratch loop
-    /// of 200 Mobius hits then a spin, one thread; the core's caches lose lines while it
-    /// waits, here to other tenants of the host). The closed loop's workers meet that after
-    /// every miss; calibrated back to back, the model was 9-23 % optimistic at 0.95-0.995 hits
-    /// with a spinning 5 µs backend. With the waits in the mixed chunks, what a miss costs the
-    /// hits after it is part of the miss's cost, and the mixed chunks' time per request is
-    /// still the model's CPU demand at their hit ratio. A worker that sleeps on a core of its
-    /// own meets the same, more so (the core idles, and the host runs others there): Mobius
-    /// and FIFO at 0.995 hits were 12 % optimistic with two threads and a sleeping 5 µs
-    /// backend. Where other workers run while one waits, its core stays busy with requests
-    /// like the calibration's, and misses do not wait.
-    pub fn waiting(mut self, wait: Wait) -> Self {
-        self.wait = Some(wait);
-        self
-    }
-
-    /// One round with `threads` threads (at most the `threads` it was made for) started
-    /// together, each replaying its sequences as chunks of hits and chunks at the hit ratio
-    /// ([`Split`]): the costs are the means over threads — the CPU time one operation takes
-    /// while `threads` run together — and the medians over [`PASSES`] passes. (Threads beyond
-    /// the cores are not meant here: the closed loop calibrates at most one per core.)
-    pub fn round(&mut self, threads: usize) -> Costs {
-        let threads = threads.clamp(1, self.seqs.len());
-        let (c, seqs, wait) = (&self.cache, &self.seqs, self.wait);
-        // One thread replays every sequence; `threads` threads one each.
-        let mine = |t: usize| seqs.iter().skip(t).step_by(threads);
-        // A pass before the timed one, by each timed thread over its own sequences: the
-        // previous round put the popular keys back, so every entry is freshly written and
-        // (under the reference-bit policies) unmarked, and the first hit on each would pay for
-        // that. The measurement's hits meet a cache in steady state. Timed cold, the
-        // single-threaded hit cost came out about twice the two-thread one (which ran second,
-        // warmed by it), and the model 7-31 % pessimistic at 0.99-0.995 hits with a spinning
-        // backend (docs/BENCHMARKS.md, "Hits calibrated warm"). Each thread warms its own
-        // core's caches too: a pass made on another core leaves a thread whose core shares no
-        // cache with it (a host may place two virtual CPUs so) fetching every entry from
-        // memory during its timed pass.
-        let warm = |t: usize| {
-            for seq in mine(t) {
-                for &k in seq {
-                    std::hint::black_box(c.get(&k));
-                }
-            }
-        };
-        // Each cost is the median of PASSES timed passes: a pass takes a few milliseconds, so
-        // one preemption or a hypervisor's pause can double a single one. The passes run on
-        // the same threads, warmed once (see `together`).
-        let share = 1.0 - self.hit;
-        // Each thread's fresh keys (never inserted): at most one per request it makes.
-        let span: u64 = mine(0).map(|s| s.len() as u64).sum::<u64>() + 1;
-        let (mut hit_us, mut miss_us) = ([0.0; PASSES], [0.0; PASSES]);
-        let fresh = self.fresh;
-        let passes = together(threads, PASSES, warm, |t, i, done| {
-            let mut split = Split::default();
-            let mut next = fresh + (i * threads + t) as u64 * span;
-            let end = next + span;
-            // One clock read per chunk: a chunk's end is the next one's start.
-            let mut t0 = Instant::now();
-            'all: for seq in mine(t) {
-                // A chunk of hits, then a chunk of requests at the pass's hit ratio, each
-                // timed: the two costs are measured side by side, so that the host's drift
-                // between passes does not enter their difference.
-                for pair in seq.chunks(2 * CHUNK) {
-                    if done.load(Ordering::Relaxed) {
-                        break 'all;
-                    }
-                    let (hits, mixed) = pair.split_at(pair.len().min(CHUNK));
-                    replay(c, hits, &mut next, end, 0.0, None, &mut split.hit);
-                    let t1 = Instant::now();
-                    split.waited_us +=
-                        replay(c, mixed, &mut next, end, share, wait, &mut split.mixed);
-                    let t2 = Instant::now();
-                    split.hit_us += (t1 - t0).as_secs_f64() * 1e6;
-                    split.mixed_us += (t2 - t1).as_secs_f64() * 1e6;
-                    t0 = t2;
-                }
-            }
-            split
-        });
-        self.fresh += (PASSES * threads) as u64 * span;
-        for (i, per_thread) in passes.iter().enumerate() {
-            let (h, m): (Vec<f64>, Vec<f64>) = per_thread.iter().map(Split::costs).unzip();
-            hit_us[i] = h.iter().sum::<f64>() / threads as f64;
-            miss_us[i] = m.iter().sum::<f64>() / threads as f64;
+    fn with(
+        cache: Subject,
+        cap: u64,
+        stream: Arc<[u64]>,
+        threads: usize,
+        requests: usize,
+    ) -> Result<Self> {
+        if stream.is_empty() {
+            bail!("a calibration needs a stream of at least one request");
         }
-        // Put the popular keys back so the next round hits.
-        Self::put_back(c, self.cap);
-        Costs { hit_us: median(&mut hit_us), miss_us: median(&mut miss_us) }
+        let (hit, at) = Self::fill(&cache, cap, &stream);
+        let (threads, requests) = (threads.max(1), requests.max(1));
+        Ok(Calibrator { cache, stream, at, requests, threads, hit, wait: None })
     }
 
-    /// Inserts the `cap` keys the hits are drawn from, in the order that leaves the cache's
-    /// popular entries where they sit at steady state:
-    /// * the index's ([`Cache`]): the most popular first. A workload fills a cache with its
+    /// Brings the cache to steady state under `stream`: first the `cap` most popular keys
+    /// (ranks 1 to `cap`), in the order that leaves them where a workload leaves them, then
+    /// the whole stream read through once; returns the hit ratio of the pass's second half and
+    /// where the stream stands (at its start: the rounds replay it again, as the workers
+    /// replay theirs). A pass over the whole stream, not [`prefill`]'s stop once two windows
+    /// agree: at 0.995 hits the hit ratio still climbs, slowly, long after that (a calibration
+    /// filled so read 0.991 in its first rounds and 0.997 in its last, where the workers
+    /// measured 0.997).
+    /// * The index's ([`Cache`]): the most popular first. A workload fills a cache with its
     ///   popular keys first, and they stay, so they sit in their home buckets; a key inserted
     ///   into a bucket already full goes to a later one, and its every hit probes further.
     ///   Filled least popular first, the most popular keys met the fullest buckets, and hits
@@ -405,35 +335,157 @@ impl Calibrator {
     ///   against 17-19), and the model as much too pessimistic where the CPU bounds a point
     ///   (docs/BENCHMARKS.md, "The calibration's cache filled as a workload fills it; its
     ///   threads live for the round").
-    /// * multi-step LRU's: the least popular first. Where it cannot keep them all (a set keeps
+    /// * Multi-step LRU's: the least popular first. Where it cannot keep them all (a set keeps
     ///   the last 8 of the keys that hash to it), it keeps the popular ones, as it does at
     ///   steady state.
-    fn put_back(c: &Subject, cap: u64) {
+    fn fill(c: &Subject, cap: u64, stream: &[u64]) -> (f64, usize) {
         match c {
-            Subject::Policy(c) => (0..cap).for_each(|k| c.insert(k, k)),
-            Subject::MultiStep(c) => (0..cap).rev().for_each(|k| c.insert(k, k)),
+            Subject::Policy(c) => (1..=cap).for_each(|k| c.insert(k, k)),
+            Subject::MultiStep(c) => (1..=cap).rev().for_each(|k| c.insert(k, k)),
         }
+        let half = stream.len() / 2;
+        let mut tally = (0, 0);
+        replay(c, &stream[..half], true, None, &mut (0, 0));
+        replay(c, &stream[half..], true, None, &mut tally);
+        (tally.0 as f64 / (tally.0 + tally.1).max(1) as f64, 0)
+    }
+
+    /// The read-through hit ratio of the stream at the end of the fill (about the hit ratio
+    /// of the read-through chunks).
+    pub fn hit(&self) -> f64 {
+        self.hit
+    }
+
+    /// Makes each miss of the read-through chunks wait for the backend after its insert
+    /// (`wait`: as a worker's core does, see [`Wait::of_point`]); the waits are timed and
+    /// taken out of the chunks' time.
+    ///
+    /// A wait is not free for the requests after it: hits that follow a 5 µs spin took
+    /// 30-50 % longer than hits back to back, and longer after longer spins (a scratch loop
+    /// of 200 Mobius hits then a spin, one thread; the core's caches lose lines while it
+    /// waits, here to other tenants of the host). The closed loop's workers meet that after
+    /// every miss; calibrated back to back, the model was 9-23 % optimistic at 0.95-0.995 hits
+    /// with a spinning 5 µs backend. With the waits in the read-through chunks, what a miss
+    /// costs the hits after it is part of the miss's cost, and the chunks' time per request
+    /// is still the model's CPU demand at their hit ratio. A worker that sleeps on a core of
+    /// its own meets the same, more so (the core idles, and the host runs others there):
+    /// Mobius and FIFO at 0.995 hits were 12 % optimistic with two threads and a sleeping
+    /// 5 µs backend. Where other workers run while one waits, its core stays busy with
+    /// requests like the calibration's, and misses do not wait.
+    pub fn waiting(mut self, wait: Wait) -> Self {
+        self.wait = Some(wait);
+        self
+    }
+
+    /// One round with `threads` threads (at most the `threads` it was made for) started
+    /// together, each replaying its share of the stream's next requests as chunks of lookups
+    /// and chunks read through ([`Split`]): the costs are the means over threads — the CPU
+    /// time one operation takes while `threads` run together — and the medians over
+    /// [`PASSES`] passes. (Threads beyond the cores are not meant here: the closed loop
+    /// calibrates at most one per core.)
+    pub fn round(&mut self, threads: usize) -> Costs {
+        let threads = threads.clamp(1, self.threads);
+        let len = (self.requests / threads).max(1);
+        // The round's requests: a warming share and a share per pass for each thread.
+        let need = (PASSES + 1) * threads * len;
+        let n = self.stream.len();
+        let from = self.at;
+        let part: std::borrow::Cow<'_, [u64]> = if from + need <= n {
+            std::borrow::Cow::Borrowed(&self.stream[from..from + need])
+        } else {
+            std::borrow::Cow::Owned((0..need).map(|i| self.stream[(from + i) % n]).collect())
+        };
+        self.at = (from + need) % n;
+        // Share `p` (0: the warming one, then one per pass) of thread `t`.
+        let share = |p: usize, t: usize| &part[(p * threads + t) * len..][..len];
+        let (c, wait) = (&self.cache, self.wait);
+        // A pass before the timed ones, by each timed thread, of lookups alone: each thread
+        // warms its own core's caches (a pass made on another core leaves a thread whose core
+        // shares no cache with it — a host may place two virtual CPUs so — fetching every
+        // entry from memory during its timed pass), and the first round's measurement meets
+        // the popular entries marked as hits mark them at steady state. Timed cold, the
+        // single-threaded hit cost came out about twice the two-thread one (which ran second,
+        // warmed by it), and the model 7-31 % pessimistic at 0.99-0.995 hits with a spinning
+        // backend (docs/BENCHMARKS.md, "Hits calibrated warm").
+        let warm = |t: usize| {
+            for &k in share(0, t) {
+                std::hint::black_box(c.get(&k));
+            }
+        };
+        // Each cost is the median of PASSES timed passes: a pass takes a few milliseconds, so
+        // one preemption or a hypervisor's pause can double a single one. The passes run on
+        // the same threads, warmed once (see `together`).
+        let (mut hit_us, mut miss_us) = ([0.0; PASSES], [0.0; PASSES]);
+        let passes = together(threads, PASSES, warm, |t, i, done| {
+            let mut split = Split::default();
+            // One clock read per chunk: a chunk's end is the next one's start.
+            let mut t0 = Instant::now();
+            // A chunk of lookups, then a chunk read through, each timed: the two costs are
+            // measured side by side, so that the host's drift between passes does not enter
+            // their difference.
+            for pair in share(i + 1, t).chunks(2 * CHUNK) {
+                if done.load(Ordering::Relaxed) {
+                    break;
+                }
+                let (hits, mixed) = pair.split_at(pair.len().min(CHUNK));
+                replay(c, hits, false, None, &mut split.hit);
+                let t1 = Instant::now();
+                split.waited_us += replay(c, mixed, true, wait, &mut split.mixed);
+                let t2 = Instant::now();
+                split.hit_us += (t1 - t0).as_secs_f64() * 1e6;
+                split.mixed_us += (t2 - t1).as_secs_f64() * 1e6;
+                t0 = t2;
+            }
+            split
+        });
+        for (i, per_thread) in passes.iter().enumerate() {
+            let (h, m): (Vec<f64>, Vec<f64>) = per_thread.iter().map(Split::costs).unzip();
+            hit_us[i] = h.iter().sum::<f64>() / threads as f64;
+            miss_us[i] = m.iter().sum::<f64>() / threads as f64;
+        }
+        Costs { hit_us: median(&mut hit_us), miss_us: median(&mut miss_us) }
     }
 
     /// A round alone and a round with `threads` threads.
     pub fn calibration(&mut self, threads: usize) -> Calibration {
         let one = self.round(1);
-        let threads = threads.clamp(1, self.seqs.len());
+        let threads = threads.clamp(1, self.threads);
         let busy = if threads == 1 { one } else { self.round(threads) };
         Calibration { one, threads, busy }
     }
 }
 
+/// The number of keys whose Zipf 1.0 stream a cache of its `cap` most popular keys would hit
+/// at ratio `hit`: `H(keys) = H(cap) / hit`, `H` the harmonic numbers (`H(n) ≈ ln n + γ +
+/// 1/2n`), at least `cap + 1` and at most 2^40. A policy hits less than that ideal cache, so
+/// the stream's hit ratio under it comes out lower ([`Calibrator::hit`] says by how much).
+pub fn keys_for_hit(cap: u64, hit: f64) -> u64 {
+    const GAMMA: f64 = 0.577_215_664_901_532_9;
+    let cap = cap.max(1) as f64;
+    let h_cap = cap.ln() + GAMMA + 0.5 / cap;
+    let hit = if hit.is_finite() { hit.clamp(1e-3, 1.0) } else { 1e-3 };
+    let keys = (h_cap / hit - GAMMA).exp();
+    keys.clamp(cap + 1.0, (1u64 << 40) as f64) as u64
+}
+
 /// The hit and miss costs of the cache of closed-loop name `name` (see [`Subject::build`];
 /// `problru-mpl` takes its q for `threads` workers) at capacity `cap` with `threads` threads at
-/// once, the misses timed among hits at hit ratio `hit`: the median of `rounds` rounds of
-/// passes of 2^20 requests (see [`Calibrator::round`]).
-pub fn calibrate(name: &str, cap: u64, threads: usize, rounds: usize, hit: f64) -> Result<Costs> {
+/// once, on a Zipf 1.0 stream over as many keys as a cache of that size would hit at about
+/// `hit` ([`keys_for_hit`]): the median of `rounds` rounds of passes of 2^20 requests (see
+/// [`Calibrator::round`]), and the stream's read-through hit ratio under the policy.
+pub fn calibrate(
+    name: &str,
+    cap: u64,
+    threads: usize,
+    rounds: usize,
+    hit: f64,
+) -> Result<(Costs, f64)> {
     let q = skip_q(name, threads);
-    let mut c = Calibrator::named(name, q, cap, threads, 1 << 20, hit)?;
-    let (mut hit, mut miss): (Vec<f64>, Vec<f64>) =
+    let stream: Arc<[u64]> = zipf_seq(keys_for_hit(cap, hit), 8 << 20, 7).into();
+    let mut c = Calibrator::named(name, q, cap, stream, threads, 1 << 20)?;
+    let (mut hit_us, mut miss_us): (Vec<f64>, Vec<f64>) =
         (0..rounds.max(1)).map(|_| c.round(threads)).map(|c| (c.hit_us, c.miss_us)).unzip();
-    Ok(Costs { hit_us: median(&mut hit), miss_us: median(&mut miss) })
+    Ok((Costs { hit_us: median(&mut hit_us), miss_us: median(&mut miss_us) }, c.hit()))
 }
 
 /// Requests of a calibration pass: `(hits, misses)`.
@@ -472,51 +524,16 @@ impl Split {
 }
 
 /// Replays `keys` on `c`, tallying hits and misses in `tally`; returns the µs spent in
-/// backend waits (each miss that is read through waits as `wait` says, if given, see
-/// [`Calibrator::waiting`]). Requests are for fresh keys
-/// (`next`, then `next + 1`, ..., while below `end`) instead, evenly spread, as many as bring
-/// the misses so far to `share` of the requests by the end of `keys` (a resident key that a
-/// fresh one evicted misses too, and counts). With a `share`, a missed key is inserted (read
-/// through); without one (a chunk of hits) nothing is.
+/// backend waits. With `fill` a missed key is inserted (read through), and then waits as `wait`
+/// says, if given (see [`Calibrator::waiting`]); without (a chunk of lookups) nothing is.
 ///
-/// The hit chunks (`share` 0) and the mixed chunks of a pass run this same code (not inlined
-/// into either), so that a mixed chunk's hits cost what the hit chunks measured. Its cost per
-/// request beside the lookup is a countdown: the event loops' own cost
-/// ([`loop_overhead_us`]), charged to every request apart, counts a loop again, so the
-/// calibration's must stay as small as the workers' sequence reading it stands for (at 0.99
-/// hits a request is about 20 ns here).
+/// The lookup chunks and the read-through chunks of a pass run this same code (not inlined
+/// into either), so that a read-through chunk's hits cost what the lookup chunks measured.
 #[inline(never)]
-fn replay(
-    c: &Subject,
-    keys: &[u64],
-    next: &mut u64,
-    end: u64,
-    share: f64,
-    wait: Option<Wait>,
-    tally: &mut Tally,
-) -> f64 {
+fn replay(c: &Subject, keys: &[u64], fill: bool, wait: Option<Wait>, tally: &mut Tally) -> f64 {
     let (mut served, mut missed) = *tally;
     let mut waited_us = 0.0;
-    let fill = share > 0.0;
-    // Fresh keys due in this chunk, and every how many requests one comes.
-    let total = served + missed + keys.len() as u64;
-    let mut due = ((share * total as f64).round() as u64).saturating_sub(missed);
-    let every = if due == 0 { usize::MAX } else { (keys.len() / due as usize).max(1) };
-    let mut left = every;
     for &k in keys {
-        left -= 1;
-        let k = if left == 0 {
-            left = every;
-            if due > 0 && *next < end {
-                due -= 1;
-                *next += 1;
-                *next - 1
-            } else {
-                k
-            }
-        } else {
-            k
-        };
         if c.get(&k).is_some() {
             served += 1;
         } else {
@@ -540,9 +557,6 @@ const CHUNK: usize = 256;
 
 /// Timed passes per cost in a calibration round (the cost is their median).
 const PASSES: usize = 3;
-
-/// The highest hit ratio a [`Calibrator`] replays its mixed chunks at.
-const MAX_HIT: f64 = 0.999;
 
 /// Runs `warm(t)` once and then `passes` times `work(t, pass, done)` on `threads` threads, each
 /// pass's works started together (the works time themselves), and returns each pass's results,
@@ -794,8 +808,8 @@ pub const PREFILL_WINDOW: usize = 100_000;
 /// from there. (Starting it over from the beginning would replay first the requests whose
 /// keys went in first — the ones a FIFO evicts first — and measure far below the steady
 /// state.)
-pub fn prefill(cache: &Subject, seqs: &[Vec<u64>]) -> (f64, usize, Vec<usize>) {
-    let total: usize = seqs.iter().map(Vec::len).sum();
+pub fn prefill<S: AsRef<[u64]>>(cache: &Subject, seqs: &[S]) -> (f64, usize, Vec<usize>) {
+    let total: usize = seqs.iter().map(|s| s.as_ref().len()).sum();
     let limit = 3 * total.max(1);
     let mut pos = vec![0usize; seqs.len()];
     let (mut done, mut last, mut stable) = (0usize, f64::NAN, 0);
@@ -805,7 +819,7 @@ pub fn prefill(cache: &Subject, seqs: &[Vec<u64>]) -> (f64, usize, Vec<usize>) {
         for _ in 0..PREFILL_WINDOW {
             let t = w % seqs.len();
             w += 1;
-            let seq = &seqs[t];
+            let seq = seqs[t].as_ref();
             if seq.is_empty() {
                 continue;
             }
@@ -822,7 +836,7 @@ pub fn prefill(cache: &Subject, seqs: &[Vec<u64>]) -> (f64, usize, Vec<usize>) {
         stable = if (h - last).abs() < 0.002 { stable + 1 } else { 0 };
         last = h;
         if stable >= 2 || done >= limit {
-            let at = pos.iter().zip(seqs).map(|(&p, s)| p % s.len().max(1)).collect();
+            let at = pos.iter().zip(seqs).map(|(&p, s)| p % s.as_ref().len().max(1)).collect();
             return (h, done, at);
         }
     }
@@ -1326,10 +1340,14 @@ pub fn point(
         Some(w) => c.waiting(w),
         None => c,
     };
-    let mut base = waits(Calibrator::new(Policy::Mobius, q, cap, threads, requests, prefill_hit));
+    // The calibrations replay the workers' own stream, on caches of their own brought to its
+    // steady state (see `Calibrator`).
+    let stream: Arc<[u64]> = seqs.concat().into();
+    let mut base =
+        waits(Calibrator::new(Policy::Mobius, q, cap, stream.clone(), threads, requests)?);
     let mut own = match name {
         "mobius" => None,
-        _ => Some(waits(Calibrator::named(name, q, cap, threads, requests, prefill_hit)?)),
+        _ => Some(waits(Calibrator::named(name, q, cap, stream, threads, requests)?)),
     };
     // The workers' own cost is measured at the steady state's hit ratio: every loop's
     // workers, or as many threads as run at once.
@@ -1858,41 +1876,39 @@ mod size_search_tests {
     fn calibration_misses_are_timed_among_hits_at_the_hit_ratio() {
         let cap = 2_000;
         let cache = Subject::of(Policy::Mobius, cap, 0.5);
-        for k in 0..cap {
-            cache.insert(k, k);
-        }
-        let keys: Vec<u64> = zipf_seq(cap, 10_000, 3).into_iter().map(|k| k - 1).collect();
-        // Hit chunks: no fresh key, nothing inserted, every resident key hits.
-        let (mut next, end) = (cap, cap + 10_000);
+        let keys = zipf_seq(4 * cap, 20_000, 3);
+        // Lookup chunks insert nothing: what missed stays missing.
         let mut t = (0, 0);
-        assert_eq!(replay(&cache, &keys, &mut next, end, 0.0, None, &mut t), 0.0);
-        assert_eq!((t, next), ((10_000, 0), cap));
-        // Mixed chunks at 0.9 hits: the misses (fresh keys, and resident keys they evicted,
-        // read through) keep to a tenth of the requests, chunk after chunk.
+        assert_eq!(replay(&cache, &keys[..CHUNK], false, None, &mut t), 0.0);
+        assert_eq!(t, (0, CHUNK as u64), "an empty cache misses");
+        assert!(cache.get(&keys[0]).is_none());
+        // Read-through chunks insert each key they miss: the same chunk again hits (it holds
+        // fewer keys than the cache), and the tallies add up chunk after chunk.
         let mut t = (0, 0);
-        for chunk in keys.chunks(CHUNK) {
-            replay(&cache, chunk, &mut next, end, 0.1, None, &mut t);
-            let n = t.0 + t.1;
-            assert!(t.1.abs_diff(n / 10) <= 1, "{} misses of {n}", t.1);
-        }
-        assert!(next > cap && next - cap <= t.1, "{} fresh keys for {} misses", next - cap, t.1);
-        assert!(cache.get(&(next - 1)).is_some(), "a fresh key is inserted");
-        // No fresh key is taken once they run out.
-        let (mut next, mut t) = (end, (0, 0));
-        replay(&cache, &keys, &mut next, end, 1.0, None, &mut t);
-        assert_eq!(next, end);
-        // With a spinning backend each miss read through waits it, and the waits are told
-        // apart; hits wait for nothing.
-        let (mut next, end) = (end, end + 1_000);
-        for wait in [Wait::Spin(Duration::from_micros(20)), Wait::Sleep(Duration::from_micros(20))]
+        replay(&cache, &keys[..CHUNK], true, None, &mut t);
+        assert_eq!(t.0 + t.1, CHUNK as u64);
+        assert!(t.1 > 0 && cache.get(&keys[0]).is_some());
+        replay(&cache, &keys[..CHUNK], true, None, &mut t);
+        assert_eq!(t.0 + t.1, 2 * CHUNK as u64);
+        assert_eq!(t.1, (t.0 + t.1) - t.0, "tallied");
+        let before = t;
+        replay(&cache, &keys[..CHUNK], false, None, &mut t);
+        assert_eq!(t.1, before.1, "resident: every lookup hits");
+        // With a spinning or sleeping backend each miss read through waits it, and the waits
+        // are told apart; lookups wait for nothing.
+        for (n, wait) in
+            [Wait::Spin(Duration::from_micros(20)), Wait::Sleep(Duration::from_micros(20))]
+                .into_iter()
+                .enumerate()
         {
+            // Keys beyond the stream's: never resident.
+            let fresh: Vec<u64> = (0..8).map(|k| 1_000_000 * (n as u64 + 1) + k).collect();
             let mut t = (0, 0);
-            let none = replay(&cache, &keys[..CHUNK], &mut next, end, 0.0, Some(wait), &mut t);
-            assert_eq!(none, 0.0, "{wait:?}");
+            assert_eq!(replay(&cache, &fresh, false, Some(wait), &mut t), 0.0, "{wait:?}");
             let mut t = (0, 0);
-            let waited = replay(&cache, &keys[..CHUNK], &mut next, end, 0.1, Some(wait), &mut t);
-            assert!(t.1 > 0, "no miss");
-            assert!(waited >= 20.0 * t.1 as f64, "{wait:?}: {waited} µs for {} misses", t.1);
+            let waited = replay(&cache, &fresh, true, Some(wait), &mut t);
+            assert_eq!(t, (0, 8));
+            assert!(waited >= 20.0 * 8.0, "{wait:?}: {waited} µs for 8 misses");
         }
         // Misses wait where the worker's core has nothing else to do meanwhile.
         let d = Duration::from_micros(5);
@@ -1924,6 +1940,47 @@ mod size_search_tests {
         let waiting = Split { mixed: (90, 10), mixed_us: 69.0, waited_us: 50.0, ..split };
         let (hit, miss) = waiting.costs();
         assert!((hit - 0.1).abs() < 1e-12 && (miss - 1.0).abs() < 1e-12, "{hit} {miss}");
+    }
+
+    #[test]
+    fn the_calibration_replays_the_stream_at_its_steady_state() {
+        // A stream whose steady state under a cache of 2,000 entries hits about 0.85.
+        let stream: Arc<[u64]> = zipf_seq(12_000, 400_000, 5).into();
+        let mut c = Calibrator::new(Policy::Clock, 0.5, 2_000, stream.clone(), 2, 8_192).unwrap();
+        // The fill ends at the stream's steady state, which a separate read-through replay
+        // of the same cache size confirms.
+        let twin = Subject::of(Policy::Clock, 2_000, 0.5);
+        let (steady, _, _) = prefill(&twin, &[&stream[..]]);
+        assert!((c.hit() - steady).abs() < 0.02, "filled at {} against {steady}", c.hit());
+        assert_eq!(c.at, 0, "the rounds start the stream over");
+        assert!((0.7..0.95).contains(&c.hit()), "{}", c.hit());
+        // Each round takes the stream's next requests: a warming share and one per pass for
+        // each thread, wrapping round at the end.
+        let at = c.at;
+        let costs = c.round(2);
+        assert_eq!(c.at, (at + (PASSES + 1) * 2 * 4_096) % stream.len());
+        assert!(costs.hit_us > 0.0 && costs.miss_us >= costs.hit_us, "{costs:?}");
+        c.at = stream.len() - 10;
+        c.round(1);
+        assert_eq!(c.at, ((PASSES + 1) * 8_192 - 10) % stream.len());
+        let Subject::Policy(cache) = &c.cache else { unreachable!("a CLOCK cache") };
+        assert!(cache.len() <= 2_000);
+        assert!(Calibrator::new(Policy::Clock, 0.5, 10, Vec::new().into(), 1, 10).is_err());
+    }
+
+    #[test]
+    fn keys_for_hit_ratio_follow_the_harmonic_numbers() {
+        // An ideal cache of the most popular keys: H(cap) / H(keys) = hit.
+        let h = |n: u64| (1..=n).map(|i| 1.0 / i as f64).sum::<f64>();
+        for (cap, hit) in [(1_000, 0.5), (10_000, 0.9), (50_000, 0.98)] {
+            let keys = keys_for_hit(cap, hit);
+            let got = h(cap) / h(keys);
+            assert!((got - hit).abs() < 0.002, "{cap} at {hit}: {keys} keys give {got}");
+        }
+        // Bounds: more keys than the cache, and not beyond 2^40.
+        assert_eq!(keys_for_hit(100, 1.0), 101);
+        assert_eq!(keys_for_hit(100, 0.0), 1 << 40);
+        assert_eq!(keys_for_hit(100, f64::NAN), 1 << 40);
     }
 
     #[test]
