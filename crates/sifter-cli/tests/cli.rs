@@ -295,7 +295,11 @@ fn calibrate_and_closed_loop() {
         &["model", "calibrate", "--policy", "fifo", "--capacity", "1000", "--hit-ratio", "0.5"],
         p,
     ));
-    assert!(out.contains("misses among hits at 0.5") && out.contains("fifo"), "{out}");
+    assert!(out.contains("would hit 0.5") && out.contains("fifo"), "{out}");
+    // The policy's own hit ratio on the stream, beside the costs: below the ideal cache's.
+    let row = out.lines().find(|l| l.starts_with("fifo")).expect("a fifo row");
+    let hit: f64 = row.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("hit ratio");
+    assert!((0.3..0.55).contains(&hit), "{row}");
     fails_with(
         &sifter(&["model", "calibrate", "--policy", "lru", "--hit-ratio", "1"], p),
         "--hit-ratio must be between 0 and 0.999",
@@ -1156,6 +1160,7 @@ fn bench_model_trace_and_closed_loop_flags_work_in_every_mode() {
         j["fifo"]["hit_us"].as_f64().is_some() && j["lru"]["miss_us"].as_f64().is_some(),
         "{j}"
     );
+    assert!(j["lru"]["hit_ratio"].as_f64().is_some_and(|h| h > 0.5 && h < 1.0), "{j}");
     let out =
         ok(&sifter(&["model", "calibrate", "-p", "fifo", "--capacity", "1000", "--json", "-"], d));
     let j = json(
