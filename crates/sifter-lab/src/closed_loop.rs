@@ -322,12 +322,7 @@ impl Calibrator {
     /// Brings the cache to steady state under `stream`: first the `cap` most popular keys
     /// (ranks 1 to `cap`), in the order that leaves them where a workload leaves them, then
     /// the stream read through as the workers' cache is prefilled ([`prefill`]); returns the
-    /// hit ratio reached and where the stream stands.
-    ///
-    /// (At 0.995 hits the hit ratio still climbs slowly after the prefill stops: the rounds
-    /// read 0.991 at first and 0.997 by the last, where the workers measured 0.997. A fill
-    /// replaying the whole stream once was tried and dropped: four alternated rounds could not
-    /// tell it apart, docs/BENCHMARKS.md, "The calibration replays the workload's stream".)
+    /// hit ratio reached and where the stream stands. The orders:
     /// * The index's ([`Cache`]): the most popular first. A workload fills a cache with its
     ///   popular keys first, and they stay, so they sit in their home buckets; a key inserted
     ///   into a bucket already full goes to a later one, and its every hit probes further.
@@ -339,6 +334,11 @@ impl Calibrator {
     /// * Multi-step LRU's: the least popular first. Where it cannot keep them all (a set keeps
     ///   the last 8 of the keys that hash to it), it keeps the popular ones, as it does at
     ///   steady state.
+    ///
+    /// (At 0.995 hits the hit ratio still climbs slowly after the prefill stops: the rounds
+    /// read 0.991 at first and 0.997 by the last, where the workers measured 0.997. A fill
+    /// replaying the whole stream once was tried and dropped: four alternated rounds could not
+    /// tell it apart, docs/BENCHMARKS.md, "The calibration replays the workload's stream".)
     fn fill(c: &Subject, cap: u64, stream: &[u64]) -> (f64, usize) {
         match c {
             Subject::Policy(c) => (1..=cap).for_each(|k| c.insert(k, k)),
@@ -400,8 +400,8 @@ impl Calibrator {
         // A pass before the timed ones, by each timed thread, of lookups alone: each thread
         // warms its own core's caches (a pass made on another core leaves a thread whose core
         // shares no cache with it — a host may place two virtual CPUs so — fetching every
-        // entry from memory during its timed pass), and the first round's measurement meets
-        // the popular entries marked as hits mark them at steady state. Timed cold, the
+        // entry from memory during its timed pass), and the popular entries are marked, as
+        // hits keep them at steady state, before the first round's timing. Timed cold, the
         // single-threaded hit cost came out about twice the two-thread one (which ran second,
         // warmed by it), and the model 7-31 % pessimistic at 0.99-0.995 hits with a spinning
         // backend (docs/BENCHMARKS.md, "Hits calibrated warm").
@@ -489,8 +489,8 @@ pub fn calibrate(
 /// Requests of a calibration pass: `(hits, misses)`.
 type Tally = (u64, u64);
 
-/// One thread's calibration pass: its chunks of hits and its chunks at the pass's hit ratio,
-/// with the time each kind took, µs.
+/// One thread's calibration pass: its chunks of lookups (`hit`) and its chunks read through
+/// (`mixed`), with the time each kind took, µs.
 #[derive(Debug, Default, Clone, Copy)]
 struct Split {
     hit: Tally,
@@ -502,12 +502,13 @@ struct Split {
 }
 
 impl Split {
-    /// The cost of a hit (the hit chunks' time per request: the few keys there that the
-    /// mixed chunks evicted are looked up and missed, at about a hit's cost) and of a miss:
-    /// the mixed chunks' time less their hits at that cost, per miss, and never below a hit
-    /// (a miss is a lookup and more). Whatever the hit cost's error, the mixed chunks' time
-    /// per request (the model's demand at their hit ratio) is kept. Backend waits are not
-    /// the cache's: they are taken out of the mixed chunks' time (the model has them apart).
+    /// The cost of a hit (the lookup chunks' time per request: the stream's keys not cached
+    /// there, a share of one minus the hit ratio, are looked up and missed, at about a hit's
+    /// cost) and of a miss: the read-through chunks' time less their hits at that cost, per
+    /// miss, and never below a hit (a miss is a lookup and more). Whatever the hit cost's
+    /// error, the read-through chunks' time per request (the model's demand at their hit
+    /// ratio) is kept. Backend waits are not the cache's: they are taken out of the
+    /// read-through chunks' time (the model has them apart).
     fn costs(&self) -> (f64, f64) {
         let hit = self.hit_us / (self.hit.0 + self.hit.1).max(1) as f64;
         let (served, missed) = self.mixed;
@@ -1280,7 +1281,7 @@ fn calibration_requests(wait: Option<Wait>, hit: f64) -> usize {
         Some(Wait::Spin(d)) => d.as_secs_f64(),
         Some(Wait::Sleep(d)) => d.as_secs_f64() + 60e-6,
     };
-    // Half the requests are in mixed chunks, a share `1 − hit` of them misses.
+    // Half the requests are in read-through chunks, a share `1 − hit` of them misses.
     let waits_per_request = 0.5 * (1.0 - hit).clamp(0.0, 1.0) * per_miss;
     if waits_per_request <= 0.0 {
         return 1 << 18;
@@ -1922,9 +1923,9 @@ mod size_search_tests {
         let few = calibration_requests(Some(Wait::Sleep(d)), 0.5);
         assert!((1 << 12..1 << 18).contains(&few), "{few} requests");
         assert!(few as f64 * 0.25 * 65e-6 <= WAIT_BUDGET * 1.01, "{few} requests wait too long");
-        // The costs: a hit at the hit chunks' time per request; a miss at what the mixed
-        // chunks took beyond their hits, never below a hit. Either way the mixed chunks' time
-        // per request is the model's demand at their hit ratio.
+        // The costs: a hit at the lookup chunks' time per request; a miss at what the
+        // read-through chunks took beyond their hits, never below a hit. Either way the
+        // read-through chunks' time per request is the model's demand at their hit ratio.
         let split =
             Split { hit: (95, 5), hit_us: 10.0, mixed: (90, 10), mixed_us: 19.0, waited_us: 0.0 };
         let (hit, miss) = split.costs();
