@@ -304,6 +304,11 @@ fn calibrate_and_closed_loop() {
         &sifter(&["model", "calibrate", "--policy", "lru", "--hit-ratio", "1"], p),
         "--hit-ratio must be between 0 and 0.999",
     );
+    // A capacity no cache can have: an error naming it, not a panic.
+    fails_with(
+        &sifter(&["model", "calibrate", "--policy", "mobius", "--capacity", "1000000000000"], p),
+        "capacity 1000000000000 is too large",
+    );
     let out = ok(&sifter(
         &[
             "bench",

@@ -92,15 +92,20 @@ impl Subject {
     /// probability, see [`skip_q`]). Multi-step LRU's capacity is a whole number of sets: `cap`
     /// rounded down to a multiple of its 8 ways per set.
     pub fn build(name: &str, cap: u64, q: f64) -> Result<Self> {
-        Ok(match kind_of(name)? {
+        match kind_of(name)? {
             Some(policy) => Subject::of(policy, cap, q),
-            None => Subject::MultiStep(MultiStepCache::new(cap)),
-        })
+            None if cap > MAX_ENTRIES => {
+                bail!("a multistep cache of {cap} entries: at most {MAX_ENTRIES} entries")
+            }
+            None => Ok(Subject::MultiStep(MultiStepCache::new(cap))),
+        }
     }
 
-    /// A [`Cache`] of `policy` with `cap` entries.
-    pub fn of(policy: Policy, cap: u64, q: f64) -> Self {
-        Subject::Policy(Cache::builder().capacity(cap).policy(policy).promotion_skip(q).build())
+    /// A [`Cache`] of `policy` with `cap` entries; an error if `Cache` cannot have that
+    /// capacity.
+    pub fn of(policy: Policy, cap: u64, q: f64) -> Result<Self> {
+        let c = Cache::builder().capacity(cap).policy(policy).promotion_skip(q).try_build();
+        Ok(Subject::Policy(c.map_err(|e| anyhow::anyhow!("a {policy:?} cache: {e}"))?))
     }
 
     /// A lookup (a hit counts as a use).
@@ -158,6 +163,10 @@ impl Store for Coin {
         std::hint::black_box(k);
     }
 }
+
+/// The most entries a [`Subject`] may have: about what [`Cache`] takes (its builder refuses
+/// more), for multi-step LRU too.
+const MAX_ENTRIES: u64 = 1_000_000_000;
 
 /// Prob-LRU's q (the probability that a hit skips the list update) for `name` at `mpl` workers:
 /// 0.5 for `problru`, 1 − 1/MPL for `problru-mpl` (the paper's choice: about one worker at a
@@ -289,7 +298,7 @@ impl Calibrator {
         threads: usize,
         requests: usize,
     ) -> Result<Self> {
-        Self::with(Subject::of(policy, cap, q), cap, stream, threads, requests)
+        Self::with(Subject::of(policy, cap, q)?, cap, stream, threads, requests)
     }
 
     /// [`Calibrator::new`] for the cache of closed-loop name `name` (see [`Subject::build`]).
@@ -479,8 +488,10 @@ pub fn calibrate(
     hit: f64,
 ) -> Result<(Costs, f64)> {
     let q = skip_q(name, threads);
+    // The cache first: a capacity it cannot have is refused before the stream is drawn.
+    let cache = Subject::build(name, cap, q)?;
     let stream: Arc<[u64]> = zipf_seq(keys_for_hit(cap, hit), 8 << 20, 7).into();
-    let mut c = Calibrator::named(name, q, cap, stream, threads, 1 << 20)?;
+    let mut c = Calibrator::with(cache, cap, stream, threads, 1 << 20)?;
     let (mut hit_us, mut miss_us): (Vec<f64>, Vec<f64>) =
         (0..rounds.max(1)).map(|_| c.round(threads)).map(|c| (c.hit_us, c.miss_us)).unzip();
     Ok((Costs { hit_us: median(&mut hit_us), miss_us: median(&mut miss_us) }, c.hit()))
@@ -1792,6 +1803,11 @@ mod size_search_tests {
         // It is a cache of its own: no `sifter::Cache` policy by that name.
         assert_eq!(kind_of(MULTISTEP).expect("a closed-loop name"), None);
         assert!(Subject::build("no-such", 10, 0.5).is_err());
+        // Capacities no cache can have are errors that say so, not panics.
+        for name in ["mobius", "lru", "multistep"] {
+            let e = Subject::build(name, 1 << 40, 0.5).expect_err(name).to_string();
+            assert!(e.contains("too large") || e.contains("at most"), "{name}: {e}");
+        }
     }
 
     /// Both ways of running the workers: every worker makes progress, each miss waits the
@@ -1807,7 +1823,7 @@ mod size_search_tests {
         let seqs: Vec<Vec<u64>> = (0..6).map(|t| zipf_seq(2_000, 20_011, t + 1)).collect();
         let backend = Duration::from_micros(200);
         for workers in [Workers::Threads, Workers::Loops] {
-            let c = Subject::of(Policy::Lru, 500, 0.5);
+            let c = Subject::of(Policy::Lru, 500, 0.5).unwrap();
             let mut pos = vec![0usize; seqs.len()];
             let (warm, secs) = (0.02, 0.1);
             let w = window(&c, &seqs, &mut pos, backend, false, workers, 2, warm, secs);
@@ -1832,7 +1848,7 @@ mod size_search_tests {
             c.validate().expect("a valid cache after the window");
         }
         // A cache holding every key: no worker ever misses, and still every one takes turns.
-        let c = Subject::of(Policy::Lru, 2_000, 0.5);
+        let c = Subject::of(Policy::Lru, 2_000, 0.5).unwrap();
         for k in 1..=2_000 {
             c.insert(k, k);
         }
@@ -1874,7 +1890,7 @@ mod size_search_tests {
     #[test]
     fn calibration_misses_are_timed_among_hits_at_the_hit_ratio() {
         let cap = 2_000;
-        let cache = Subject::of(Policy::Mobius, cap, 0.5);
+        let cache = Subject::of(Policy::Mobius, cap, 0.5).unwrap();
         let keys = zipf_seq(4 * cap, 20_000, 3);
         // Lookup chunks insert nothing: what missed stays missing.
         let mut t = (0, 0);
@@ -1948,7 +1964,7 @@ mod size_search_tests {
         let mut c = Calibrator::new(Policy::Clock, 0.5, 2_000, stream.clone(), 2, 8_192).unwrap();
         // The fill ends at the stream's steady state, which a separate read-through replay
         // of the same cache size confirms.
-        let twin = Subject::of(Policy::Clock, 2_000, 0.5);
+        let twin = Subject::of(Policy::Clock, 2_000, 0.5).unwrap();
         let (steady, _, _) = prefill(&twin, &[&stream[..]]);
         assert!((c.hit() - steady).abs() < 0.02, "filled at {} against {steady}", c.hit());
         assert!((0.7..0.95).contains(&c.hit()), "{}", c.hit());
@@ -2058,7 +2074,7 @@ mod size_search_tests {
     #[test]
     fn prefill_reaches_the_steady_hit_ratio() {
         let seqs: Vec<Vec<u64>> = (0..2).map(|t| zipf_seq(2_000, 100_000, t + 1)).collect();
-        let c = Subject::of(Policy::Lru, 1_000, 0.5);
+        let c = Subject::of(Policy::Lru, 1_000, 0.5).unwrap();
         let (h, n, at) = prefill(&c, &seqs);
         assert!((3 * PREFILL_WINDOW..=3 * 200_000).contains(&n), "{n}");
         // Round robin over the workers: each stands where its share of the replay ended.
