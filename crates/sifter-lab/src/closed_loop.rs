@@ -286,34 +286,11 @@ impl std::fmt::Debug for Calibrator {
 }
 
 impl Calibrator {
-    /// A cache of `cap` entries of `policy` (`q`: Prob-LRU's skip probability, see
-    /// [`skip_q`]) at steady state under `stream` (Zipf ranks, 1 the most popular: see
-    /// [`Calibrator::fill`]); rounds of up to `threads` threads make `requests` requests per
-    /// pass from the stream, half of them read through.
+    /// Calibrates `cache` (of `cap` entries: see [`Subject::build`]), first brought to steady
+    /// state under `stream` (Zipf ranks, 1 the most popular: see `Calibrator::fill`); rounds
+    /// of up to `threads` threads make `requests` requests per pass from the stream, half of
+    /// them read through.
     pub fn new(
-        policy: Policy,
-        q: f64,
-        cap: u64,
-        stream: Arc<[u64]>,
-        threads: usize,
-        requests: usize,
-    ) -> Result<Self> {
-        Self::with(Subject::of(policy, cap, q)?, cap, stream, threads, requests)
-    }
-
-    /// [`Calibrator::new`] for the cache of closed-loop name `name` (see [`Subject::build`]).
-    pub fn named(
-        name: &str,
-        q: f64,
-        cap: u64,
-        stream: Arc<[u64]>,
-        threads: usize,
-        requests: usize,
-    ) -> Result<Self> {
-        Self::with(Subject::build(name, cap, q)?, cap, stream, threads, requests)
-    }
-
-    fn with(
         cache: Subject,
         cap: u64,
         stream: Arc<[u64]>,
@@ -358,7 +335,7 @@ impl Calibrator {
     }
 
     /// The read-through hit ratio of the stream at the end of the fill (about the hit ratio
-    /// of the read-through chunks; see [`Calibrator::fill`]).
+    /// of the read-through chunks; see `Calibrator::fill`).
     pub fn hit(&self) -> f64 {
         self.hit
     }
@@ -491,7 +468,7 @@ pub fn calibrate(
     // The cache first: a capacity it cannot have is refused before the stream is drawn.
     let cache = Subject::build(name, cap, q)?;
     let stream: Arc<[u64]> = zipf_seq(keys_for_hit(cap, hit), 8 << 20, 7).into();
-    let mut c = Calibrator::with(cache, cap, stream, threads, 1 << 20)?;
+    let mut c = Calibrator::new(cache, cap, stream, threads, 1 << 20)?;
     let (mut hit_us, mut miss_us): (Vec<f64>, Vec<f64>) =
         (0..rounds.max(1)).map(|_| c.round(threads)).map(|c| (c.hit_us, c.miss_us)).unzip();
     Ok((Costs { hit_us: median(&mut hit_us), miss_us: median(&mut miss_us) }, c.hit()))
@@ -1353,11 +1330,22 @@ pub fn point(
     // The calibrations replay the workers' own stream, on caches of their own brought to its
     // steady state (see `Calibrator`).
     let stream: Arc<[u64]> = seqs.concat().into();
-    let mut base =
-        waits(Calibrator::new(Policy::Mobius, q, cap, stream.clone(), threads, requests)?);
+    let mut base = waits(Calibrator::new(
+        Subject::of(Policy::Mobius, cap, q)?,
+        cap,
+        stream.clone(),
+        threads,
+        requests,
+    )?);
     let mut own = match name {
         "mobius" => None,
-        _ => Some(waits(Calibrator::named(name, q, cap, stream, threads, requests)?)),
+        _ => Some(waits(Calibrator::new(
+            Subject::build(name, cap, q)?,
+            cap,
+            stream,
+            threads,
+            requests,
+        )?)),
     };
     // The workers' own cost is measured at the steady state's hit ratio: every loop's
     // workers, or as many threads as run at once.
@@ -1961,7 +1949,8 @@ mod size_search_tests {
     fn the_calibration_replays_the_stream_at_its_steady_state() {
         // A stream whose steady state under a cache of 2,000 entries hits about 0.85.
         let stream: Arc<[u64]> = zipf_seq(12_000, 400_000, 5).into();
-        let mut c = Calibrator::new(Policy::Clock, 0.5, 2_000, stream.clone(), 2, 8_192).unwrap();
+        let clock = || Subject::of(Policy::Clock, 2_000, 0.5).unwrap();
+        let mut c = Calibrator::new(clock(), 2_000, stream.clone(), 2, 8_192).unwrap();
         // The fill ends at the stream's steady state, which a separate read-through replay
         // of the same cache size confirms.
         let twin = Subject::of(Policy::Clock, 2_000, 0.5).unwrap();
@@ -1979,7 +1968,7 @@ mod size_search_tests {
         assert_eq!(c.at, ((PASSES + 1) * 8_192 - 10) % stream.len());
         let Subject::Policy(cache) = &c.cache else { unreachable!("a CLOCK cache") };
         assert!(cache.len() <= 2_000);
-        assert!(Calibrator::new(Policy::Clock, 0.5, 10, Vec::new().into(), 1, 10).is_err());
+        assert!(Calibrator::new(clock(), 10, Vec::new().into(), 1, 10).is_err());
     }
 
     #[test]
