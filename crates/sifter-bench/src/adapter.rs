@@ -296,10 +296,13 @@ pub fn make(name: &str, capacity: u64) -> Result<Box<dyn BenchCache>, BenchError
     if capacity == 0 {
         return Err(BenchError::Config(format!("{name}: capacity must be at least 1")));
     }
-    let sifter = |p: Policy, cd: bool| -> Box<dyn BenchCache> {
-        Box::new(Sifter(
-            Cache::builder().capacity(capacity).policy(p).consecutive_detection(cd).build(),
-        ))
+    /// A sifter cache built, or the builder's error naming the cache.
+    fn built<T>(name: &str, r: Result<T, sifter::BuildError>) -> Result<T, BenchError> {
+        r.map_err(|e| BenchError::Config(format!("{name}: {e}")))
+    }
+    let sifter = |p: Policy, cd: bool| -> Result<Box<dyn BenchCache>, BenchError> {
+        let c = Cache::builder().capacity(capacity).policy(p).consecutive_detection(cd);
+        Ok(Box::new(Sifter(built(name, c.try_build())?)))
     };
     let cap = usize::try_from(capacity)
         .map_err(|_| BenchError::Config(format!("{name}: capacity {capacity} too large")))?;
@@ -309,30 +312,41 @@ pub fn make(name: &str, capacity: u64) -> Result<Box<dyn BenchCache>, BenchError
         Box::new(Foyer(c))
     };
     Ok(match name {
-        "mobius" => sifter(Policy::Mobius, true),
-        "mobius-wd" => sifter(Policy::Mobius, false),
-        "mobius-ttl" => Box::new(Sifter(
+        "mobius" => sifter(Policy::Mobius, true)?,
+        "mobius-wd" => sifter(Policy::Mobius, false)?,
+        "mobius-ttl" => Box::new(Sifter(built(
+            name,
             Cache::builder()
                 .capacity(capacity)
                 .time_to_live(std::time::Duration::from_secs(3600))
-                .build(),
-        )),
-        "mobius-get-with" => Box::new(SifterGetWith(Cache::builder().capacity(capacity).build())),
-        "sieve" => sifter(Policy::Sieve, true),
-        "lru" => sifter(Policy::Lru, true),
-        "problru" | "prob-lru" => sifter(Policy::ProbLru, true),
-        "fifo" => sifter(Policy::Fifo, true),
-        "clock" => sifter(Policy::Clock, true),
-        "s3fifo" | "s3-fifo" => sifter(Policy::S3Fifo, true),
-        "nbq-clock" | "nbqclock" => sifter(Policy::NbqClock, true),
-        "nbq-clock-1" => sifter(Policy::NbqClock, false),
-        "multistep" | "multistep-lru" => {
-            Box::new(MultiStep::<2, 4>(sifter::MultiStepCache::new(capacity)))
+                .try_build(),
+        )?)),
+        "mobius-get-with" => {
+            Box::new(SifterGetWith(built(name, Cache::builder().capacity(capacity).try_build())?))
         }
-        "multistep-m1" => Box::new(MultiStep::<1, 4>(sifter::MultiStepCache::new(capacity))),
-        "multistep-m4" => Box::new(MultiStep::<4, 4>(sifter::MultiStepCache::new(capacity))),
-        "multistep-m8" => Box::new(MultiStep::<8, 4>(sifter::MultiStepCache::new(capacity))),
-        "multistep-p8" => Box::new(MultiStep::<2, 8>(sifter::MultiStepCache::new(capacity))),
+        "sieve" => sifter(Policy::Sieve, true)?,
+        "lru" => sifter(Policy::Lru, true)?,
+        "problru" | "prob-lru" => sifter(Policy::ProbLru, true)?,
+        "fifo" => sifter(Policy::Fifo, true)?,
+        "clock" => sifter(Policy::Clock, true)?,
+        "s3fifo" | "s3-fifo" => sifter(Policy::S3Fifo, true)?,
+        "nbq-clock" | "nbqclock" => sifter(Policy::NbqClock, true)?,
+        "nbq-clock-1" => sifter(Policy::NbqClock, false)?,
+        "multistep" | "multistep-lru" => {
+            Box::new(MultiStep::<2, 4>(built(name, sifter::MultiStepCache::try_new(capacity))?))
+        }
+        "multistep-m1" => {
+            Box::new(MultiStep::<1, 4>(built(name, sifter::MultiStepCache::try_new(capacity))?))
+        }
+        "multistep-m4" => {
+            Box::new(MultiStep::<4, 4>(built(name, sifter::MultiStepCache::try_new(capacity))?))
+        }
+        "multistep-m8" => {
+            Box::new(MultiStep::<8, 4>(built(name, sifter::MultiStepCache::try_new(capacity))?))
+        }
+        "multistep-p8" => {
+            Box::new(MultiStep::<2, 8>(built(name, sifter::MultiStepCache::try_new(capacity))?))
+        }
         "quick_cache" | "quick-cache" => Box::new(Quick(quick_cache::sync::Cache::new(cap))),
         "moka" => Box::new(Moka(moka::sync::Cache::new(capacity))),
         "mini_moka" | "mini-moka" => Box::new(MiniMoka(mini_moka::sync::Cache::new(capacity))),

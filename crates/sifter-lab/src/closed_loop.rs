@@ -97,7 +97,10 @@ impl Subject {
             None if cap > MAX_ENTRIES => {
                 bail!("a multistep cache of {cap} entries: at most {MAX_ENTRIES} entries")
             }
-            None => Ok(Subject::MultiStep(MultiStepCache::new(cap))),
+            None => {
+                let c = MultiStepCache::try_new(cap);
+                Ok(Subject::MultiStep(c.map_err(|e| anyhow::anyhow!("a multistep cache: {e}"))?))
+            }
         }
     }
 

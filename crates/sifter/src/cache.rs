@@ -37,6 +37,7 @@ use crate::raw::queue::Links;
 use crate::raw::slot::{
     hollowed, let_go, Arena, LetGo, Slot, Times, DEAD, EMPTY, HOLLOW, LIVE, RETIRED, TAKEN,
 };
+use crate::raw::table::AllocError;
 use crate::stats::{CacheStats, Counter, Stats};
 use crate::sync::{AtomicU8, Backoff, SpinLock};
 use crate::{BuildError, Policy};
@@ -477,20 +478,25 @@ where
             }
             Some(_) => Times::At,
         };
-        let arena = Arena::new(slots, extra, times);
+        let no_memory = |e: AllocError| BuildError::OutOfMemory { capacity, bytes: e.bytes };
+        let arena = Arena::new(slots, extra, times).map_err(no_memory)?;
         // Entry-bounded caches index at most `capacity` entries (tokens); weighted ones at most
         // one per slot (S3-FIFO's ghost has a table of its own).
         let linked = if weigher.is_some() { arena.max_len() } else { slots };
-        let index = Index::new(linked);
+        let index = Index::new(linked).map_err(no_memory)?;
         let structure = match policy {
             Policy::Mobius => Structure::Queues(Queues::new(Mode::Mobius { consecutive })),
             Policy::Clock => Structure::Queues(Queues::new(Mode::Clock)),
             Policy::Fifo => Structure::Queues(Queues::new(Mode::Fifo)),
-            Policy::Sieve => Structure::Locked(Locked::new(Kind::Sieve, arena.max_len())),
-            Policy::Lru | Policy::ProbLru => {
-                Structure::Locked(Locked::new(Kind::Lru, arena.max_len()))
+            Policy::Sieve => {
+                Structure::Locked(Locked::new(Kind::Sieve, arena.max_len()).map_err(no_memory)?)
             }
-            Policy::S3Fifo => Structure::S3(S3Fifo::new(capacity, entries as u64)),
+            Policy::Lru | Policy::ProbLru => {
+                Structure::Locked(Locked::new(Kind::Lru, arena.max_len()).map_err(no_memory)?)
+            }
+            Policy::S3Fifo => {
+                Structure::S3(S3Fifo::new(capacity, entries as u64).map_err(no_memory)?)
+            }
             Policy::NbqClock => {
                 Structure::Queues(Queues::new(Mode::NbqClock { batched: consecutive }))
             }

@@ -297,6 +297,15 @@ pub enum BuildError {
     WeigherMismatch,
     /// Capacity above what the structures can address.
     TooLarge(u64),
+    /// The allocator refused the cache's tables (they are allocated whole, for the capacity,
+    /// when the cache is built): more memory than the machine gives the process.
+    OutOfMemory {
+        /// The capacity asked for (entries, or weight units with a weigher).
+        capacity: u64,
+        /// The size of the allocation that failed, in bytes (`usize::MAX`: beyond the
+        /// address space).
+        bytes: usize,
+    },
     /// [`Cache::set_capacity`] above the capacity the cache was built with.
     Resize {
         /// The capacity asked for.
@@ -321,6 +330,16 @@ impl std::fmt::Display for BuildError {
             BuildError::TooLarge(c) => {
                 write!(f, "capacity {c} is too large (at most about 10^9 entries)")
             }
+            BuildError::OutOfMemory { capacity, bytes: usize::MAX } => write!(
+                f,
+                "capacity {capacity} needs more memory than the address space holds \
+                 (the cache's tables are allocated whole when it is built)"
+            ),
+            BuildError::OutOfMemory { capacity, bytes } => write!(
+                f,
+                "not enough memory for capacity {capacity}: allocating {bytes} bytes failed \
+                 (the cache's tables are allocated whole when it is built)"
+            ),
             BuildError::Resize { asked, max } => write!(
                 f,
                 "capacity {asked} is above the {max} the cache was built with (its storage is \
@@ -386,8 +405,9 @@ where
     ///
     /// # Panics
     /// If `entries` is more than about 10^9 (slot numbers, growth room included, stay below
-    /// 2^31; [`CacheBuilder::try_build`] is the non-panicking form). A capacity of 0 is valid:
-    /// such a cache keeps nothing.
+    /// 2^31), or more than the memory available holds (the tables are allocated whole, here);
+    /// [`CacheBuilder::try_build`] is the non-panicking form. A capacity of 0 is valid: such a
+    /// cache keeps nothing.
     pub fn new(entries: u64) -> Self {
         Self::builder().capacity(entries).build()
     }
@@ -562,7 +582,9 @@ impl<K, V, S> CacheBuilder<K, V, S> {
         self
     }
 
-    /// Builds the cache, or says what is wrong with the configuration.
+    /// Builds the cache, or says what is wrong with the configuration, or that the memory for
+    /// its tables could not be had ([`BuildError::OutOfMemory`]: a cache allocates its slots
+    /// and index whole, for the capacity, when it is built).
     pub fn try_build(self) -> Result<Cache<K, V, S>, BuildError>
     where
         K: std::hash::Hash + Eq + Send + Sync + 'static,
@@ -620,7 +642,8 @@ impl<K, V, S> CacheBuilder<K, V, S> {
     ///
     /// # Panics
     /// If the configuration is invalid (see [`CacheBuilder::try_build`] for the non-panicking
-    /// form): no capacity, both capacities, or a weigher without a weight capacity.
+    /// form): no capacity, both capacities, or a weigher without a weight capacity; a
+    /// capacity too large to address or to allocate.
     pub fn build(self) -> Cache<K, V, S>
     where
         K: std::hash::Hash + Eq + Send + Sync + 'static,
@@ -629,7 +652,7 @@ impl<K, V, S> CacheBuilder<K, V, S> {
     {
         match self.try_build() {
             Ok(c) => c,
-            Err(e) => panic!("invalid sifter::Cache configuration: {e}"),
+            Err(e) => panic!("sifter::Cache: {e}"),
         }
     }
 }

@@ -93,7 +93,7 @@ impl Core {
     /// of `n` entries) or "fifo"; `n` slots.
     pub fn new(mode: &str, n: usize) -> Core {
         let q = match mode {
-            "s3fifo" => Policy::S3(S3Fifo::new(n as u64, n as u64)),
+            "s3fifo" => Policy::S3(S3Fifo::new(n as u64, n as u64).expect("a tiny table")),
             _ => Policy::Queues(Queues::new(match mode {
                 "mobius" => Mode::Mobius { consecutive: true },
                 "mobius-wd" => Mode::Mobius { consecutive: false },
@@ -277,7 +277,7 @@ impl Idx {
     /// An index sized for `slots` slots (and that many model slots).
     pub fn new(slots: usize) -> Self {
         Idx {
-            index: crate::raw::index::Index::new(slots),
+            index: crate::raw::index::Index::new(slots).expect("a tiny table"),
             keys: (0..slots).map(|_| loom::cell::UnsafeCell::new(0)).collect(),
             values: (0..slots).map(|_| loom::cell::UnsafeCell::new(0)).collect(),
             writing: (0..slots).map(|_| Default::default()).collect(),
@@ -447,7 +447,7 @@ pub struct Ghost(crate::raw::ghost::GhostTable);
 impl Ghost {
     /// A table for a ghost of `len` fingerprints.
     pub fn new(len: u64) -> Self {
-        Ghost(crate::raw::ghost::GhostTable::new(len))
+        Ghost(crate::raw::ghost::GhostTable::new(len).expect("a tiny table"))
     }
     fn g(now: u32, len: u32) -> crate::raw::ghost::Ghosts {
         crate::raw::ghost::Ghosts { now, len }

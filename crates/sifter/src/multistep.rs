@@ -28,6 +28,7 @@
 
 use crate::raw::table;
 use crate::sync::Backoff;
+use crate::BuildError;
 use std::borrow::Borrow;
 use std::cell::UnsafeCell;
 use std::hash::{BuildHasher, Hash};
@@ -285,8 +286,17 @@ impl<K, V, const M: usize, const P: usize, S> std::fmt::Debug for MultiStepCache
 
 impl<K: Hash + Eq, V, const M: usize, const P: usize> MultiStepCache<K, V, M, P> {
     /// A cache of `⌊capacity / (M·P)⌋` sets (at least one), foldhash-hashed.
+    ///
+    /// # Panics
+    /// As [`MultiStepCache::with_hasher`].
     pub fn new(capacity: u64) -> Self {
         Self::with_hasher(capacity, foldhash::fast::RandomState::default())
+    }
+
+    /// As [`MultiStepCache::new`], or an error for a capacity the sets cannot be allocated
+    /// for ([`BuildError::OutOfMemory`]).
+    pub fn try_new(capacity: u64) -> Result<Self, BuildError> {
+        Self::try_with_hasher(capacity, foldhash::fast::RandomState::default())
     }
 }
 
@@ -296,11 +306,27 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
     /// As [`MultiStepCache::new`] with the hasher `hasher`.
     ///
     /// # Panics
-    /// If `M` or `P` is 0, or `P` above 64 (a vector's ways).
+    /// If `M` or `P` is 0, or `P` above 64 (a vector's ways); if the sets cannot be
+    /// allocated (see [`MultiStepCache::try_with_hasher`]).
     pub fn with_hasher(capacity: u64, hasher: S) -> Self {
+        match Self::try_with_hasher(capacity, hasher) {
+            Ok(c) => c,
+            Err(e) => panic!("MultiStepCache: {e}"),
+        }
+    }
+
+    /// As [`MultiStepCache::with_hasher`], or an error for a capacity the sets cannot be
+    /// allocated for ([`BuildError::OutOfMemory`]).
+    ///
+    /// # Panics
+    /// If `M` or `P` is 0, or `P` above 64 (a vector's ways).
+    pub fn try_with_hasher(capacity: u64, hasher: S) -> Result<Self, BuildError> {
         assert!(M >= 1 && (1..=64).contains(&P), "MultiStepCache needs M ≥ 1 and 1 ≤ P ≤ 64");
-        let sets = (capacity / (M * P) as u64).max(1) as usize;
-        MultiStepCache { sets: table::boxed(sets, |_| Set::new()), hasher }
+        let sets = (capacity / (M * P) as u64).max(1);
+        let no_memory = |bytes| BuildError::OutOfMemory { capacity, bytes };
+        let sets = usize::try_from(sets).map_err(|_| no_memory(usize::MAX))?;
+        let sets = table::boxed(sets, |_| Set::new()).map_err(|e| no_memory(e.bytes))?;
+        Ok(MultiStepCache { sets, hasher })
     }
 
     /// Entries the cache can hold: sets × M × P.

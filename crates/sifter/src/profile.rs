@@ -69,7 +69,8 @@ unsafe impl Allocator for HugePages {
             let p = NonNull::new(layout.align() as *mut u8).ok_or(AllocError)?;
             return Ok(NonNull::slice_from_raw_parts(p, 0));
         }
-        let l = crate::raw::table::layout(layout.size(), layout.align());
+        let l =
+            crate::raw::table::layout(1, layout.size(), layout.align()).map_err(|_| AllocError)?;
         // SAFETY: `l` has a non-zero size (`layout`'s, checked above).
         let p = NonNull::new(unsafe { std::alloc::alloc(l) }).ok_or(AllocError)?;
         // Before the caller's first write, which decides the pages' size.
@@ -79,7 +80,9 @@ unsafe impl Allocator for HugePages {
 
     unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
         if layout.size() != 0 {
-            let l = crate::raw::table::layout(layout.size(), layout.align());
+            // `allocate` computed it without error from the same `layout`.
+            let l = crate::raw::table::layout(1, layout.size(), layout.align())
+                .expect("an allocated block's layout");
             // SAFETY: per the trait's contract `ptr` came from `allocate` with `layout`, which
             // allocated it with `l` (the same function of `layout`).
             unsafe { std::alloc::dealloc(ptr.as_ptr(), l) };

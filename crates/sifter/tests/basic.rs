@@ -104,6 +104,32 @@ fn builder_errors() {
     let e = Cache::<u64, u64>::builder().weight_capacity(2).try_build().unwrap_err();
     assert_eq!(e, BuildError::WeigherMismatch);
     assert!("mobius".parse::<Policy>().is_ok() && "nope".parse::<Policy>().is_err());
+    let e = Cache::<u64, u64>::builder().capacity(1 << 33).try_build().unwrap_err();
+    assert_eq!(e, BuildError::TooLarge(1 << 33));
+}
+
+/// A capacity whose tables the machine cannot hold is an error naming it, not an abort (the
+/// tables are allocated whole when the cache is built). With 256 KiB values, 10^9 slots need
+/// about 2.8 × 10^14 bytes: more than a 47-bit address space (and than any machine's memory,
+/// which the kernel's default overcommit heuristic checks).
+#[test]
+#[cfg_attr(miri, ignore = "Miri's allocator would try to give the bytes")]
+fn capacities_beyond_memory_are_errors() {
+    type Big = [u64; 1 << 15];
+    for (p, _) in each_policy() {
+        let e = Cache::<u64, Big>::builder().capacity(1_000_000_000).policy(p).try_build();
+        let Err(BuildError::OutOfMemory { capacity, bytes }) = e else {
+            panic!("{p:?}: {:?}", e.map(|_| "built"))
+        };
+        assert_eq!(capacity, 1_000_000_000);
+        assert!(bytes > 1 << 47, "{p:?}: {bytes}");
+        let msg = BuildError::OutOfMemory { capacity, bytes }.to_string();
+        assert!(msg.contains("capacity 1000000000") && msg.contains("bytes failed"), "{msg}");
+    }
+    // Multi-step LRU's sets: beyond the address space.
+    let e = sifter::MultiStepCache::<u64, u64, 2, 4>::try_new(u64::MAX).unwrap_err();
+    assert!(matches!(e, BuildError::OutOfMemory { capacity: u64::MAX, .. }), "{e:?}");
+    assert!(e.to_string().contains(&format!("capacity {}", u64::MAX)), "{e}");
 }
 
 /// Counts drops, to check nothing leaks.

@@ -17,6 +17,7 @@
 //! entries once `remove` returns.
 
 use crate::policy::queues::Nodes;
+use crate::raw::table::AllocError;
 use crate::sync::Mutex;
 use crate::sync::Ordering;
 
@@ -84,17 +85,17 @@ impl List {
 }
 
 impl Locked {
-    pub fn new(kind: Kind, slots: usize) -> Self {
-        Locked {
-            list: Mutex::new(List {
-                links: vec![[OUT, NIL]; slots],
-                head: NIL,
-                tail: NIL,
-                hand: NIL,
-                len: 0,
-            }),
+    /// A list for `slots` slots; an error if the allocator refuses its links.
+    pub fn new(kind: Kind, slots: usize) -> Result<Self, AllocError> {
+        let mut links = Vec::new();
+        links
+            .try_reserve_exact(slots)
+            .map_err(|_| AllocError { bytes: slots.saturating_mul(8) })?;
+        links.resize(slots, [OUT, NIL]);
+        Ok(Locked {
+            list: Mutex::new(List { links, head: NIL, tail: NIL, hand: NIL, len: 0 }),
             kind,
-        }
+        })
     }
 
     /// Links slot `i` (in no list) at the head.

@@ -35,6 +35,7 @@ use crate::policy::queues::{reset, sweep_queue, Nodes, Taken};
 use crate::raw::epoch::RECORDS;
 use crate::raw::ghost::{Bucket, GhostTable, Ghosts};
 use crate::raw::queue::{slot, Queue, NIL, TAKEN};
+use crate::raw::table::AllocError;
 use crate::sync::{Backoff, Ordering};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::AtomicI64;
@@ -180,10 +181,11 @@ pub(crate) struct S3Fifo {
 impl S3Fifo {
     /// Queues for `capacity` (weight units) and a ghost of 90 % of `entries` fingerprints (the
     /// entries the cache can hold: its capacity without a weigher, its estimate with one —
-    /// the ghost counts keys, not weight).
-    pub fn new(capacity: u64, entries: u64) -> Self {
+    /// the ghost counts keys, not weight); an error if the allocator refuses the ghost's
+    /// table.
+    pub fn new(capacity: u64, entries: u64) -> Result<Self, AllocError> {
         let small_cap = ((capacity as f64 * 0.1) as i64).max(1);
-        S3Fifo {
+        Ok(S3Fifo {
             small: Queue::default(),
             main: Queue::default(),
             small_w: Default::default(),
@@ -191,9 +193,9 @@ impl S3Fifo {
             small_cap: AtomicI64::new(small_cap),
             main_cap: AtomicI64::new(capacity as i64 - small_cap),
             flush: (small_cap / 16).max(1),
-            ghost: Ghost::new((entries as f64 * 0.9) as u64),
+            ghost: Ghost::new((entries as f64 * 0.9) as u64)?,
             locals: Box::new(std::array::from_fn(|_| CachePadded::default())),
-        }
+        })
     }
 
     /// The counters thread `tid` ([`thread_id`](crate::raw::epoch::thread_id)) counts in.
@@ -633,15 +635,16 @@ pub(crate) struct Ghost {
 }
 
 impl Ghost {
-    /// A ghost of `len` fingerprints (at most 2^31 − 1).
-    pub fn new(len: u64) -> Self {
+    /// A ghost of `len` fingerprints (at most 2^31 − 1); an error if the allocator refuses
+    /// its table.
+    pub fn new(len: u64) -> Result<Self, AllocError> {
         let len = len.min(i32::MAX as u64) as u32;
-        Ghost {
+        Ok(Ghost {
             len,
-            table: GhostTable::new(u64::from(len)),
+            table: GhostTable::new(u64::from(len))?,
             clock: Default::default(),
             flush: (len / 256).clamp(1, 64) as i64,
-        }
+        })
     }
 
     /// The clock as the thread counting in `local` sees it.

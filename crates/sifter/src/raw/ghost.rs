@@ -26,7 +26,7 @@
 //!   writes one. The index itself holds only entries.
 
 use crate::raw::index::{first, matching};
-use crate::raw::table;
+use crate::raw::table::{self, AllocError};
 use crate::sync::{AtomicU64, Ordering};
 
 /// Fingerprints per bucket (with the control word, one cache line of words).
@@ -89,14 +89,14 @@ pub(crate) struct GhostTable {
 
 impl GhostTable {
     /// A table for a ghost of `len` fingerprints.
-    pub fn new(len: u64) -> Self {
+    pub fn new(len: u64) -> Result<Self, AllocError> {
         let n = (len / 4 + 1).max(2) as usize;
-        GhostTable {
+        Ok(GhostTable {
             buckets: table::boxed(n, |_| Bucket {
                 ctrl: AtomicU64::new(0),
                 e: std::array::from_fn(|_| AtomicU64::new(0)),
-            }),
-        }
+            })?,
+        })
     }
 
     /// Bytes of table.
@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn a_fingerprint_is_taken_once_while_alive() {
-        let t = GhostTable::new(100);
+        let t = GhostTable::new(100).unwrap();
         t.at(7).add(0x1235, 10);
         assert!(!t.at(7).take(0x1237, g(11, 100)), "another tag");
         assert!(t.at(7).take(0x1235, g(11, 100)));
@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn a_full_bucket_gives_up_its_oldest_fingerprint() {
         // Two buckets: every `lo` below 2^31 lands in the first.
-        let t = GhostTable::new(4);
+        let t = GhostTable::new(4).unwrap();
         assert_eq!(t.buckets.len(), 2);
         for s in 0..WAYS as u32 {
             t.at(1).add(0x101 + 2 * s, s);
@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn stamps_ahead_of_a_lagging_view_count_as_young() {
-        let t = GhostTable::new(100);
+        let t = GhostTable::new(100).unwrap();
         t.at(3).add(0x55, 20);
         // A thread whose count lags sees the stamp ahead of its `now`: still alive.
         assert!(t.at(3).take(0x55, g(15, 100)));

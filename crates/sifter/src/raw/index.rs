@@ -44,7 +44,7 @@
 //! * The bucket count is fixed at build time from the arena size, about 4 slots per
 //!   bucket on average, so the table never fills.
 
-use crate::raw::table;
+use crate::raw::table::{self, AllocError};
 use crate::sync::{AtomicU64, Backoff, Ordering};
 use std::cell::Cell;
 
@@ -253,15 +253,15 @@ impl Drop for HomeLock<'_> {
 }
 
 impl Index {
-    /// An index for up to `slots` entries.
-    pub fn new(slots: usize) -> Self {
+    /// An index for up to `slots` entries; an error if the allocator refuses its table.
+    pub fn new(slots: usize) -> Result<Self, AllocError> {
         let n = (slots / 4 + 2).max(2);
-        Index {
+        Ok(Index {
             buckets: table::boxed(n, |_| Bucket {
                 words: std::array::from_fn(|_| AtomicU64::new(0)),
                 ctrl: AtomicU64::new(0),
-            }),
-        }
+            })?,
+        })
     }
 
     /// Bytes of table per entry slot it was sized for.
@@ -925,7 +925,7 @@ mod tests {
 
     #[test]
     fn a_removal_by_slot_returns_the_tag_and_leaves_no_word() {
-        let idx = Index::new(64);
+        let idx = Index::new(64).unwrap();
         let h = hash_in(&idx, 3, 0xABCD_1234);
         let lock = idx.lock(h);
         assert_eq!(idx.insert(&lock, h, 7, pinned, |_| false), Inserted::Added);
@@ -939,7 +939,7 @@ mod tests {
 
     #[test]
     fn an_overflowed_victim_is_removed_and_lowers_the_count() {
-        let idx = Index::new(64);
+        let idx = Index::new(64).unwrap();
         let h = |t: u32| hash_in(&idx, 2, t << 8 | 1);
         for t in 0..8u32 {
             let lock = idx.lock(h(t));

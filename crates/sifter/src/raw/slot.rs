@@ -58,11 +58,11 @@
 use crate::policy::queues::Nodes;
 use crate::policy::s3fifo::MAIN;
 use crate::raw::queue::Links;
-use crate::raw::table;
+use crate::raw::table::{self, AllocError};
 use crate::raw::writing::Writing;
 use crate::sync::Mutex;
 use crate::sync::{AtomicU64, AtomicU8, Ordering};
-use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
+use std::alloc::{alloc, dealloc, Layout};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -185,8 +185,9 @@ fn empty_slot<K, V>() -> Slot<K, V> {
 
 impl<K, V> Arena<K, V> {
     /// `n` preallocated slots, growable by up to about `extra` more in chunks.
-    /// Every slot record carries `times` expiry words after the slot.
-    pub fn new(n: usize, extra: usize, times: Times) -> Self {
+    /// Every slot record carries `times` expiry words after the slot. An error if the
+    /// allocator refuses the `n` slots.
+    pub fn new(n: usize, extra: usize, times: Times) -> Result<Self, AllocError> {
         let chunk_shift = (n / 8).max(64).next_power_of_two().trailing_zeros();
         let chunk = 1usize << chunk_shift;
         let n_chunks = extra.div_ceil(chunk);
@@ -196,8 +197,10 @@ impl<K, V> Arena<K, V> {
         // deadline at offset `size_of::<Slot>()` is aligned too (a multiple of that alignment,
         // which is at least 8).
         let stride = (slot + 8 * times.words()).next_multiple_of(align);
-        let mut arena = Arena {
-            base: Block { ptr: NonNull::dangling(), len: 0 },
+        // The base block first: an `Arena` always owns its base block (see `Drop`).
+        let base = Block { ptr: Self::alloc_block(stride, times, n)?, len: n };
+        Ok(Arena {
+            base,
             chunks: (0..n_chunks).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
             stride,
             times,
@@ -205,38 +208,37 @@ impl<K, V> Arena<K, V> {
             grown: Mutex::new(0),
             len: AtomicUsize::new(n),
             _slots: PhantomData,
-        };
-        arena.base = Block { ptr: arena.alloc_block(n), len: n };
-        arena
+        })
     }
 
-    fn layout(&self, n: usize) -> Layout {
-        // Slots are addressed by u32 and the builder bounds their number, so this fits.
-        // Huge-page aligned from 2 MiB on (`raw/table.rs`).
-        table::layout(self.stride * n.max(1), std::mem::align_of::<Slot<K, V>>())
+    /// The layout of a block of `n` records of `stride` bytes. Huge-page aligned from 2 MiB
+    /// on (`raw/table.rs`).
+    fn layout(stride: usize, n: usize) -> Result<Layout, AllocError> {
+        table::layout(n, stride, std::mem::align_of::<Slot<K, V>>())
     }
 
-    /// Allocates `n` initialised records (EMPTY slots, "never" deadlines).
-    fn alloc_block(&self, n: usize) -> NonNull<u8> {
-        let layout = self.layout(n);
+    /// Allocates `n` initialised records of `stride` bytes (EMPTY slots, "never" deadlines);
+    /// an error if the allocator refuses them.
+    fn alloc_block(stride: usize, times: Times, n: usize) -> Result<NonNull<u8>, AllocError> {
+        let layout = Self::layout(stride, n)?;
         // SAFETY: the layout has a non-zero size (`n.max(1)` records of a non-zero stride).
         let p = unsafe { alloc(layout) };
-        let Some(p) = NonNull::new(p) else { handle_alloc_error(layout) };
+        let p = NonNull::new(p).ok_or(AllocError { bytes: layout.size() })?;
         // Before the first write, which decides the pages' size.
         table::advise_huge(p.as_ptr(), layout.size());
         for i in 0..n {
             // SAFETY: record `i` lies within the allocation, and is aligned for a slot and
             // (at offset `size_of::<Slot>()`, present only with deadlines) for a deadline.
             unsafe {
-                let r = p.as_ptr().add(i * self.stride);
+                let r = p.as_ptr().add(i * stride);
                 ptr::write(r as *mut Slot<K, V>, empty_slot());
                 let t = r.add(std::mem::size_of::<Slot<K, V>>()) as *mut AtomicU64;
-                for w in 0..self.times.words() {
+                for w in 0..times.words() {
                     ptr::write(t.add(w), AtomicU64::new(0));
                 }
             }
         }
-        p
+        Ok(p)
     }
 
     /// The record of slot `s`.
@@ -340,13 +342,15 @@ impl<K, V> Arena<K, V> {
         }
     }
 
-    /// Adds a chunk of EMPTY slots; returns their numbers, or `None` at the growth limit.
+    /// Adds a chunk of EMPTY slots; returns their numbers, or `None` at the growth limit or
+    /// when the allocator refuses the chunk (the caller then waits for retired slots, as at
+    /// the limit).
     pub fn grow(&self) -> Option<std::ops::Range<u32>> {
         let mut grown = self.grown.lock();
         if *grown == self.chunks.len() {
             return None;
         }
-        let p = self.alloc_block(1 << self.chunk_shift);
+        let p = Self::alloc_block(self.stride, self.times, 1 << self.chunk_shift).ok()?;
         // Release: the chunk's initialised records are visible to whoever loads the pointer.
         self.chunks[*grown].store(p.as_ptr(), Ordering::Release);
         *grown += 1;
@@ -363,13 +367,15 @@ impl<K, V> Drop for Arena<K, V> {
         // Slots and deadlines have no drop glue of their own (contents were dropped by the
         // cache with `clear`): freeing the blocks is all.
         let chunk = 1usize << self.chunk_shift;
+        // The layouts were computed without error at allocation: the same computation now.
+        let layout = |n| Self::layout(self.stride, n).expect("an allocated block's layout");
         // SAFETY: allocated in `new` with this layout, freed once here (`&mut self`).
-        unsafe { dealloc(self.base.ptr.as_ptr(), self.layout(self.base.len)) };
+        unsafe { dealloc(self.base.ptr.as_ptr(), layout(self.base.len)) };
         for c in self.chunks.iter() {
             let p = c.load(Ordering::Relaxed);
             if !p.is_null() {
                 // SAFETY: allocated in `grow` with this layout, freed once here.
-                unsafe { dealloc(p, self.layout(chunk)) };
+                unsafe { dealloc(p, layout(chunk)) };
             }
         }
     }

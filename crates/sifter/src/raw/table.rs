@@ -19,11 +19,22 @@ use std::alloc::Layout;
 /// are aligned to it ([`layout`]); the other tables only have their whole extents advised.
 pub(crate) const HUGE: usize = 2 << 20;
 
-/// The layout for a table of `size` bytes whose items need `align`: aligned to [`HUGE`] from
-/// [`HUGE`] bytes on (so every whole 2 MiB extent of it can be one huge page).
-pub(crate) fn layout(size: usize, align: usize) -> Layout {
-    let align = if size >= HUGE { HUGE.max(align) } else { align };
-    Layout::from_size_align(size.max(1), align).expect("table layout")
+/// A table could not be allocated: the allocator refused `bytes` (or the size overflows the
+/// address space, `bytes` then being `usize::MAX`). A cache's tables are allocated whole at
+/// construction, so a capacity the machine's memory cannot hold fails there, as an error
+/// (`BuildError::OutOfMemory`), rather than aborting the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AllocError {
+    pub bytes: usize,
+}
+
+/// The layout for a table of `n` items of `size` bytes each needing `align`: aligned to
+/// [`HUGE`] from [`HUGE`] bytes on (so every whole 2 MiB extent of it can be one huge page);
+/// an error if the total overflows.
+pub(crate) fn layout(n: usize, size: usize, align: usize) -> Result<Layout, AllocError> {
+    let bytes = n.max(1).checked_mul(size).ok_or(AllocError { bytes: usize::MAX })?;
+    let align = if bytes >= HUGE { HUGE.max(align) } else { align };
+    Layout::from_size_align(bytes, align).map_err(|_| AllocError { bytes })
 }
 
 /// Asks the kernel to back the whole [`HUGE`] extents of `[p, p + len)` with huge pages. Call
@@ -63,15 +74,18 @@ fn turned_off() -> bool {
 
 /// A boxed slice of `len` items, item `i` being `init(i)`, its whole [`HUGE`] extents advised
 /// for huge pages before the items are written: the index's, the ghost's and multi-step
-/// LRU's tables. A plain `Box<[T]>` (allocated, aligned and freed as any), so the code that
-/// reads it is what it was; the allocation is not aligned to [`HUGE`], so its first and last
-/// partial extents stay on small pages (at most 4 MiB of it).
-pub(crate) fn boxed<T>(len: usize, init: impl FnMut(usize) -> T) -> Box<[T]> {
-    let mut v: Vec<T> = Vec::with_capacity(len);
+/// LRU's tables; an error if the allocator refuses it. A plain `Box<[T]>` (allocated, aligned
+/// and freed as any), so the code that reads it is what it was; the allocation is not aligned
+/// to [`HUGE`], so its first and last partial extents stay on small pages (at most 4 MiB of
+/// it).
+pub(crate) fn boxed<T>(len: usize, init: impl FnMut(usize) -> T) -> Result<Box<[T]>, AllocError> {
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| AllocError { bytes: len.saturating_mul(std::mem::size_of::<T>()) })?;
     advise_huge(v.as_mut_ptr().cast(), len * std::mem::size_of::<T>());
     v.extend((0..len).map(init));
-    // `with_capacity` allocates exactly `len` items: no reallocation here.
-    v.into_boxed_slice()
+    // `try_reserve_exact` allocated room for `len` items: no reallocation while extending.
+    Ok(v.into_boxed_slice())
 }
 
 #[cfg(all(test, not(loom)))]
@@ -82,15 +96,24 @@ mod tests {
     /// items only.
     #[test]
     fn tables_are_built_in_order_and_large_ones_aligned() {
-        let t = boxed(10, |i| i as u64 * 3);
+        let t = boxed(10, |i| i as u64 * 3).unwrap();
         assert_eq!(t.to_vec(), (0..10).map(|i| i * 3).collect::<Vec<_>>());
-        assert_eq!(layout(100, 8).align(), 8);
-        assert_eq!(layout(HUGE - 1, 64).align(), 64);
-        assert_eq!(layout(HUGE, 64).align(), HUGE);
+        assert_eq!(layout(100, 1, 8).unwrap().align(), 8);
+        assert_eq!(layout(1, HUGE - 1, 64).unwrap().align(), 64);
+        assert_eq!(layout(2, HUGE / 2, 64).unwrap().align(), HUGE);
         if !cfg!(miri) {
-            let big = boxed(HUGE / 4, |i| i as u64);
+            let big = boxed(HUGE / 4, |i| i as u64).unwrap();
             assert_eq!(big.len(), HUGE / 4);
             assert_eq!(big[HUGE / 4 - 1], (HUGE / 4 - 1) as u64);
         }
+    }
+
+    /// A table larger than the address space is an error naming its size, not an abort.
+    #[test]
+    fn tables_beyond_memory_are_errors() {
+        assert_eq!(layout(usize::MAX / 2, 4, 8), Err(AllocError { bytes: usize::MAX }));
+        // 2^60 bytes: within `usize`, beyond any machine's address space.
+        let e = boxed(1 << 57, |_| 0u64).unwrap_err();
+        assert_eq!(e, AllocError { bytes: 1 << 60 });
     }
 }
