@@ -20,6 +20,8 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
+echo "== cargo doc -D warnings (broken or private intra-doc links)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 echo "== loom model checks (crates/sifter/tests/loom.rs)"
 scripts/loom.sh --locked
 echo "== Miri on the small tests of the unsafe core (crates/sifter/tests/{miri_small,capacity}.rs)"

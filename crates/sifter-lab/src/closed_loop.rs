@@ -366,9 +366,9 @@ impl Calibrator {
 
     /// One round with `threads` threads (at most the `threads` it was made for) started
     /// together, each replaying its share of the stream's next requests as chunks of lookups
-    /// and chunks read through ([`Split`]): the costs are the means over threads — the CPU
+    /// and chunks read through (`Split`): the costs are the means over threads — the CPU
     /// time one operation takes while `threads` run together — and the medians over
-    /// [`PASSES`] passes. (Threads beyond the cores are not meant here: the closed loop
+    /// `PASSES` passes. (Threads beyond the cores are not meant here: the closed loop
     /// calibrates at most one per core.)
     pub fn round(&mut self, threads: usize) -> Costs {
         let threads = threads.clamp(1, self.threads);

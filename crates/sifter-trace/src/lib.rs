@@ -1,7 +1,7 @@
 //! # sifter-trace
 //!
 //! Cache traces for sifter: the [`Request`] type, streaming readers for the real trace formats
-//! ([`TraceReader`], formats in [`format`]), seeded synthetic workloads ([`synth`]), the
+//! ([`TraceReader`], formats in [`mod@format`]), seeded synthetic workloads ([`synth`]), the
 //! oracleGeneral writer ([`oracle`]) and trace statistics ([`stats`]).
 //!
 //! ```

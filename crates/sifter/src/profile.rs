@@ -43,7 +43,7 @@ pub(crate) fn stop(start: Option<Instant>) {
     }
 }
 
-/// The `allocator-api2` crate, whose [`Allocator`](allocator_api2::alloc::Allocator) trait
+/// The `allocator-api2` crate, whose [`allocator_api2::alloc::Allocator`] trait
 /// [`HugePages`] implements (hashbrown's allocator parameter takes it).
 pub use allocator_api2;
 
