@@ -112,7 +112,7 @@ pub(crate) fn yield_now() {
 
 /// Spins briefly, then yields: the wait of every retry loop in the core.
 #[derive(Debug, Default)]
-pub(crate) struct Backoff(#[cfg_attr(loom, allow(dead_code))] u32);
+pub(crate) struct Backoff(u32);
 
 impl Backoff {
     pub fn snooze(&mut self) {

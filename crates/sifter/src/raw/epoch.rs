@@ -38,7 +38,6 @@ use crate::sync::{fence, fence_after_locked_rmw, AtomicU64, AtomicUsize, FencedS
 use crossbeam_utils::CachePadded;
 
 /// Threads (by [`thread_id`]) that get a private record in every cache.
-#[cfg_attr(loom, allow(dead_code))]
 pub(crate) const RECORDS: usize = 64;
 
 /// Stores `v` into one of the thread's own record words (its epoch, or its hazard), ordered
@@ -90,7 +89,6 @@ pub(crate) struct Guard<'a> {
 }
 
 impl Epochs {
-    #[cfg_attr(loom, allow(dead_code))]
     pub fn new() -> Self {
         Self::with_records(RECORDS)
     }
