@@ -213,7 +213,7 @@ pub fn vectors(
             return Err(input(format!("size {} gives an empty cache", size.label())));
         }
         let mut ms =
-            MultiStep::new(&PolicyCtx { capacity: cap, n_objects: t.n_objects, seed: 0 }, p, m);
+            MultiStep::new(&PolicyCtx { capacity: cap, n_objects: t.n_objects, seed: 0 }, p, m)?;
         for i in 0..t.len() {
             ms.access(&Req { id: t.ids[i], key: t.keys[i], size: 1, next: 0 });
         }

@@ -316,13 +316,13 @@ pub static REGISTRY: &[Entry] = &[
             Param { name: "p", default: "4", doc: "items per vector (1..=64)" },
             Param { name: "m", default: "2", doc: "vectors per set (1..=64)" },
         ],
-        ctor: |p, c| boxed(multistep::MultiStep::new(c, p.u64("p", 1..=64)? as usize, p.u64("m", 1..=64)? as usize)),
+        ctor: |p, c| boxed(multistep::MultiStep::new(c, p.u64("p", 1..=64)? as usize, p.u64("m", 1..=64)? as usize)?),
     },
     Entry {
         names: &["invector-lru", "invector"],
         about: "in-vector LRU: P-way set-associative LRU (multi-step LRU with M = 1)",
         params: &[Param { name: "p", default: "4", doc: "items per set (1..=64)" }],
-        ctor: |p, c| boxed(multistep::MultiStep::new(c, p.u64("p", 1..=64)? as usize, 1)),
+        ctor: |p, c| boxed(multistep::MultiStep::new(c, p.u64("p", 1..=64)? as usize, 1)?),
     },
     Entry {
         names: &["wtinylfu", "w-tinylfu", "tinylfu"],

@@ -90,3 +90,19 @@ fn byte_mode_golden_counts() {
         assert_eq!(&got, want, "{p} at 1 % / 10 % of the byte footprint");
     }
 }
+
+/// Multi-step LRU allocates its slots whole, for the capacity: one the memory cannot hold is
+/// an error naming it (the sweep reports it), not an aborted process. Every other policy
+/// allocates as objects arrive, so an absurd size is simply never reached.
+#[test]
+fn absurd_capacities_are_errors_not_aborts() {
+    use sifter_sim::policy::PolicyCtx;
+    use sifter_sim::SimError;
+    let ctx = PolicyCtx { capacity: u64::MAX, n_objects: 10, seed: 1 };
+    for name in ["multistep-lru", "invector-lru"] {
+        let e = PolicySpec::parse(name).unwrap().build(&ctx).err();
+        let Some(SimError::Size(msg)) = e else { panic!("{name}: {e:?}") };
+        assert!(msg.contains(&format!("capacity {}", u64::MAX)), "{msg}");
+    }
+    assert!(PolicySpec::parse("lru").unwrap().build(&ctx).is_ok());
+}

@@ -22,6 +22,7 @@
 //! for the paper's Fig. 12 breakdown.
 
 use crate::policy::{Policy, PolicyCtx, Req};
+use crate::SimError;
 
 const NIL: u32 = u32::MAX;
 
@@ -48,18 +49,30 @@ fn mix(mut x: u64) -> u64 {
 }
 
 impl MultiStep {
-    /// `p` items per vector, `m` vectors per set.
-    pub fn new(ctx: &PolicyCtx, p: usize, m: usize) -> Self {
+    /// `p` items per vector, `m` vectors per set; an error naming the capacity if its slots
+    /// (4 bytes each, allocated whole) cannot be had.
+    pub fn new(ctx: &PolicyCtx, p: usize, m: usize) -> Result<Self, SimError> {
         let sets = (ctx.capacity / (p * m) as u64).max(1);
-        MultiStep {
+        let too_large = || {
+            SimError::Size(format!(
+                "multi-step LRU of capacity {}: its {} × {m} × {p} slots do not fit in memory",
+                ctx.capacity, sets
+            ))
+        };
+        let n =
+            usize::try_from(sets).ok().and_then(|s| s.checked_mul(m * p)).ok_or_else(too_large)?;
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(n).map_err(|_| too_large())?;
+        slots.resize(n, NIL);
+        Ok(MultiStep {
             p,
             m,
             sets,
-            slots: vec![NIL; sets as usize * m * p],
+            slots,
             at: vec![NIL; ctx.n_objects as usize],
             len: 0,
             hits_by_vector: vec![0; m],
-        }
+        })
     }
 
     fn place(&mut self, slot: usize, id: u32) {
