@@ -70,7 +70,7 @@ struct ServeArgs {
     /// Largest item, e.g. 1m, 512k, 2097152.
     #[arg(short = 'I', long, default_value = "1m")]
     max_item_size: String,
-    /// Worker threads.
+    /// Worker threads (1 to 1024; about the number of cores is best).
     #[arg(short = 't', long, default_value_t = 4)]
     threads: usize,
     /// Most simultaneous connections.
@@ -93,6 +93,9 @@ fn parse_size(s: &str) -> anyhow::Result<usize> {
     n.checked_mul(mul).ok_or_else(|| anyhow::anyhow!("size {s:?} too large"))
 }
 
+/// The most worker threads `sifter serve -t` starts.
+const MAX_SERVE_THREADS: usize = 1024;
+
 fn serve(a: ServeArgs) -> anyhow::Result<()> {
     let item_max = parse_size(&a.max_item_size)?;
     if !(1024..=1 << 30).contains(&item_max) {
@@ -100,6 +103,11 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
     }
     if a.memory_limit == 0 || a.threads == 0 || a.conn_limit == 0 {
         anyhow::bail!("-m, -t and -c must be at least 1");
+    }
+    // The runtime starts every worker before it listens: 100,000 of them left `serve` silent
+    // and unresponsive for longer than a user waits.
+    if a.threads > MAX_SERVE_THREADS {
+        anyhow::bail!("-t {}: at most {MAX_SERVE_THREADS} worker threads", a.threads);
     }
     let policy: sifter::Policy = a.policy.parse().map_err(anyhow::Error::msg)?;
     let config = sifter_server::Config {

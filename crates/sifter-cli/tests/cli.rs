@@ -859,6 +859,10 @@ fn kvtg_against_sifter_serve_writes_table_csv_json_and_plot() {
     // Bad flags are refused by name; a dead server is an error, not a hang.
     fails_with(&sifter(&["kvtg", "-s", &addr, "--mix", "get=1,put=1"], dir.path()), "--mix");
     fails_with(&sifter(&["kvtg", "-s", &addr, "--pipeline", "0"], dir.path()), "pipeline");
+    // On the live server's port: were the bound not checked, this would fail to bind (fast,
+    // with another message) rather than start.
+    let threads = sifter(&["serve", "-p", &port.to_string(), "-t", "1025"], dir.path());
+    fails_with(&threads, "-t 1025: at most 1024 worker threads");
     server.kill().unwrap();
     let _ = server.wait();
     fails_with(&sifter(&["kvtg", "-s", &addr, "-r", "10"], dir.path()), "refused");
