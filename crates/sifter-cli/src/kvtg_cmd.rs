@@ -35,7 +35,7 @@ pub struct KvtgArgs {
     /// Connections.
     #[arg(short, long, default_value_t = 16)]
     pub conns: usize,
-    /// Client threads.
+    /// Client threads (1 to 1024).
     #[arg(short, long, default_value_t = 2)]
     pub threads: usize,
     /// Requests in flight per connection (pipelining depth).

@@ -174,6 +174,11 @@ impl Config {
         if self.conns > 10_000 {
             return bad(format!("{} connections: at most 10000", self.conns));
         }
+        // The runtime starts every worker first: 100,000 of them kept a run from starting
+        // for longer than a user waits (and connections, at most 10,000, need no more).
+        if self.threads > 1024 {
+            return bad(format!("{} threads: at most 1024", self.threads));
+        }
         if self.pipeline > 65_536 {
             return bad(format!("pipeline depth {}: at most 65536", self.pipeline));
         }

@@ -221,6 +221,7 @@ fn bad_settings_are_refused_with_their_name() {
     }
     let bad = [
         Config { conns: 0, ..Config::default() },
+        Config { threads: 1025, ..Config::default() },
         Config { key_size: 251, ..Config::default() },
         Config { rate: Some(0.0), ..Config::default() },
         Config { measure: Length::Requests(0), ..Config::default() },
