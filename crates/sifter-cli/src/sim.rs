@@ -69,8 +69,8 @@ pub struct SimArgs {
     /// Seed for randomized policies.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Worker threads (default: all cores). Not with `--bench`, which times each run alone on
-    /// one thread.
+    /// Worker threads, 1 to 1024 (default: all cores). Not with `--bench`, which times each
+    /// run alone on one thread.
     #[arg(short = 'j', long, conflicts_with = "bench")]
     pub threads: Option<usize>,
     /// Measure simulation speed instead: each policy × size alone on one thread, `--repeat`
@@ -232,7 +232,14 @@ fn command_line() -> String {
 /// `sifter sim`.
 pub fn run(a: SimArgs) -> Result<()> {
     if let Some(t) = a.threads {
-        rayon::ThreadPoolBuilder::new().num_threads(t.max(1)).build_global().ok();
+        // (A pool of 100,000 threads kept the sweep from starting for longer than a user
+        // waits; 0 would mean rayon's default, which leaving `-j` out already says.)
+        if !(1..=1024).contains(&t) {
+            anyhow::bail!("-j {t}: worker threads must be between 1 and 1024");
+        }
+        // Fails only if the global pool exists already (a second `run` in one process): it
+        // then keeps its size.
+        rayon::ThreadPoolBuilder::new().num_threads(t).build_global().ok();
     }
     let specs = parse_policy_list(&a.policy.join(","))?;
     check_specs(&specs)?;

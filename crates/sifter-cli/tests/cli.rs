@@ -129,6 +129,10 @@ fn bad_input_gives_clear_errors() {
     fails_with(&sifter(&["sim", "zipf:n=100,requests=100", "-p", "lfu2"], p), "unknown policy");
     fails_with(&sifter(&["sim", "zipf:n=100,requests=100", "-p", "gclock(bits=99)"], p), "bits");
     fails_with(&sifter(&["sim", "zipf:n=100,requests=100", "-s", "0.001"], p), "empty cache");
+    for j in ["0", "5000"] {
+        let o = sifter(&["sim", "zipf:n=100,requests=100", "-j", j], p);
+        fails_with(&o, &format!("-j {j}: worker threads must be between 1 and 1024"));
+    }
     let o = sifter(&["sim", "zipf:n=100,requests=100", "-s", "0.001,0.1", "-q"], p);
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("size 0.001 gives a cache of 0 objects; skipped"));
