@@ -93,8 +93,10 @@ fn parse_size(s: &str) -> anyhow::Result<usize> {
     n.checked_mul(mul).ok_or_else(|| anyhow::anyhow!("size {s:?} too large"))
 }
 
-/// The most worker threads `sifter serve -t` starts.
-const MAX_SERVE_THREADS: usize = 1024;
+/// The most worker threads `sifter serve -t` and `sifter sim -j` start: their runtime or pool
+/// starts every worker before any work, and 100,000 of them kept either silent for longer
+/// than a user waits.
+pub(crate) const MAX_THREADS: usize = 1024;
 
 fn serve(a: ServeArgs) -> anyhow::Result<()> {
     let item_max = parse_size(&a.max_item_size)?;
@@ -104,10 +106,8 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
     if a.memory_limit == 0 || a.threads == 0 || a.conn_limit == 0 {
         anyhow::bail!("-m, -t and -c must be at least 1");
     }
-    // The runtime starts every worker before it listens: 100,000 of them left `serve` silent
-    // and unresponsive for longer than a user waits.
-    if a.threads > MAX_SERVE_THREADS {
-        anyhow::bail!("-t {}: at most {MAX_SERVE_THREADS} worker threads", a.threads);
+    if a.threads > MAX_THREADS {
+        anyhow::bail!("-t {}: at most {MAX_THREADS} worker threads", a.threads);
     }
     let policy: sifter::Policy = a.policy.parse().map_err(anyhow::Error::msg)?;
     let config = sifter_server::Config {

@@ -232,10 +232,9 @@ fn command_line() -> String {
 /// `sifter sim`.
 pub fn run(a: SimArgs) -> Result<()> {
     if let Some(t) = a.threads {
-        // (A pool of 100,000 threads kept the sweep from starting for longer than a user
-        // waits; 0 would mean rayon's default, which leaving `-j` out already says.)
-        if !(1..=1024).contains(&t) {
-            anyhow::bail!("-j {t}: worker threads must be between 1 and 1024");
+        // (0 would mean rayon's default, which leaving `-j` out already says.)
+        if !(1..=crate::MAX_THREADS).contains(&t) {
+            anyhow::bail!("-j {t}: worker threads must be between 1 and {}", crate::MAX_THREADS);
         }
         // Fails only if the global pool exists already (a second `run` in one process): it
         // then keeps its size.

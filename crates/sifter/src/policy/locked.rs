@@ -88,9 +88,9 @@ impl Locked {
     /// A list for `slots` slots; an error if the allocator refuses its links.
     pub fn new(kind: Kind, slots: usize) -> Result<Self, AllocError> {
         let mut links = Vec::new();
-        links
-            .try_reserve_exact(slots)
-            .map_err(|_| AllocError { bytes: slots.saturating_mul(8) })?;
+        links.try_reserve_exact(slots).map_err(|_| AllocError {
+            bytes: slots.saturating_mul(std::mem::size_of::<[u32; 2]>()),
+        })?;
         links.resize(slots, [OUT, NIL]);
         Ok(Locked {
             list: Mutex::new(List { links, head: NIL, tail: NIL, hand: NIL, len: 0 }),
