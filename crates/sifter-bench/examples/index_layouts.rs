@@ -218,8 +218,11 @@ fn main() {
             }
         }
     }
-    if !(1..=100_000_000).contains(&keys) || requests == 0 || rounds == 0 {
-        eprintln!("--keys must be in 1..=100000000, --requests and --rounds at least 1");
+    if !(1..=100_000_000).contains(&keys) || !(1..=500_000_000).contains(&requests) || rounds == 0 {
+        eprintln!(
+            "--keys must be in 1..=100000000, --requests in 1..=500000000 (8 bytes each, held \
+             in memory), --rounds at least 1"
+        );
         std::process::exit(2)
     }
     let Ok(zipf) = Zipf::new(keys as f64, alpha) else {
