@@ -12,6 +12,13 @@ those functions. Needs valgrind (apt-get install valgrind). Usage:
 
   callgrind_percall.py --sifter target/release/sifter -c multistep,lru,clock \
       [--bench-args "-w zipf:alpha=1.0,keys=10000000 -s 0.9 --sequence 8000000 --requests 1000000"]
+
+`--sites N` also lists, per cache, the N instructions with the most first-level data misses
+and where they are in the source: the chain of inlined functions (innermost first, the
+standard library's frames left out) as `addr2line -i` reads it from the binary's debug
+information, with the misses per get call (every request of a read-through run starts with
+one). With `--sites`, events are collected only inside those two functions. Callgrind does not simulate software prefetches, so a miss a prefetch hides on the
+hardware still counts here.
 """
 import argparse
 import os
@@ -23,6 +30,43 @@ import sys
 import tempfile
 
 FUNCS = {"get": "BenchCache>::get", "insert": "BenchCache>::insert"}
+
+# Events in the order callgrind writes them with --cache-sim=yes.
+EVENTS = ["Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"]
+
+
+def miss_sites(path):
+    """{instruction address: (first-level data misses, instructions executed)} from a
+    callgrind file written with --dump-instr=yes --compress-pos=no: each cost line's self
+    cost (a `calls=` line's following line is the call's inclusive cost, skipped)."""
+    sites = {}
+    after_call = False
+    for line in open(path):
+        if line.startswith("calls="):
+            after_call = True
+            continue
+        m = re.match(r"^(0x[0-9a-f]+)\s+\d+\s+(.*)$", line)
+        if not m:
+            continue
+        if after_call:
+            after_call = False
+            continue
+        vals = [int(x) for x in m.group(2).split()] + [0] * len(EVENTS)
+        ev = dict(zip(EVENTS, vals))
+        a = int(m.group(1), 16)
+        d1, ir = sites.get(a, (0, 0))
+        sites[a] = (d1 + ev["D1mr"] + ev["D1mw"], ir + ev["Ir"])
+    return sites
+
+
+def inline_chain(binary, addr, frames=4):
+    """The source places of `addr`, innermost first, without the standard library's."""
+    out = subprocess.run(["addr2line", "-i", "-f", "-C", "-e", binary, hex(addr)],
+                         capture_output=True, text=True).stdout.split("\n")
+    places = [out[i + 1] for i in range(0, len(out) - 1, 2)]
+    own = [p for p in places if "/rustc/" not in p and p.strip()]
+    short = [re.sub(r"^.*/(crates|deps|registry/src/[^/]+)/", "", p) for p in own]
+    return " <- ".join(short[:frames]) or "?"
 
 
 def parse_tree(path):
@@ -58,6 +102,8 @@ def main():
     ap.add_argument("--sifter", default="target/release/sifter")
     ap.add_argument("-c", "--caches", required=True)
     ap.add_argument("--bench-args", default="-s 0.1 --sequence 2000000 --requests 2000000")
+    ap.add_argument("--sites", type=int, default=0, metavar="N",
+                    help="also list the N instructions with the most first-level data misses")
     ap.add_argument("--LL", default="33554432,16,64",
                     help="simulated last-level cache: size,associativity,line (this VM's L3 is "
                          "32 MiB per lscpu, but its cpuid reports 320 MB, which valgrind "
@@ -70,13 +116,18 @@ def main():
     for cache in args.caches.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "cg.out")
-            cmd = ["valgrind", "--tool=callgrind", "--cache-sim=yes", f"--LL={args.LL}",
+            # Events collected only inside the adapter's get and insert (and what they call),
+            # so the warm-up's sequence generation does not crowd the sites.
+            sites = ["--dump-instr=yes", "--compress-pos=no"] + [
+                f"--toggle-collect=*{pat}" for pat in FUNCS.values()] if args.sites else []
+            cmd = ["valgrind", "--tool=callgrind", "--cache-sim=yes", f"--LL={args.LL}"] + sites + [
                    f"--callgrind-out-file={out}", args.sifter, "bench", "-c", cache, "-t", "1",
                    "-r", "1", "--sample-every", "0", "-q", "--no-plots", "-o",
                    os.path.join(tmp, "bench")] + shlex.split(args.bench_args)
             print(f"# {' '.join(cmd)}", file=sys.stderr, flush=True)
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             incl, calls = parse_tree(out)
+            gets = 0
             for op, pat in FUNCS.items():
                 # The adapter's function, wherever its first line was inlined from (sifter's
                 # own caches inline theirs from cache.rs): the entry with the most calls.
@@ -87,9 +138,17 @@ def main():
                     print(f"{cache:12} {op:7} {'-':>10}")
                     continue
                 e = incl[name]
+                if op == "get":
+                    gets = n
                 print(f"{cache:12} {op:7} {n:>10} {e['Ir'] / n:>8.1f} "
                       f"{(e['D1mr'] + e['D1mw']) / n:>12.2f} {(e['DLmr'] + e['DLmw']) / n:>12.3f}",
                       flush=True)
+            if args.sites:
+                top = sorted(miss_sites(out).items(), key=lambda kv: -kv[1][0])[:args.sites]
+                for addr, (d1, ir) in top:
+                    per = f"{d1 / gets:.3f}" if gets else "-"
+                    print(f"  {cache:12} {per:>7} D1 misses/get  {d1:>10} of {ir:>10} executions  "
+                          f"{inline_chain(args.sifter, addr)}", flush=True)
 
 
 if __name__ == "__main__":
