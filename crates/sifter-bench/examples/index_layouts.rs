@@ -4,7 +4,8 @@
 //!
 //! ```sh
 //! cargo run --release -p sifter-bench --example index_layouts -- \
-//!     [--keys 1000000] [--alpha 0.99] [--requests 4000000] [--rounds 4] [--rank-order]
+//!     [--keys 1000000] [--alpha 0.99] [--requests 4000000] [--rounds 4] [--rank-order] \
+//!     [--read-through FRACTION]
 //! ```
 //!
 //! Every key is resident (`--keys` of them); the requests are Zipf(`--alpha`) over them, as
@@ -15,12 +16,23 @@
 //!   a slot number each) and a control word of byte tags, sized 4 entries per bucket; the slots
 //!   in an arena apart, in insertion order (shuffled unless `--rank-order`: slots are handed
 //!   out as they come free, not by popularity). A hit reads the bucket's line, then the slot's.
-//! * `positional`: the slot *is* the table position — a dense array of control words (eight
-//!   byte tags for eight slots) and the slots at `bucket * 8 + i`, 1.43 positions per entry. A
+//! * `positional`: the slot *is* the table position — a dense array of control words (seven
+//!   byte tags for seven slots and a pass-through count, as in the design of docs/DESIGN.md,
+//!   "Next: positional slots") and the slots at `group * 7 + i`, 1.43 positions per entry. A
 //!   hit reads one control word (1 byte per slot: the array is small enough to stay in the L2
 //!   far more often) and then the slot's line.
 //! * `hashbrown`: `hashbrown::HashMap` (SwissTable: 16 control bytes per group, 16-byte
 //!   buckets), the `ceiling` row of `sifter bench`.
+//!
+//! With `--read-through F` the two sifter-like layouts run as caches of `F × keys` entries
+//! instead, read-through under CLOCK (a queue of slots; a hit sets the slot's reference bit if
+//! clear; a miss evicts at the queue's head — a marked slot loses its mark and goes to the
+//! tail — and inserts the key), so what an insert and an eviction touch in each layout is
+//! timed too, ns per request. `words` reuses the victim's slot for the new key (as sifter's
+//! free lists hand back a slot just retired) and clears the victim's word in its bucket, found
+//! from the hash the slot keeps; `positional` clears the victim's byte and claims a free
+//! position in the new key's home group, whose slot line is wherever the hash says. Both run
+//! the same policy on the same stream, so their hits are equal (checked).
 //!
 //! Both sifter-like layouts use the same hash (foldhash, spread as sifter's index spreads it)
 //! and the same SWAR byte matching; the numbers are for comparing layouts on one machine in one
@@ -35,6 +47,8 @@ use std::time::Instant;
 const ONES: u64 = 0x0101_0101_0101_0101;
 const LOWS: u64 = 0x7f7f_7f7f_7f7f_7f7f;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
+/// Positions per control word in the positional layout (byte 7: the pass-through count).
+const GROUP: usize = 7;
 
 /// The high bit of each byte of `c` equal to `b` (exact, as sifter's index matches).
 #[inline]
@@ -84,6 +98,9 @@ struct Words {
     arena: Vec<Slot>,
 }
 
+/// The reference bit, in a slot's `meta` above the hash's low half (which names the home).
+const MARK: u64 = 1 << 63;
+
 impl Words {
     fn new(n: usize) -> Self {
         Words {
@@ -92,6 +109,9 @@ impl Words {
         }
     }
 
+    /// Stores `slot` for `h` in its home bucket or, if that is full, in the next with room,
+    /// raising the pass-through counts (byte 7 of the control word) of the buckets passed, as
+    /// sifter's index does.
     fn insert(&mut self, h: u64, key: u64, value: u64, slot: usize) {
         let mut b = home(h, self.buckets.len());
         loop {
@@ -99,15 +119,22 @@ impl Words {
             if let Some(i) = bucket.words.iter().position(|w| *w == 0) {
                 bucket.words[i] = (h >> 32 << 32) | (slot as u64 + 1);
                 bucket.ctrl |= byte_tag(h) << (8 * i);
-                self.arena[slot] = Slot { key, value, ..Slot::default() };
+                self.arena[slot] = Slot { key, value, next: 0, meta: h & 0xFFFF_FFFF };
                 return;
             }
+            bucket.ctrl += 1 << 56;
             b = (b + 1) % self.buckets.len();
         }
     }
 
     #[inline(always)]
     fn get(&self, h: u64, key: u64) -> Option<u64> {
+        self.find(h, key).map(|s| self.arena[s].value)
+    }
+
+    /// The slot of `key`.
+    #[inline(always)]
+    fn find(&self, h: u64, key: u64) -> Option<usize> {
         let mut b = home(h, self.buckets.len());
         loop {
             let bucket = &self.buckets[b];
@@ -115,18 +142,57 @@ impl Words {
             while m != 0 {
                 let x = bucket.words[(m.trailing_zeros() / 8) as usize];
                 if x >> 32 == h >> 32 {
-                    let slot = &self.arena[(x as u32 - 1) as usize];
-                    if slot.key == key {
-                        return Some(slot.value);
+                    let s = (x as u32 - 1) as usize;
+                    if self.arena[s].key == key {
+                        return Some(s);
                     }
                 }
                 m &= m - 1;
             }
-            if bucket.words.contains(&0) {
+            if bucket.ctrl >> 56 == 0 {
                 return None;
             }
             b = (b + 1) % self.buckets.len();
         }
+    }
+
+    /// Takes slot `s`'s word out of the index (found from the hash the slot keeps, probing
+    /// from its home), lowering the pass-through counts it raised; leaves the slot as it is.
+    fn remove(&mut self, s: usize) {
+        let h = self.arena[s].meta & 0xFFFF_FFFF;
+        let want = s as u64 + 1;
+        let mut b = home(h, self.buckets.len());
+        loop {
+            let bucket = &mut self.buckets[b];
+            let mut m = matching(bucket.ctrl, byte_tag(h)) & (HIGHS >> 8);
+            while m != 0 {
+                let i = (m.trailing_zeros() / 8) as usize;
+                if bucket.words[i] & 0xFFFF_FFFF == want {
+                    bucket.words[i] = 0;
+                    bucket.ctrl &= !(0xFF << (8 * i));
+                    return;
+                }
+                m &= m - 1;
+            }
+            bucket.ctrl -= 1 << 56;
+            b = (b + 1) % self.buckets.len();
+        }
+    }
+}
+
+impl Clock for Words {
+    fn mark(&mut self, s: usize) -> &mut u64 {
+        &mut self.arena[s].meta
+    }
+
+    fn hit(&mut self, h: u64, key: u64) -> Option<usize> {
+        self.find(h, key)
+    }
+
+    fn replace(&mut self, victim: usize, h: u64, key: u64, value: u64) -> usize {
+        self.remove(victim);
+        self.insert(h, key, value, victim);
+        victim
     }
 }
 
@@ -138,41 +204,121 @@ struct Positional {
 
 impl Positional {
     fn new(n: usize) -> Self {
-        let groups = n * 10 / 7 / 8 + 2;
-        Positional { ctrl: vec![0; groups], slots: vec![Slot::default(); groups * 8] }
+        let groups = n * 10 / 7 / GROUP + 2;
+        Positional { ctrl: vec![0; groups], slots: vec![Slot::default(); groups * GROUP] }
     }
 
-    fn insert(&mut self, h: u64, key: u64, value: u64) {
+    /// Claims a free position for `h` and fills its slot; returns the position.
+    fn insert(&mut self, h: u64, key: u64, value: u64) -> usize {
         let mut g = home(h, self.ctrl.len());
         loop {
-            if let Some(i) = (0..8).find(|i| self.ctrl[g] >> (8 * i) & 0x80 == 0) {
+            let free = !self.ctrl[g] & (HIGHS >> 8);
+            if free != 0 {
+                let i = (free.trailing_zeros() / 8) as usize;
                 self.ctrl[g] |= byte_tag(h) << (8 * i);
-                self.slots[g * 8 + i] = Slot { key, value, ..Slot::default() };
-                return;
+                let p = g * GROUP + i;
+                self.slots[p] = Slot { key, value, next: 0, meta: h & 0xFFFF_FFFF };
+                return p;
             }
+            self.ctrl[g] += 1 << 56;
             g = (g + 1) % self.ctrl.len();
         }
     }
 
     #[inline(always)]
     fn get(&self, h: u64, key: u64) -> Option<u64> {
+        self.find(h, key).map(|p| self.slots[p].value)
+    }
+
+    /// The position of `key`.
+    #[inline(always)]
+    fn find(&self, h: u64, key: u64) -> Option<usize> {
         let mut g = home(h, self.ctrl.len());
         loop {
             let c = self.ctrl[g];
-            let mut m = matching(c, byte_tag(h));
+            let mut m = matching(c, byte_tag(h)) & (HIGHS >> 8);
             while m != 0 {
-                let slot = &self.slots[g * 8 + (m.trailing_zeros() / 8) as usize];
-                if slot.key == key {
-                    return Some(slot.value);
+                let p = g * GROUP + (m.trailing_zeros() / 8) as usize;
+                if self.slots[p].key == key {
+                    return Some(p);
                 }
                 m &= m - 1;
             }
-            if c & HIGHS != HIGHS {
+            if c >> 56 == 0 {
                 return None;
             }
             g = (g + 1) % self.ctrl.len();
         }
     }
+}
+
+impl Clock for Positional {
+    fn mark(&mut self, p: usize) -> &mut u64 {
+        &mut self.slots[p].meta
+    }
+
+    fn hit(&mut self, h: u64, key: u64) -> Option<usize> {
+        self.find(h, key)
+    }
+
+    /// Frees the victim's position (its byte, and the pass-through counts of the groups
+    /// before it if it overflowed: known from the hash its slot keeps, a line the eviction
+    /// read anyway), then claims one for the new key.
+    fn replace(&mut self, victim: usize, h: u64, key: u64, value: u64) -> usize {
+        let (vg, vi) = (victim / GROUP, victim % GROUP);
+        self.ctrl[vg] &= !(0xFF << (8 * vi));
+        let mut g = home(self.slots[victim].meta & 0xFFFF_FFFF, self.ctrl.len());
+        while g != vg {
+            self.ctrl[g] -= 1 << 56;
+            g = (g + 1) % self.ctrl.len();
+        }
+        self.insert(h, key, value)
+    }
+}
+
+/// A layout run as a read-through cache under CLOCK (see the module docs).
+trait Clock {
+    /// Slot `s`'s word that holds its reference bit ([`MARK`]).
+    fn mark(&mut self, s: usize) -> &mut u64;
+    /// The slot of `key`, if cached.
+    fn hit(&mut self, h: u64, key: u64) -> Option<usize>;
+    /// Evicts `victim` and caches `key` → `value`; returns the new entry's slot.
+    fn replace(&mut self, victim: usize, h: u64, key: u64, value: u64) -> usize;
+}
+
+/// Runs `seq` read-through against `cache` (filled with `queue`'s slots) under CLOCK: ns per
+/// request and the hits. The queue is a ring of slot numbers.
+fn clock_run<C: Clock>(
+    cache: &mut C,
+    queue: &mut std::collections::VecDeque<usize>,
+    seq: &[u64],
+    hash: impl Fn(u64) -> u64,
+) -> (f64, u64) {
+    let t = Instant::now();
+    let mut hits = 0u64;
+    for &k in seq {
+        let h = hash(k);
+        if let Some(s) = cache.hit(h, k) {
+            let m = cache.mark(s);
+            if *m & MARK == 0 {
+                *m |= MARK;
+            }
+            hits += 1;
+            continue;
+        }
+        let victim = loop {
+            let s = queue.pop_front().expect("the cache is full");
+            let m = cache.mark(s);
+            if *m & MARK == 0 {
+                break s;
+            }
+            *m &= !MARK;
+            queue.push_back(s);
+        };
+        let s = cache.replace(victim, h, k, k ^ 1);
+        queue.push_back(s);
+    }
+    (t.elapsed().as_nanos() as f64 / seq.len() as f64, hits)
 }
 
 /// Nanoseconds per lookup of `seq` by `get` (monomorphised: each layout's loop is its own),
@@ -189,6 +335,7 @@ fn time(seq: &[u64], get: impl Fn(u64) -> Option<u64>) -> (f64, u64) {
 fn main() {
     let (mut keys, mut alpha, mut requests, mut rounds, mut rank_order) =
         (1_000_000usize, 0.99f64, 4_000_000usize, 4usize, false);
+    let mut read_through: Option<f64> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = |name: &str| {
@@ -209,10 +356,13 @@ fn main() {
             "--requests" => requests = parse("--requests", value("--requests")),
             "--rounds" => rounds = parse("--rounds", value("--rounds")),
             "--rank-order" => rank_order = true,
+            "--read-through" => {
+                read_through = Some(parse("--read-through", value("--read-through")))
+            }
             _ => {
                 eprintln!(
                     "unknown argument {a}; usage: index_layouts [--keys N] [--alpha A] \
-                     [--requests N] [--rounds N] [--rank-order]"
+                     [--requests N] [--rounds N] [--rank-order] [--read-through F]"
                 );
                 std::process::exit(2)
             }
@@ -229,11 +379,19 @@ fn main() {
         eprintln!("--alpha: not a valid Zipf exponent: {alpha}");
         std::process::exit(2)
     };
+    if read_through.is_some_and(|f| !(f > 0.0 && f < 1.0)) {
+        eprintln!("--read-through: the cache's share of the keys must be in (0, 1)");
+        std::process::exit(2)
+    }
     let key_of = |rank: u64| rank.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut rng = SmallRng::seed_from_u64(1);
     let seq: Vec<u64> = (0..requests).map(|_| key_of(zipf.sample(&mut rng) as u64)).collect();
     let hasher = foldhash::fast::FixedState::with_seed(7);
     let hash = |k: u64| spread(hasher.hash_one(k));
+    if let Some(f) = read_through {
+        read_through_rounds(&seq, keys, f, rounds, &hash);
+        return;
+    }
     let mut words = Words::new(keys);
     let mut positional = Positional::new(keys);
     let mut map = hashbrown::HashMap::with_capacity(keys);
@@ -258,5 +416,52 @@ fn main() {
         let (h, s3) = time(&seq, |k| map.get(&k).copied());
         assert!(s1 == s2 && s2 == s3, "the layouts disagree");
         println!("{round:>5}  {w:>8.1}  {p:>13.1}  {h:>12.1}  {:>15.2}  {:>20.2}", h / w, h / p);
+    }
+}
+
+/// The `--read-through` experiment: both layouts as CLOCK caches of `f × keys` entries,
+/// filled with the most popular keys, then `rounds` passes over `seq`, the layouts taking
+/// turns every 50,000 requests.
+fn read_through_rounds(
+    seq: &[u64],
+    keys: usize,
+    f: f64,
+    rounds: usize,
+    hash: &impl Fn(u64) -> u64,
+) {
+    let cap = ((keys as f64 * f) as usize).max(1);
+    let key_of = |rank: u64| rank.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut words = Words::new(cap);
+    let mut positional = Positional::new(cap);
+    let (mut wq, mut pq) = (std::collections::VecDeque::new(), std::collections::VecDeque::new());
+    for rank in 1..=cap as u64 {
+        let k = key_of(rank);
+        words.insert(hash(k), k, k ^ 1, (rank - 1) as usize);
+        wq.push_back((rank - 1) as usize);
+        pq.push_back(positional.insert(hash(k), k, k ^ 1));
+    }
+    println!(
+        "{keys} keys, cache of {cap} ({f}), Zipf, {} requests per round, read-through under CLOCK",
+        seq.len()
+    );
+    println!("round  words ns  positional ns  positional/words  hit ratio");
+    // The layouts take turns every CHUNK requests (the caches carry on where they stopped),
+    // so that a phase of the host's noise falls on both alike.
+    const CHUNK: usize = 50_000;
+    for round in 1..=rounds {
+        let (mut w, mut p, mut hw, mut hp) = (0.0, 0.0, 0, 0);
+        for part in seq.chunks(CHUNK) {
+            let share = part.len() as f64 / seq.len() as f64;
+            let (t, h) = clock_run(&mut words, &mut wq, part, hash);
+            (w, hw) = (w + t * share, hw + h);
+            let (t, h) = clock_run(&mut positional, &mut pq, part, hash);
+            (p, hp) = (p + t * share, hp + h);
+        }
+        assert_eq!(hw, hp, "the layouts' caches disagree");
+        println!(
+            "{round:>5}  {w:>8.1}  {p:>13.1}  {:>16.2}  {:>9.4}",
+            p / w,
+            hw as f64 / seq.len() as f64
+        );
     }
 }
