@@ -5,7 +5,7 @@
 //! ```sh
 //! cargo run --release -p sifter-bench --example index_layouts -- \
 //!     [--keys 1000000] [--alpha 0.99] [--requests 4000000] [--rounds 4] [--rank-order] \
-//!     [--read-through FRACTION]
+//!     [--read-through FRACTION] [--positions 1.43]
 //! ```
 //!
 //! Every key is resident (`--keys` of them); the requests are Zipf(`--alpha`) over them, as
@@ -18,7 +18,8 @@
 //!   out as they come free, not by popularity). A hit reads the bucket's line, then the slot's.
 //! * `positional`: the slot *is* the table position — a dense array of control words (seven
 //!   byte tags for seven slots and a pass-through count, as in the design of docs/DESIGN.md,
-//!   "Next: positional slots") and the slots at `group * 7 + i`, 1.43 positions per entry. A
+//!   "Next: positional slots") and the slots at `group * 7 + i`, 1.43 positions per entry
+//!   (`--positions`). A
 //!   hit reads one control word (1 byte per slot: the array is small enough to stay in the L2
 //!   far more often) and then the slot's line.
 //! * `hashbrown`: `hashbrown::HashMap` (SwissTable: 16 control bytes per group, 16-byte
@@ -203,8 +204,9 @@ struct Positional {
 }
 
 impl Positional {
-    fn new(n: usize) -> Self {
-        let groups = n * 10 / 7 / GROUP + 2;
+    /// A table for `n` entries with `per_entry` positions each.
+    fn new(n: usize, per_entry: f64) -> Self {
+        let groups = (n as f64 * per_entry) as usize / GROUP + 2;
         Positional { ctrl: vec![0; groups], slots: vec![Slot::default(); groups * GROUP] }
     }
 
@@ -336,6 +338,7 @@ fn main() {
     let (mut keys, mut alpha, mut requests, mut rounds, mut rank_order) =
         (1_000_000usize, 0.99f64, 4_000_000usize, 4usize, false);
     let mut read_through: Option<f64> = None;
+    let mut per_entry = 1.43f64;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = |name: &str| {
@@ -356,13 +359,14 @@ fn main() {
             "--requests" => requests = parse("--requests", value("--requests")),
             "--rounds" => rounds = parse("--rounds", value("--rounds")),
             "--rank-order" => rank_order = true,
+            "--positions" => per_entry = parse("--positions", value("--positions")),
             "--read-through" => {
                 read_through = Some(parse("--read-through", value("--read-through")))
             }
             _ => {
                 eprintln!(
                     "unknown argument {a}; usage: index_layouts [--keys N] [--alpha A] \
-                     [--requests N] [--rounds N] [--rank-order] [--read-through F]"
+                     [--requests N] [--rounds N] [--rank-order] [--read-through F] [--positions P]"
                 );
                 std::process::exit(2)
             }
@@ -379,6 +383,10 @@ fn main() {
         eprintln!("--alpha: not a valid Zipf exponent: {alpha}");
         std::process::exit(2)
     };
+    if !(1.05..=4.0).contains(&per_entry) {
+        eprintln!("--positions: positions per entry must be in [1.05, 4]");
+        std::process::exit(2)
+    }
     if read_through.is_some_and(|f| !(f > 0.0 && f < 1.0)) {
         eprintln!("--read-through: the cache's share of the keys must be in (0, 1)");
         std::process::exit(2)
@@ -389,11 +397,11 @@ fn main() {
     let hasher = foldhash::fast::FixedState::with_seed(7);
     let hash = |k: u64| spread(hasher.hash_one(k));
     if let Some(f) = read_through {
-        read_through_rounds(&seq, keys, f, rounds, &hash);
+        read_through_rounds(&seq, keys, f, per_entry, rounds, &hash);
         return;
     }
     let mut words = Words::new(keys);
-    let mut positional = Positional::new(keys);
+    let mut positional = Positional::new(keys, per_entry);
     let mut map = hashbrown::HashMap::with_capacity(keys);
     let mut order: Vec<usize> = (0..keys).collect();
     if !rank_order {
@@ -426,13 +434,14 @@ fn read_through_rounds(
     seq: &[u64],
     keys: usize,
     f: f64,
+    per_entry: f64,
     rounds: usize,
     hash: &impl Fn(u64) -> u64,
 ) {
     let cap = ((keys as f64 * f) as usize).max(1);
     let key_of = |rank: u64| rank.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut words = Words::new(cap);
-    let mut positional = Positional::new(cap);
+    let mut positional = Positional::new(cap, per_entry);
     let (mut wq, mut pq) = (std::collections::VecDeque::new(), std::collections::VecDeque::new());
     for rank in 1..=cap as u64 {
         let k = key_of(rank);
