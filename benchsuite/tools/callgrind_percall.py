@@ -15,10 +15,11 @@ those functions. Needs valgrind (apt-get install valgrind). Usage:
 
 `--sites N` also lists, per cache, the N instructions with the most first-level data misses
 and where they are in the source: the chain of inlined functions (innermost first, the
-standard library's frames left out) as `addr2line -i` reads it from the binary's debug
-information, with the misses per get call (every request of a read-through run starts with
-one). With `--sites`, events are collected only inside those two functions. Callgrind does not simulate software prefetches, so a miss a prefetch hides on the
-hardware still counts here.
+standard library's frames left out) as `addr2line -i` (binutils) reads it from the binary's
+debug information, with the misses per get call (every request of a read-through run starts
+with one). With `--sites`, events are collected only inside those two functions. Callgrind
+does not simulate software prefetches, so a miss a prefetch hides on the hardware still
+counts here.
 """
 import argparse
 import os
@@ -111,6 +112,10 @@ def main():
     args = ap.parse_args()
     if not shutil.which("valgrind"):
         sys.exit("valgrind not found (apt-get install valgrind)")
+    if args.sites and not shutil.which("addr2line"):
+        sys.exit("--sites needs addr2line (apt-get install binutils)")
+    if args.sites < 0:
+        sys.exit("--sites: a count of instructions, 0 or more")
     print(f"{'cache':12} {'op':7} {'calls':>10} {'Ir/call':>8} {'D1 miss/call':>12} "
           f"{'LL miss/call':>12}")
     for cache in args.caches.split(","):
