@@ -99,6 +99,25 @@ struct Words {
     arena: Vec<Slot>,
 }
 
+/// Control word `c` with its pass-through count (byte 7) raised by one; the count sticks at
+/// 255, as sifter's does (lookups go on past a saturated bucket).
+fn raise(c: u64) -> u64 {
+    if c >> 56 < 0xFF {
+        c + (1 << 56)
+    } else {
+        c
+    }
+}
+
+/// Control word `c` with its pass-through count lowered by one, unless saturated.
+fn lower(c: u64) -> u64 {
+    if c >> 56 < 0xFF {
+        c - (1 << 56)
+    } else {
+        c
+    }
+}
+
 /// The reference bit, in a slot's `meta` above the hash's low half (which names the home).
 const MARK: u64 = 1 << 63;
 
@@ -123,7 +142,7 @@ impl Words {
                 self.arena[slot] = Slot { key, value, next: 0, meta: h & 0xFFFF_FFFF };
                 return;
             }
-            bucket.ctrl += 1 << 56;
+            bucket.ctrl = raise(bucket.ctrl);
             b = (b + 1) % self.buckets.len();
         }
     }
@@ -175,7 +194,7 @@ impl Words {
                 }
                 m &= m - 1;
             }
-            bucket.ctrl -= 1 << 56;
+            bucket.ctrl = lower(bucket.ctrl);
             b = (b + 1) % self.buckets.len();
         }
     }
@@ -222,7 +241,7 @@ impl Positional {
                 self.slots[p] = Slot { key, value, next: 0, meta: h & 0xFFFF_FFFF };
                 return p;
             }
-            self.ctrl[g] += 1 << 56;
+            self.ctrl[g] = raise(self.ctrl[g]);
             g = (g + 1) % self.ctrl.len();
         }
     }
@@ -271,7 +290,7 @@ impl Clock for Positional {
         self.ctrl[vg] &= !(0xFF << (8 * vi));
         let mut g = home(self.slots[victim].meta & 0xFFFF_FFFF, self.ctrl.len());
         while g != vg {
-            self.ctrl[g] -= 1 << 56;
+            self.ctrl[g] = lower(self.ctrl[g]);
             g = (g + 1) % self.ctrl.len();
         }
         self.insert(h, key, value)
@@ -383,8 +402,8 @@ fn main() {
         eprintln!("--alpha: not a valid Zipf exponent: {alpha}");
         std::process::exit(2)
     };
-    if !(1.05..=4.0).contains(&per_entry) {
-        eprintln!("--positions: positions per entry must be in [1.05, 4]");
+    if !(1.15..=4.0).contains(&per_entry) {
+        eprintln!("--positions: positions per entry must be in [1.15, 4]");
         std::process::exit(2)
     }
     if read_through.is_some_and(|f| !(f > 0.0 && f < 1.0)) {
