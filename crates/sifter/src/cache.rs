@@ -2027,7 +2027,9 @@ where
         // reclaimed) do not count as attempts, up to about once round the arena: after many
         // updates the queues' fronts can hold more removed slots than the attempts would scan.
         let (mut attempt, mut removed_only) = (0, 0);
-        let most_removed_only = self.arena.count() / self.evict_batch + 1;
+        // Computed when first needed: a division, and most acquisitions end at their first
+        // scan.
+        let most_removed_only = || self.arena.count() / self.evict_batch + 1;
         while attempt < ATTEMPTS {
             attempt += 1;
             if self.refill(st, w.max(self.spill)) {
@@ -2061,7 +2063,7 @@ where
                     got = true;
                     break;
                 }
-                if freed == 0 && removed_only < most_removed_only {
+                if freed == 0 && removed_only < most_removed_only() {
                     removed_only += 1;
                     attempt -= 1;
                 }
