@@ -1,37 +1,73 @@
 #!/usr/bin/env python3
 """Paired per-repetition throughput ratios from a `sifter bench` results.json.
 
-`sifter bench -r N` round-robins the caches inside each repetition, so repetition i of two
-caches ran side by side; their ratio cancels the host's drift better than a ratio of medians.
-Prints, for every (size, threads) and pair NUM/DEN, the median and min–max of those ratios.
+`sifter bench -r N` round-robins the thread counts and the caches inside each repetition, so
+repetition i of two caches (or of one cache at two thread counts) ran close together in time;
+their ratio cancels the host's drift better than a ratio of medians. Prints the median and
+min–max of those ratios:
 
-  paired_ratios.py results.json mobius/quick_cache s3fifo/mobius nbq-clock/mobius
+* `NUM/DEN` (two caches): for every (size, threads);
+* `NUM@T/DEN@U` (a cache at T threads over one at U threads, e.g. `mobius@16/mobius@2`): for
+  every size. Results written before the thread counts took turns (sifter before 2026-11-28)
+  ran them one after the other: their ratios across thread counts are not paired.
+
+  paired_ratios.py results.json mobius/quick_cache s3fifo/mobius mobius@16/mobius@2
 """
 import json
 import statistics
 import sys
 
 
+def side(spec):
+    """`cache` or `cache@threads` -> (cache, threads or None)."""
+    if "@" in spec:
+        c, t = spec.rsplit("@", 1)
+        if not t.isdigit():
+            sys.exit(f"{spec!r}: the thread count after @ is not a number")
+        return c, int(t)
+    return spec, None
+
+
+def cell(a, b):
+    if not a or not b:
+        return "-".ljust(28)
+    rs = [x / y for x, y in zip(a, b)]
+    return f"{statistics.median(rs):.3f} [{min(rs):.2f}–{max(rs):.2f}]".ljust(28)
+
+
 def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
     d = json.load(open(sys.argv[1]))
     reports = d["report"] if isinstance(d["report"], list) else [d["report"]]
     rows = [r for rep in reports for r in rep["rows"]]
     by = {}
     for r in rows:
         by[(r["size"], r["threads"], r["cache"])] = r["mops_runs"]
-    points = sorted({(s, t) for (s, t, _) in by})
-    pairs = [p.split("/") for p in sys.argv[2:]]
-    print("size  thr  " + "  ".join(f"{n}÷{m}".ljust(28) for n, m in pairs))
-    for s, t in points:
-        cells = []
-        for n, m in pairs:
-            a, b = by.get((s, t, n)), by.get((s, t, m))
-            if not a or not b:
-                cells.append("-".ljust(28))
-                continue
-            rs = [x / y for x, y in zip(a, b)]
-            cells.append(f"{statistics.median(rs):.3f} [{min(rs):.2f}–{max(rs):.2f}]".ljust(28))
-        print(f"{s:<5} {t:<4} " + "  ".join(cells))
+    pairs = []
+    for p in sys.argv[2:]:
+        if p.count("/") != 1:
+            sys.exit(f"{p!r}: a pair is NUM/DEN")
+        n, m = (side(x) for x in p.split("/"))
+        if (n[1] is None) != (m[1] is None):
+            sys.exit(f"{p!r}: give a thread count on both sides (NUM@T/DEN@U) or on neither")
+        pairs.append((p, n, m))
+    caches = [x for x in pairs if x[1][1] is None]
+    threads = [x for x in pairs if x[1][1] is not None]
+    if caches:
+        points = sorted({(s, t) for (s, t, _) in by})
+        print("size  thr  " + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in caches))
+        for s, t in points:
+            cells = [cell(by.get((s, t, n)), by.get((s, t, m))) for _, (n, _), (m, _) in caches]
+            print(f"{s:<5} {t:<4} " + "  ".join(cells))
+    if threads:
+        if caches:
+            print()
+        sizes = sorted({s for (s, _, _) in by})
+        print("size  " + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in threads))
+        for s in sizes:
+            cells = [cell(by.get((s, tn, n)), by.get((s, tm, m))) for _, (n, tn), (m, tm) in threads]
+            print(f"{s:<5} " + "  ".join(cells))
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ pub struct BenchArgs {
     /// Precomputed operations per thread (synthetic workloads; replayed cyclically).
     #[arg(long, default_value_t = 2_000_000)]
     pub sequence: usize,
-    /// Runs per cache and configuration (medians and min–max are reported).
+    /// Runs per cache and configuration (medians and min–max are reported); thread counts and
+    /// caches take turns inside each repetition.
     #[arg(short, long, default_value_t = 3)]
     pub repeat: usize,
     /// Time one operation in this many on average (a power of two; 0 disables latency

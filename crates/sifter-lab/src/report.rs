@@ -1,5 +1,6 @@
 //! `sifter bench`'s measurement: caches × key sharing × sizes × thread counts, repeated with the
-//! caches round-robined, summarised per configuration; its text table, CSV and plots.
+//! thread counts and caches round-robined inside each repetition, summarised per
+//! configuration; its text table, CSV and plots.
 
 use crate::closed_loop::parse_latency;
 use crate::plot::{bars_svg_png, lines_svg_png, Axes, Series};
@@ -157,6 +158,9 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
         let (seqs, k) = workload.generate(max_t, a.sequence, mode)?;
         keys = k;
         for &size in &sizes {
+            // Per thread count: the resident keys (hit-only), the capacity and the run's
+            // configuration.
+            let mut points = Vec::new();
             for &t in &threads {
                 // Hit-only: every key of the threads' sequences, inserted before the run.
                 let resident: Vec<u64> = if a.hit_only {
@@ -190,10 +194,16 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
                     touch: a.touch,
                 };
                 config.get_or_insert(cfg);
-                // Caches round-robined inside each repetition, so that the host's noise hits
-                // every cache alike.
-                let mut runs: Vec<Vec<RunResult>> = caches.iter().map(|_| Vec::new()).collect();
-                for _ in 0..a.repeat {
+                points.push((t, resident, capacity, cfg));
+            }
+            // Thread counts and caches round-robined inside each repetition, so that the
+            // host's noise hits every cache and every thread count alike: repetition i of two
+            // caches, or of one cache at two thread counts, ran close together in time (see
+            // `benchsuite/tools/paired_ratios.py`).
+            let mut runs: Vec<Vec<Vec<RunResult>>> =
+                points.iter().map(|_| caches.iter().map(|_| Vec::new()).collect()).collect();
+            for _ in 0..a.repeat {
+                for (p, (t, resident, capacity, cfg)) in points.iter().enumerate() {
                     for (i, c) in caches.iter().enumerate() {
                         // Relaxed: a request to stop, acted on at the next run.
                         if stop.load(Ordering::Relaxed) {
@@ -202,19 +212,21 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
                         }
                         obs.relabel(&format!("{} size {size} {t} thr {c}", mode.name()));
                         let cache = if sifter_bench::adapter::is_ceiling(c) {
-                            sifter_bench::adapter::ceiling(c, capacity, &seqs[..t])?
+                            sifter_bench::adapter::ceiling(c, *capacity, &seqs[..*t])?
                         } else {
-                            make(c, capacity)?
+                            make(c, *capacity)?
                         };
-                        for &key in &resident {
+                        for &key in resident {
                             cache.insert(key);
                         }
-                        runs[i].push(run(&*cache, capacity, &seqs[..t], &cfg)?);
+                        runs[p][i].push(run(&*cache, *capacity, &seqs[..*t], cfg)?);
                         obs.advance(1);
                     }
                 }
-                for (c, r) in caches.iter().zip(&runs) {
-                    rows.push(Row { mode, size, summary: summarize(c, t, capacity, r) });
+            }
+            for ((t, _, capacity, _), runs) in points.iter().zip(&runs) {
+                for (c, r) in caches.iter().zip(runs) {
+                    rows.push(Row { mode, size, summary: summarize(c, *t, *capacity, r) });
                 }
             }
         }
@@ -586,5 +598,68 @@ mod tests {
         let mut b = a.clone();
         b.threads = "0".into();
         assert!(measure(&b, &Silent, &AtomicBool::new(false)).is_err());
+    }
+
+    /// The labels of the runs, in the order they ran.
+    #[derive(Default)]
+    struct Order(std::sync::Mutex<Vec<String>>);
+
+    impl Observer for Order {
+        fn relabel(&self, label: &str) {
+            if label.contains(" thr ") {
+                self.0.lock().unwrap().push(label.to_string());
+            }
+        }
+    }
+
+    #[test]
+    fn thread_counts_and_caches_take_turns_inside_each_repetition() {
+        let a = BenchSpec {
+            caches: "null,mobius".into(),
+            threads: "1,2".into(),
+            workload: "zipf:keys=2000".into(),
+            mode: "shared".into(),
+            size: "0.1,0.2".into(),
+            requests: 500,
+            duration: None,
+            sequence: 5_000,
+            repeat: 2,
+            sample_every: 0,
+            fill: 0.98,
+            warmup_passes: 0.0,
+            warmup_limit: "5s".into(),
+            hit_only: false,
+            touch: 0,
+        };
+        let order = Order::default();
+        let r = measure(&a, &order, &AtomicBool::new(false)).unwrap();
+        let one_rep = |size: &str| {
+            ["1 thr null", "1 thr mobius", "2 thr null", "2 thr mobius"]
+                .map(|x| format!("shared size {size} {x}"))
+        };
+        let want: Vec<String> =
+            [one_rep("0.1"), one_rep("0.1"), one_rep("0.2"), one_rep("0.2")].concat();
+        assert_eq!(*order.0.lock().unwrap(), want);
+        // Rows stay grouped by configuration, each with one run per repetition.
+        let got: Vec<(f64, usize, &str, usize)> = r
+            .rows
+            .iter()
+            .map(|x| {
+                (x.size, x.summary.threads, x.summary.cache.as_str(), x.summary.mops_runs.len())
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0.1, 1, "null", 2),
+                (0.1, 1, "mobius", 2),
+                (0.1, 2, "null", 2),
+                (0.1, 2, "mobius", 2),
+                (0.2, 1, "null", 2),
+                (0.2, 1, "mobius", 2),
+                (0.2, 2, "null", 2),
+                (0.2, 2, "mobius", 2),
+            ]
+        );
     }
 }
