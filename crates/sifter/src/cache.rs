@@ -2027,8 +2027,8 @@ where
         // reclaimed) do not count as attempts, up to about once round the arena: after many
         // updates the queues' fronts can hold more removed slots than the attempts would scan.
         let (mut attempt, mut removed_only) = (0, 0);
-        // Computed when first needed: a division, and most acquisitions end at their first
-        // scan.
+        // Computed only when a scan freed nothing (a division; most acquisitions end at their
+        // first scan).
         let most_removed_only = || self.arena.count() / self.evict_batch + 1;
         while attempt < ATTEMPTS {
             attempt += 1;
