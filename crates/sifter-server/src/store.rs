@@ -18,7 +18,9 @@ const REALTIME_MAXDELTA: i64 = 60 * 60 * 24 * 30;
 pub struct Item {
     pub flags: u32,
     pub cas: u64,
-    /// Seconds of the store's clock when it expires; 0 = never.
+    /// Milliseconds of the store's clock ([`Store::now_ms`]) when it expires; 0 = never.
+    /// Finer than the protocol's seconds so that an exptime of N seconds lives N seconds
+    /// from its command, not until the N-th tick of a seconds clock (which can be at once).
     pub expires: u64,
     pub data: Box<[u8]>,
     /// Fetched since it was stored (`mg h`, `me fetch=`). Relaxed everywhere: a per-item hint.
@@ -153,33 +155,41 @@ impl Store {
         Ok(Store { cache, cas: AtomicU64::new(0), start: Instant::now(), unix_start })
     }
 
-    /// Seconds since the store started (its clock; never 0 for a stored expiry).
+    /// Seconds since the store started (the clock of access times, `mg l`/`h`).
     pub fn now(&self) -> u64 {
         self.start.elapsed().as_secs() + 1
     }
 
-    /// memcached's exptime: 0 never; up to 30 days relative; above, an absolute Unix time;
-    /// negative (or an absolute time in the past): already expired.
+    /// Milliseconds since the store started (the clock of expiry times; never 0, which
+    /// means "never expires").
+    pub fn now_ms(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX - 1) + 1
+    }
+
+    /// memcached's exptime (seconds): 0 never; up to 30 days relative; above, an absolute
+    /// Unix time; negative (or an absolute time in the past): already expired. Returns the
+    /// expiry instant on [`Store::now_ms`]'s clock.
     pub fn expiry(&self, exptime: i64) -> u64 {
-        let now = self.now();
+        let now = self.now_ms();
+        let past = now.saturating_sub(1).max(1);
         if exptime == 0 {
             0
         } else if exptime < 0 {
-            now.saturating_sub(1).max(1)
+            past
         } else if exptime > REALTIME_MAXDELTA {
             let t = exptime as u64;
             if t <= self.unix_start {
-                now.saturating_sub(1).max(1)
+                past
             } else {
-                (t - self.unix_start).max(1)
+                ((t - self.unix_start).saturating_mul(1000)).max(1)
             }
         } else {
-            now + exptime as u64
+            now + exptime as u64 * 1000
         }
     }
 
     fn live(&self, item: &Item) -> bool {
-        item.expires == 0 || item.expires > self.now()
+        item.expires == 0 || item.expires > self.now_ms()
     }
 
     fn next_cas(&self) -> u64 {
@@ -290,12 +300,13 @@ impl Store {
         out
     }
 
-    /// Seconds left before `item` expires, or -1 if it never does (`mg t`).
+    /// Seconds left before `item` expires (a started second counts), or -1 if it never
+    /// does (`mg t`).
     pub fn ttl_left(&self, item: &Item) -> i64 {
         if item.expires == 0 {
             -1
         } else {
-            item.expires.saturating_sub(self.now()) as i64
+            item.expires.saturating_sub(self.now_ms()).div_ceil(1000) as i64
         }
     }
 
@@ -483,7 +494,7 @@ impl Store {
                 break;
             }
             if self.live(&v) {
-                let exp = if v.expires == 0 { 0 } else { self.unix_start + v.expires };
+                let exp = if v.expires == 0 { 0 } else { self.unix_start + v.expires / 1000 };
                 out.push((k, v.data.len(), exp));
             }
         }
@@ -504,5 +515,55 @@ impl Store {
     /// Items held, bytes charged, the limit, and the cache's statistics.
     pub fn stats(&self) -> (usize, u64, u64, sifter::CacheStats) {
         (self.cache.len(), self.cache.weight(), self.cache.capacity(), self.cache.stats())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> Store {
+        Store::new(1 << 20, Policy::Mobius).expect("a valid store")
+    }
+
+    #[test]
+    fn a_relative_exptime_lives_its_whole_seconds_from_the_command() {
+        let s = store();
+        let before = s.now_ms();
+        let e = s.expiry(1);
+        // A seconds clock would give the next tick, possibly a millisecond away.
+        assert!(e >= before + 1000, "exptime 1 at {before} ms expires at {e} ms");
+        assert!(e <= s.now_ms() + 1000);
+        assert_eq!(s.store(Mode::Set, b"k", 0, e, b"v"), Stored::Stored);
+        let item = s.get(b"k").expect("live right after the set");
+        assert_eq!(s.ttl_left(&item), 1, "a started second counts");
+        assert!(s.touch(b"k", s.expiry(1)).is_some());
+    }
+
+    #[test]
+    fn negative_and_past_absolute_exptimes_are_already_expired() {
+        let s = store();
+        for exptime in [-1, 1_000_000_000] {
+            let e = s.expiry(exptime);
+            assert_ne!(e, 0, "{exptime}: 0 would mean never");
+            assert_eq!(s.store(Mode::Set, b"k", 0, e, b"v"), Stored::Stored);
+            assert!(s.get(b"k").is_none(), "{exptime}: live");
+        }
+        assert_eq!(s.expiry(0), 0);
+        let item = Item::new(0, 1, 0, Box::new([]), s.now());
+        assert_eq!(s.ttl_left(&item), -1);
+    }
+
+    #[test]
+    fn a_future_absolute_exptime_counts_from_the_unix_epoch() {
+        let s = store();
+        let unix_now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("a clock after 1970")
+            .as_secs();
+        let e = s.expiry((unix_now + 100) as i64);
+        assert_eq!(s.store(Mode::Set, b"k", 0, e, b"v"), Stored::Stored);
+        let left = s.ttl_left(&s.get(b"k").expect("live"));
+        assert!((99..=101).contains(&left), "{left} s left of 100");
     }
 }
