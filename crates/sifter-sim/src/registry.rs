@@ -7,7 +7,7 @@
 
 use crate::policies::{
     arc, belady, blru, cacheus, clock, clockpro, fifo, gdsf, hyperbolic, lecar, lfu, lfuda, lhd,
-    lirs, lru, lruk, multistep, problru, qdlp, random, s3fifo, sieve, slru, twoq, wtinylfu,
+    lirs, lru, lruk, mobius, multistep, problru, qdlp, random, s3fifo, sieve, slru, twoq, wtinylfu,
 };
 use crate::policy::{Policy, PolicyCtx};
 use crate::runner::Simulate;
@@ -154,6 +154,16 @@ pub static REGISTRY: &[Entry] = &[
         about: "SIEVE (NSDI'24, Alg. 1)",
         params: &[],
         ctor: |_, c| boxed(sieve::Sieve::new(c)),
+    },
+    Entry {
+        names: &["mobius"],
+        about: "Mobius (SIGMETRICS'25): SIEVE's semantics on two FIFO queues in rotation, one request at a time (sifter::Cache's Mobius at one thread)",
+        params: &[Param {
+            name: "consecutive",
+            default: "true",
+            doc: "consecutive detection (Alg. 2); false is the paper's Mobius-w/d ablation (Alg. 1)",
+        }],
+        ctor: |p, c| boxed(mobius::Mobius::new(c, p.bool("consecutive")?)),
     },
     Entry {
         names: &["s3fifo", "s3-fifo"],

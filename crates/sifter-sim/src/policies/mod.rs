@@ -16,6 +16,7 @@ pub mod lhd;
 pub mod lirs;
 pub mod lru;
 pub mod lruk;
+pub mod mobius;
 pub mod multistep;
 pub mod problru;
 pub mod qdlp;
