@@ -6,7 +6,7 @@
 //! * The control word holds one **byte tag** per entry word (the hash's low 7 bits with the
 //!   high bit set, so never 0: from the low half, like the home bucket, which slots keep), a
 //!   7-bit pass-through count and the home lock bit:
-//!   `[lock:1 | pass:7 | byte tag 6 | … | byte tag 0]`. A lookup loads the control word,
+//!   `[pass:7 | lock:1 | byte tag 6 | … | byte tag 0]`. A lookup loads the control word,
 //!   finds the words whose byte tag matches its own with a few word-wide operations (SWAR, no
 //!   SIMD loads of the atomics) and loads only those words, then reads a slot (a second line)
 //!   only on a full tag match: a miss usually loads two words of one line, a hit three and
@@ -65,10 +65,13 @@ pub(crate) enum Inserted {
     Added,
 }
 
-/// The control word's lock bit.
-const LOCK: u64 = 1 << 63;
-/// Where the pass-through count sits in the control word, and its sticky maximum.
-const PASS_SHIFT: u32 = 56;
+/// The control word's lock bit. Not the sign bit: taking the lock tests the old value's lock
+/// bit, which for the sign bit the compiler turns into a sign test and then cannot emit as one
+/// `lock bts` (x86-64): it emitted a load and a `lock cmpxchg` loop instead.
+const LOCK: u64 = 1 << 56;
+/// Where the pass-through count sits in the control word (its top seven bits), and its
+/// sticky maximum.
+const PASS_SHIFT: u32 = 57;
 const PASS_MAX: u64 = 0x7F;
 /// One in each byte-tag byte (bytes 0..7).
 const ONES: u64 = 0x0001_0101_0101_0101;
