@@ -35,24 +35,64 @@ impl<T> Mutex<T> {
 
 /// Asks the CPU to fetch the cache line holding `at` (`write`: for writing) while the caller
 /// does other work: a hint with no architectural effect; nothing on other targets, Miri or loom.
+///
+/// For writing it is `PREFETCHW` where the CPU has it (checked once, [`has_prefetchw`]): the
+/// line comes exclusive, so a line other cores hold too is invalidated there while the caller
+/// works, not when it first writes. (The `_MM_HINT_ET0` intrinsic is `PREFETCHT0`, a read, in a
+/// build without the `prfchw` target feature, which x86-64's baseline lacks.) Else, and for
+/// reading, `PREFETCHT0`.
 #[inline]
 pub(crate) fn prefetch<T>(at: &T, write: bool) {
     #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
     {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0, _MM_HINT_T0};
-        let p = at as *const T as *const i8;
-        // SAFETY: `p` comes from a reference, so it is a valid address; a prefetch instruction
-        // cannot fault or change memory either way.
-        unsafe {
-            if write {
-                _mm_prefetch::<_MM_HINT_ET0>(p);
-            } else {
-                _mm_prefetch::<_MM_HINT_T0>(p);
+        let p = at as *const T as *const u8;
+        if write && has_prefetchw() {
+            // SAFETY: the CPU has PREFETCHW (CPUID, `has_prefetchw`); `p` comes from a
+            // reference, and a prefetch cannot fault or change memory either way.
+            unsafe {
+                std::arch::asm!("prefetchw [{}]", in(reg) p, options(nostack, preserves_flags, readonly));
             }
+        } else {
+            // SAFETY: as above; PREFETCHT0 is part of SSE, which x86-64 always has.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    p as *const i8,
+                )
+            };
         }
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
     let _ = (at, write);
+}
+
+/// Whether the CPU has `PREFETCHW` (CPUID 8000_0001h, ECX bit 8: AMD since the K6-2, Intel
+/// since Broadwell), asked once per process. `std::arch`'s feature detection does not cover
+/// it.
+#[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+#[inline]
+fn has_prefetchw() -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    /// 0: not asked yet, 1: no, 2: yes.
+    static HAS: AtomicU8 = AtomicU8::new(0);
+    #[cold]
+    fn ask() -> bool {
+        #[allow(unused_unsafe)] // `__cpuid` is a safe function on newer toolchains
+        // SAFETY: CPUID exists on every x86-64 CPU; leaf 8000_0001h is read only when the
+        // highest extended leaf (8000_0000h's EAX) reaches it.
+        let yes = unsafe {
+            use std::arch::x86_64::__cpuid;
+            __cpuid(0x8000_0000).eax >= 0x8000_0001 && __cpuid(0x8000_0001).ecx & (1 << 8) != 0
+        };
+        // Relaxed: every thread computes the same answer; the value is all that is shared.
+        HAS.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+        yes
+    }
+    // Relaxed: as above.
+    match HAS.load(Ordering::Relaxed) {
+        2 => true,
+        1 => false,
+        _ => ask(),
+    }
 }
 
 /// A store followed by a full barrier, so that the store is ordered before every later load
