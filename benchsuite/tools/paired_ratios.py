@@ -4,16 +4,18 @@
 `sifter bench -r N` round-robins the thread counts and the caches inside each repetition, so
 repetition i of two caches (or of one cache at two thread counts) ran close together in time;
 their ratio cancels the host's drift better than a ratio of medians. Prints the median and
-min–max of those ratios:
+min–max of those ratios (with `--geomean`: their geometric mean and an interval of two
+standard errors of the mean log ratio, which resolves a few percent from many repetitions):
 
 * `NUM/DEN` (two caches): for every (size, threads);
 * `NUM@T/DEN@U` (a cache at T threads over one at U threads, e.g. `mobius@16/mobius@2`): for
   every size. Results written before the thread counts took turns (sifter before 2026-11-28)
   ran them one after the other: their ratios across thread counts are not paired.
 
-  paired_ratios.py results.json mobius/quick_cache s3fifo/mobius mobius@16/mobius@2
+  paired_ratios.py [--geomean] results.json mobius/quick_cache s3fifo/mobius mobius@16/mobius@2
 """
 import json
+import math
 import statistics
 import sys
 
@@ -28,24 +30,35 @@ def side(spec):
     return spec, None
 
 
+GEOMEAN = False
+
+
 def cell(a, b):
     if not a or not b:
         return "-".ljust(28)
     rs = [x / y for x, y in zip(a, b)]
+    if GEOMEAN and len(rs) > 1:
+        logs = [math.log(r) for r in rs]
+        m, se = statistics.mean(logs), statistics.stdev(logs) / math.sqrt(len(logs))
+        return f"{math.exp(m):.3f} [{math.exp(m - 2 * se):.3f}, {math.exp(m + 2 * se):.3f}]".ljust(28)
     return f"{statistics.median(rs):.3f} [{min(rs):.2f}–{max(rs):.2f}]".ljust(28)
 
 
 def main():
-    if len(sys.argv) < 3:
+    global GEOMEAN
+    args = sys.argv[1:]
+    if args and args[0] == "--geomean":
+        GEOMEAN, args = True, args[1:]
+    if len(args) < 2:
         sys.exit(__doc__)
-    d = json.load(open(sys.argv[1]))
+    d = json.load(open(args[0]))
     reports = d["report"] if isinstance(d["report"], list) else [d["report"]]
     rows = [r for rep in reports for r in rep["rows"]]
     by = {}
     for r in rows:
         by[(r["size"], r["threads"], r["cache"])] = r["mops_runs"]
     pairs = []
-    for p in sys.argv[2:]:
+    for p in args[1:]:
         if p.count("/") != 1:
             sys.exit(f"{p!r}: a pair is NUM/DEN")
         n, m = (side(x) for x in p.split("/"))
