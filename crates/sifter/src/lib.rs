@@ -101,11 +101,11 @@
 //! * **The policy is eventually consistent.** The reference bit a hit sets may be cleared by a
 //!   concurrent eviction pass (costing that entry its second chance), and which entry is evicted
 //!   under concurrency is an approximation of the single-threaded order — for Mobius the paper
-//!   reports SIEVE's hit ratio within 0.5 points, which our tests check. At one thread Mobius,
-//!   SIEVE, CLOCK, FIFO, NbQ-CLOCK and LRU keep the simulator's order (`sifter sim -p mobius`,
-//!   ...): exactly below 1,024 entries, within 0.002 of the miss ratio above (where the queue
-//!   policies batch their queue operations); S3-FIFO within 0.002 (its ghost keeps
-//!   fingerprints), Prob-LRU within 0.005 (its own coins).
+//!   reports SIEVE's hit ratio within 0.5 points, which our tests check. At one thread each
+//!   policy keeps the simulator's order (`sifter sim -p mobius`, ...): SIEVE and LRU exactly;
+//!   Mobius, CLOCK, FIFO and NbQ-CLOCK exactly below 1,024 entries and within 0.002 of the miss
+//!   ratio above (where the queue policies batch their queue operations); S3-FIFO within 0.002
+//!   (its ghost keeps fingerprints), Prob-LRU within 0.005 (its own coins).
 //! * `get` returns a clone of the value (`V: Clone`); store `Arc<T>` for large values. A value
 //!   being read is never dropped under the reader: entries live in a preallocated arena of
 //!   slots, and a slot is reused only after every thread that could have found it has left
