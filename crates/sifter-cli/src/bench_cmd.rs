@@ -28,8 +28,8 @@ pub struct BenchArgs {
     /// `per-thread` (each thread its own key space, capacity × threads: the papers' method).
     #[arg(short, long, default_value = "shared")]
     pub mode: String,
-    /// Cache sizes as fractions of the dataset: the distinct keys of one thread's sequence
-    /// (comma-separated).
+    /// Cache sizes (comma-separated): fractions of the dataset, the distinct keys of one
+    /// thread's sequence (`0.01`: has a `.`), or numbers of entries (`10000`, `10k`, `1M`).
     #[arg(short, long, default_value = "0.1")]
     pub size: String,
     /// Measured operations per thread; the phase ends when the first thread is done.

@@ -26,7 +26,8 @@ pub struct BenchSpec {
     pub workload: String,
     /// Key sharing: `shared` and/or `per-thread`.
     pub mode: String,
-    /// Cache sizes as fractions of one key space, in (0, 16].
+    /// Cache sizes: fractions of one key space, in (0, 16], or numbers of entries
+    /// ([`BenchSize`]).
     pub size: String,
     /// Measured operations per thread (unless `duration`).
     pub requests: u64,
@@ -64,13 +65,65 @@ pub struct Row {
     pub summary: Summary,
 }
 
+/// One `--size` of `sifter bench`: a fraction of one key space, or a number of entries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BenchSize {
+    /// A fraction of the distinct keys of one thread's sequence, in (0, 16].
+    Fraction(f64),
+    /// Entries (at least 1): the capacity of one key space whatever the workload's size.
+    Entries(u64),
+}
+
+impl std::fmt::Display for BenchSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BenchSize::Fraction(x) => write!(f, "{x}"),
+            BenchSize::Entries(n) => write!(f, "{n} entries"),
+        }
+    }
+}
+
+impl std::str::FromStr for BenchSize {
+    type Err = String;
+
+    /// `0.01` or `1.5` (a fraction: has a `.`), `10000`, `10k` or `1M` (entries: an integer,
+    /// with an optional ×1000 or ×1,000,000 suffix), as `sifter sim --size` reads counts.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        if t.contains('.') {
+            return match t.parse::<f64>() {
+                Ok(f) if f > 0.0 && f <= 16.0 => Ok(BenchSize::Fraction(f)),
+                _ => Err(format!("{t:?}: a fraction must be a number in (0, 16]")),
+            };
+        }
+        let lower = t.to_ascii_lowercase();
+        let (digits, mul) = match lower.strip_suffix('k') {
+            Some(d) => (d, 1_000),
+            None => match lower.strip_suffix('m') {
+                Some(d) => (d, 1_000_000),
+                None => (lower.as_str(), 1),
+            },
+        };
+        match digits.parse::<u64>().ok().and_then(|n| n.checked_mul(mul)) {
+            Some(n) if (1..=1 << 31).contains(&n) => Ok(BenchSize::Entries(n)),
+            _ => Err(format!(
+                "{t:?}: expected a fraction like 0.01 or a number of entries like 10000 or 10k \
+                 (1 to 2^31)"
+            )),
+        }
+    }
+}
+
 /// A comma-separated list of `T` (`what` names the option in errors); empty is an error.
-pub fn list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>> {
+pub fn list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>>
+where
+    T::Err: std::fmt::Display,
+{
     let v: Vec<T> = s
         .split(',')
         .map(str::trim)
         .filter(|x| !x.is_empty())
-        .map(|x| x.parse::<T>().map_err(|_| anyhow::anyhow!("{what}: {x:?} is not valid")))
+        .map(|x| x.parse::<T>().map_err(|e| anyhow::anyhow!("{what}: {x:?} is not valid ({e})")))
         .collect::<Result<_>>()?;
     if v.is_empty() {
         bail!("{what}: empty list");
@@ -106,14 +159,12 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
         .iter()
         .map(|m| Mode::parse(m))
         .collect::<Result<_, _>>()?;
-    let sizes: Vec<f64> = if a.hit_only { vec![1.0] } else { list(&a.size, "--size")? };
+    let sizes: Vec<BenchSize> =
+        if a.hit_only { vec![BenchSize::Fraction(1.0)] } else { list(&a.size, "--size")? };
     if (a.hit_only || caches.iter().any(|c| sifter_bench::adapter::is_ceiling(c)))
         && modes.contains(&Mode::PerThread)
     {
         bail!("--hit-only and the ceiling cache need --mode shared");
-    }
-    if sizes.iter().any(|&s| !(s > 0.0 && s <= 16.0)) {
-        bail!("--size: fractions must be in (0, 16]");
     }
     if a.repeat == 0 || a.sequence == 0 || a.requests == 0 {
         bail!("--repeat, --sequence and --requests must be at least 1");
@@ -157,7 +208,13 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
         obs.relabel(&format!("generating {} ({})", workload.spec(), mode.name()));
         let (seqs, k) = workload.generate(max_t, a.sequence, mode)?;
         keys = k;
-        for &size in &sizes {
+        for &asked in &sizes {
+            // A count is kept as the fraction of this key space it is (rows, plots and
+            // tables show fractions), its capacity exactly the count.
+            let size = match asked {
+                BenchSize::Fraction(f) => f,
+                BenchSize::Entries(n) => n as f64 / k.max(1) as f64,
+            };
             // Per thread count: the resident keys (hit-only), the capacity and the run's
             // configuration.
             let mut points = Vec::new();
@@ -174,10 +231,10 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
                 } else {
                     Vec::new()
                 };
-                let per_space = if a.hit_only {
-                    resident.len() as u64
-                } else {
-                    ((k as f64 * size).round() as u64).max(1)
+                let per_space = match asked {
+                    _ if a.hit_only => resident.len() as u64,
+                    BenchSize::Fraction(f) => ((k as f64 * f).round() as u64).max(1),
+                    BenchSize::Entries(n) => n,
                 };
                 let capacity = match mode {
                     Mode::Shared => per_space,
@@ -210,7 +267,7 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
                             obs.end();
                             bail!("stopped before the measurement was complete");
                         }
-                        obs.relabel(&format!("{} size {size} {t} thr {c}", mode.name()));
+                        obs.relabel(&format!("{} size {asked} {t} thr {c}", mode.name()));
                         let cache = if sifter_bench::adapter::is_ceiling(c) {
                             sifter_bench::adapter::ceiling(c, *capacity, &seqs[..*t])?
                         } else {
@@ -234,6 +291,17 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
     obs.end();
     let config = config.context("nothing to run")?;
     Ok(Report { workload: a.workload.clone(), keys, config, rows })
+}
+
+/// A size for tables and file names: as given when short (`0.1`), else six decimals (a
+/// number of entries as a fraction of the key space: the table adds the capacity).
+fn short_size(x: f64) -> String {
+    let s = x.to_string();
+    if s.len() <= 8 {
+        s
+    } else {
+        format!("{x:.6}")
+    }
 }
 
 fn lat(s: &Summary, class: &str) -> Option<sifter_bench::Latency> {
@@ -277,7 +345,10 @@ pub fn table_text(rows: &[Row]) -> String {
             let shares = ["hit", "miss", "insert", "evict"].map(share).join("/");
             vec![
                 r.mode.name().into(),
-                format!("{}", r.size),
+                match short_size(r.size) {
+                    x if x == r.size.to_string() => x,
+                    x => format!("{x} ({})", s.capacity),
+                },
                 s.threads.to_string(),
                 s.cache.clone(),
                 format!("{:.2}", s.mops),
@@ -372,7 +443,7 @@ pub fn plots(out: &Path, report: &Report) -> Result<Vec<PathBuf>> {
         if rows.is_empty() {
             continue;
         }
-        let tag = format!("{}-{}", mode.name(), size);
+        let tag = format!("{}-{}", mode.name(), short_size(size));
         let caches = caches_in_order(&rows);
         let series: Vec<Series> = caches
             .iter()
@@ -598,6 +669,70 @@ mod tests {
         let mut b = a.clone();
         b.threads = "0".into();
         assert!(measure(&b, &Silent, &AtomicBool::new(false)).is_err());
+    }
+
+    #[test]
+    fn sizes_are_fractions_or_numbers_of_entries() {
+        let ok = [
+            ("0.01", BenchSize::Fraction(0.01)),
+            ("1.0", BenchSize::Fraction(1.0)),
+            ("16.0", BenchSize::Fraction(16.0)),
+            ("1", BenchSize::Entries(1)),
+            (" 10000 ", BenchSize::Entries(10_000)),
+            ("10k", BenchSize::Entries(10_000)),
+            ("1M", BenchSize::Entries(1_000_000)),
+        ];
+        for (s, want) in ok {
+            assert_eq!(s.parse::<BenchSize>(), Ok(want), "{s:?}");
+        }
+        for bad in ["0", "0.0", "16.5", "-1", "1.5k", "64MiB", "k", "abc", "3000000000", "NaN"] {
+            let e = bad.parse::<BenchSize>().unwrap_err();
+            assert!(e.contains(bad.trim()), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_number_of_entries_is_the_capacity_of_one_key_space() {
+        let a = BenchSpec {
+            caches: "null".into(),
+            threads: "1,2".into(),
+            workload: "zipf:keys=2000".into(),
+            mode: "shared,per-thread".into(),
+            size: "0.1,150".into(),
+            requests: 500,
+            duration: None,
+            sequence: 5_000,
+            repeat: 1,
+            sample_every: 0,
+            fill: 0.98,
+            warmup_passes: 0.0,
+            warmup_limit: "5s".into(),
+            hit_only: false,
+            touch: 0,
+        };
+        let r = measure(&a, &Silent, &AtomicBool::new(false)).unwrap();
+        let caps: Vec<(Mode, usize, u64)> = r
+            .rows
+            .iter()
+            .filter(|x| x.size != 0.1)
+            .map(|x| (x.mode, x.summary.threads, x.summary.capacity))
+            .collect();
+        assert_eq!(
+            caps,
+            [
+                (Mode::Shared, 1, 150),
+                (Mode::Shared, 2, 150),
+                (Mode::PerThread, 1, 150),
+                (Mode::PerThread, 2, 300)
+            ]
+        );
+        // The row's size is the fraction of the key space those 150 entries are.
+        let row = r.rows.iter().find(|x| x.size != 0.1).unwrap();
+        assert!((row.size * r.keys as f64 - 150.0).abs() < 1e-6, "{} of {}", row.size, r.keys);
+        let mut b = a.clone();
+        b.size = "0.1,0".into();
+        let e = measure(&b, &Silent, &AtomicBool::new(false)).unwrap_err().to_string();
+        assert!(e.contains("--size") && e.contains("\"0\""), "{e}");
     }
 
     /// The labels of the runs, in the order they ran.
