@@ -86,11 +86,11 @@ impl std::fmt::Display for BenchSize {
 impl std::str::FromStr for BenchSize {
     type Err = String;
 
-    /// `0.01` or `1.5` (a fraction: has a `.`), `10000`, `10k` or `1M` (entries: an integer,
+    /// `0.01`, `1.5` or `1e-3` (a fraction: has a `.` or an exponent), `10000`, `10k` or `1M` (entries: an integer,
     /// with an optional ×1000 or ×1,000,000 suffix), as `sifter sim --size` reads counts.
     fn from_str(s: &str) -> Result<Self, String> {
         let t = s.trim();
-        if t.contains('.') {
+        if t.contains(['.', 'e', 'E']) {
             return match t.parse::<f64>() {
                 Ok(f) if f > 0.0 && f <= 16.0 => Ok(BenchSize::Fraction(f)),
                 _ => Err(format!("{t:?}: a fraction must be a number in (0, 16]")),
@@ -677,6 +677,7 @@ mod tests {
             ("0.01", BenchSize::Fraction(0.01)),
             ("1.0", BenchSize::Fraction(1.0)),
             ("16.0", BenchSize::Fraction(16.0)),
+            ("1e-05", BenchSize::Fraction(1e-5)),
             ("1", BenchSize::Entries(1)),
             (" 10000 ", BenchSize::Entries(10_000)),
             ("10k", BenchSize::Entries(10_000)),

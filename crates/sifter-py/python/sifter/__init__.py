@@ -326,7 +326,7 @@ def bench(
     threads: Union[str, int, Sequence[int]] = "1,2,4",
     workload: str = "zipf:alpha=1.0,keys=1000000",
     mode: Union[str, Sequence[str]] = "shared",
-    size: Union[str, float, Sequence[float]] = "0.1",
+    size: Union[str, float, int, Sequence[Union[float, int]]] = "0.1",
     requests: int = 1_000_000,
     duration: Optional[str] = None,
     sequence: int = 2_000_000,
@@ -342,6 +342,8 @@ def bench(
     """Throughput, hit ratio and latency of concurrent caches side by side, as ``sifter bench``
     measures them (same options, same defaults): one row per cache × mode × size × thread
     count with the columns of ``sifter bench``'s ``results.csv`` (medians of ``repeat`` runs).
+    A ``size`` is a fraction of one key space (a float: ``0.01``) or a number of entries (an
+    int, or a string such as ``"10k"``), as ``sifter bench --size`` reads it.
 
     The measurement runs off the interpreter; Ctrl-C stops it (``KeyboardInterrupt``) before
     its next run. Bad options raise ``ValueError`` with the CLI's message.
