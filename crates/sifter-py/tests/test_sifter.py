@@ -383,11 +383,18 @@ def test_bench_hit_only_hits_and_bad_options_are_the_clis_errors():
         (dict(caches="mobius", threads=0), ["-c", "mobius", "-t", "0"], "--threads"),
         (dict(caches="mobius", sample_every=3), ["-c", "mobius", "--sample-every", "3"], "--sample-every"),
         (dict(caches="mobius", warmup_passes=-1), ["-c", "mobius", "--warmup-passes=-1"], "--warmup-passes"),
+        (dict(caches="mobius", size=0), ["-c", "mobius", "-s", "0"], "--size"),
     ]:
         with pytest.raises(ValueError) as e:
             sifter.bench(**{**BENCH, **kwargs})
         err = cli("bench", *cli_args, "-q", "--no-plots", check=False).stderr
         assert needle in str(e.value) and str(e.value).splitlines()[0] in err, (str(e.value), err)
+
+
+def test_bench_sizes_are_fractions_or_entries():
+    df = sifter.bench("null", threads=1, size=[0.1, 150, "1k"], **BENCH)
+    assert list(df["capacity"])[1:] == [150, 1000], df
+    assert df["capacity"].iloc[0] == round(df["size"].iloc[0] * df["capacity"].iloc[1] / df["size"].iloc[1])
 
 
 def test_closed_loop_rows_and_warnings():
