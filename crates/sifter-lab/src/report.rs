@@ -671,6 +671,28 @@ mod tests {
         assert!(measure(&b, &Silent, &AtomicBool::new(false)).is_err());
     }
 
+    /// A short run of `caches` at one and two threads (2,000 keys, no warm-up passes, no
+    /// latency sampling, two repetitions).
+    fn small(caches: &str, mode: &str, size: &str) -> BenchSpec {
+        BenchSpec {
+            caches: caches.into(),
+            threads: "1,2".into(),
+            workload: "zipf:keys=2000".into(),
+            mode: mode.into(),
+            size: size.into(),
+            requests: 500,
+            duration: None,
+            sequence: 5_000,
+            repeat: 2,
+            sample_every: 0,
+            fill: 0.98,
+            warmup_passes: 0.0,
+            warmup_limit: "5s".into(),
+            hit_only: false,
+            touch: 0,
+        }
+    }
+
     #[test]
     fn sizes_are_fractions_or_numbers_of_entries() {
         let ok = [
@@ -694,23 +716,7 @@ mod tests {
 
     #[test]
     fn a_number_of_entries_is_the_capacity_of_one_key_space() {
-        let a = BenchSpec {
-            caches: "null".into(),
-            threads: "1,2".into(),
-            workload: "zipf:keys=2000".into(),
-            mode: "shared,per-thread".into(),
-            size: "0.1,150".into(),
-            requests: 500,
-            duration: None,
-            sequence: 5_000,
-            repeat: 1,
-            sample_every: 0,
-            fill: 0.98,
-            warmup_passes: 0.0,
-            warmup_limit: "5s".into(),
-            hit_only: false,
-            touch: 0,
-        };
+        let a = BenchSpec { repeat: 1, ..small("null", "shared,per-thread", "0.1,150") };
         let r = measure(&a, &Silent, &AtomicBool::new(false)).unwrap();
         let caps: Vec<(Mode, usize, u64)> = r
             .rows
@@ -750,23 +756,7 @@ mod tests {
 
     #[test]
     fn thread_counts_and_caches_take_turns_inside_each_repetition() {
-        let a = BenchSpec {
-            caches: "null,mobius".into(),
-            threads: "1,2".into(),
-            workload: "zipf:keys=2000".into(),
-            mode: "shared".into(),
-            size: "0.1,0.2".into(),
-            requests: 500,
-            duration: None,
-            sequence: 5_000,
-            repeat: 2,
-            sample_every: 0,
-            fill: 0.98,
-            warmup_passes: 0.0,
-            warmup_limit: "5s".into(),
-            hit_only: false,
-            touch: 0,
-        };
+        let a = small("null,mobius", "shared", "0.1,0.2");
         let order = Order::default();
         let r = measure(&a, &order, &AtomicBool::new(false)).unwrap();
         let one_rep = |size: &str| {
