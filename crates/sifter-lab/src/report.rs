@@ -86,31 +86,38 @@ impl std::fmt::Display for BenchSize {
 impl std::str::FromStr for BenchSize {
     type Err = String;
 
-    /// `0.01`, `1.5` or `1e-3` (a fraction: has a `.` or an exponent), `10000`, `10k` or `1M` (entries: an integer,
-    /// with an optional ×1000 or ×1,000,000 suffix), as `sifter sim --size` reads counts.
+    /// `0.01`, `1.5` or `1e-3` (a fraction: has a `.` or an exponent), or a number of
+    /// entries: `10000`, or with a ×1000 or ×1,000,000 suffix `10k`, `1.5k`, `1M` (as `sifter
+    /// sim --size` reads counts).
     fn from_str(s: &str) -> Result<Self, String> {
         let t = s.trim();
-        if t.contains(['.', 'e', 'E']) {
-            return match t.parse::<f64>() {
-                Ok(f) if f > 0.0 && f <= 16.0 => Ok(BenchSize::Fraction(f)),
-                _ => Err(format!("{t:?}: a fraction must be a number in (0, 16]")),
-            };
-        }
-        let lower = t.to_ascii_lowercase();
-        let (digits, mul) = match lower.strip_suffix('k') {
-            Some(d) => (d, 1_000),
-            None => match lower.strip_suffix('m') {
-                Some(d) => (d, 1_000_000),
-                None => (lower.as_str(), 1),
-            },
-        };
-        match digits.parse::<u64>().ok().and_then(|n| n.checked_mul(mul)) {
-            Some(n) if (1..=1 << 31).contains(&n) => Ok(BenchSize::Entries(n)),
-            _ => Err(format!(
+        let bad = || {
+            format!(
                 "{t:?}: expected a fraction like 0.01 or a number of entries like 10000 or 10k \
                  (1 to 2^31)"
-            )),
+            )
+        };
+        let lower = t.to_ascii_lowercase();
+        let (num, mul) = match (lower.strip_suffix('k'), lower.strip_suffix('m')) {
+            (Some(n), _) => (n, 1e3),
+            (_, Some(n)) => (n, 1e6),
+            _ if t.contains(['.', 'e', 'E']) => {
+                return match t.parse::<f64>() {
+                    Ok(f) if f > 0.0 && f <= 16.0 => Ok(BenchSize::Fraction(f)),
+                    _ => Err(format!("{t:?}: a fraction must be a number in (0, 16]")),
+                };
+            }
+            _ => (lower.as_str(), 1.0),
+        };
+        // Digits (and a `.` before a suffix) only: no signs, exponents or words.
+        if num.is_empty() || !num.chars().all(|c| c.is_ascii_digit() || (c == '.' && mul > 1.0)) {
+            return Err(bad());
         }
+        let n = num.parse::<f64>().map_err(|_| bad())? * mul;
+        if n.fract() != 0.0 || !(1.0..=(1u64 << 31) as f64).contains(&n) {
+            return Err(bad());
+        }
+        Ok(BenchSize::Entries(n as u64))
     }
 }
 
@@ -704,11 +711,25 @@ mod tests {
             (" 10000 ", BenchSize::Entries(10_000)),
             ("10k", BenchSize::Entries(10_000)),
             ("1M", BenchSize::Entries(1_000_000)),
+            ("1.5k", BenchSize::Entries(1_500)),
         ];
         for (s, want) in ok {
             assert_eq!(s.parse::<BenchSize>(), Ok(want), "{s:?}");
         }
-        for bad in ["0", "0.0", "16.5", "-1", "1.5k", "64MiB", "k", "abc", "3000000000", "NaN"] {
+        for bad in [
+            "0",
+            "0.0",
+            "16.5",
+            "-1",
+            "1.2345k",
+            "64MiB",
+            "k",
+            "abc",
+            "3000000000",
+            "NaN",
+            "+5",
+            "1e3k",
+        ] {
             let e = bad.parse::<BenchSize>().unwrap_err();
             assert!(e.contains(bad.trim()), "{bad:?}: {e}");
         }
