@@ -182,10 +182,13 @@ impl CacheSize {
         ] {
             if let Some(num) = lower.strip_suffix(suf) {
                 let v: f64 = num.trim().parse().map_err(|_| bad())?;
-                if !(v > 0.0 && v.is_finite()) {
+                // A whole count (`1.5k`, not `1.2345k`): a fraction of an object is refused,
+                // not truncated.
+                let n = v * mul as f64;
+                if !(v > 0.0 && n.is_finite() && n.fract() == 0.0) {
                     return Err(bad());
                 }
-                return Ok(CacheSize::Absolute((v * mul as f64) as u64));
+                return Ok(CacheSize::Absolute(n as u64));
             }
         }
         if t.contains(['.', 'e', 'E']) {
