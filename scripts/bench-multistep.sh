@@ -18,7 +18,8 @@ cargo build --release -q -p sifter-cli
 S=target/release/sifter
 # The paper's large point (32M items of 100M keys) scaled: Zipf 1.0 over 20M keys, 10M requests
 # per thread (2.29M distinct), the cache 0.9 of them (2.06M entries, more than the L3); its
-# small point (64k items) is 0.028 of them. Warm-up stops at 80 % full: a set-associative cache
+# small point (64k items) is 0.028 of them. The warm-up runs the first half of each sequence,
+# the measured phase (4M requests) the rest. Warm-up stops at 80 % full: a set-associative cache
 # never holds 98 % of its capacity, and every cache must start measuring at the same place.
 BIG=(-w zipf:alpha=1.0,keys=20000000 --sequence 10000000 --fill 0.8)
 
@@ -26,26 +27,26 @@ echo "== Fig. 6: a four-item cache over 10, 20 and 40 keys (YCSB's Zipf 0.99), a
 for k in 10 20 40; do
   size=$(python3 -c "print(4 / $k)")
   $S bench -c multistep-m1,nbq-clock,lru -t 1 -w "zipf:alpha=0.99,keys=$k" -s "$size" \
-    --duration 300ms -r 5 -q --no-plots -o "$OUT/fig6-keys$k" | tee "$OUT/fig6-keys$k.txt"
+    --sequence 16000000 --requests 6000000 -r 5 -q --no-plots -o "$OUT/fig6-keys$k" | tee "$OUT/fig6-keys$k.txt"
 done
-# All miss: uniform over 100M keys, so a four-item cache (0.000002 of 2M distinct) never hits.
-$S bench -c multistep-m1,nbq-clock,lru -t 1 -w uniform:n=100000000,requests=2000000 \
-  -s 0.000002 --duration 300ms -r 5 -q --no-plots -o "$OUT/fig6-miss" | tee "$OUT/fig6-miss.txt"
+# All miss: uniform over 100M keys, so a four-item cache never hits.
+$S bench -c multistep-m1,nbq-clock,lru -t 1 -w uniform:n=100000000,requests=16000000 \
+  -s 4 --sequence 16000000 --requests 6000000 -r 5 -q --no-plots -o "$OUT/fig6-miss" | tee "$OUT/fig6-miss.txt"
 $S bench -c multistep-m1,nbq-clock,lru -t 1 -w zipf:alpha=0.99,keys=4 --hit-only \
-  --duration 300ms -r 5 -q --no-plots -o "$OUT/fig6-hit" | tee "$OUT/fig6-hit.txt"
+  --sequence 16000000 --requests 6000000 -r 5 -q --no-plots -o "$OUT/fig6-hit" | tee "$OUT/fig6-hit.txt"
 
 echo "== Figs. 8 and 10: without and with a 64-byte object, small and large cache, one thread"
 for t in 0 64; do
   $S bench -c multistep,multistep-m1,nbq-clock,lru -t 1 "${BIG[@]}" -s 0.028,0.9 \
-    --requests 10000000 -r 3 --touch "$t" -q --no-plots -o "$OUT/fig10-touch$t" \
+    --requests 4000000 -r 3 --touch "$t" -q --no-plots -o "$OUT/fig10-touch$t" \
     | tee "$OUT/fig10-touch$t.txt"
 done
 
 echo "== Fig. 11: vectors per set"
 $S bench -c multistep-m1,multistep,multistep-m4,multistep-m8,multistep-p8,lru -t 1 \
-  -s 0.01,0.1 -r 5 --duration 300ms -q --no-plots -o "$OUT/fig11" | tee "$OUT/fig11.txt"
+  -s 0.01,0.1 -r 5 --sequence 16000000 --requests 6000000 -q --no-plots -o "$OUT/fig11" | tee "$OUT/fig11.txt"
 
 echo "== Fig. 14: threads 1, 2, 4, 8 on the large cache (shared keys)"
-$S bench -c multistep,nbq-clock,lru -t 1,2,4,8 "${BIG[@]}" -s 0.9 --duration 1s -r 3 -q \
+$S bench -c multistep,nbq-clock,lru -t 1,2,4,8 "${BIG[@]}" -s 0.9 --requests 4000000 -r 3 -q \
   -o "$OUT/fig14" | tee "$OUT/fig14.txt"
 echo "wrote $OUT"

@@ -13,7 +13,9 @@ OUT=${1:-benchsuite/runs/$(date +%F)-$(hostname -s)/bench}
 mkdir -p "$OUT"
 cargo build --release -q -p sifter-cli
 S=target/release/sifter
-common=(--duration 300ms --repeat 3 -q)
+# Each thread's sequence: the warm-up runs its first half, the measured phase 5M requests of
+# the rest (never a replay of the warm-up's requests).
+common=(--sequence 12000000 --requests 5000000 --repeat 3 -q)
 
 echo "== Mobius Figs. 2b, 7 and 9: per-thread key spaces, 1 % and 10 %, 1-16 threads"
 $S bench "${common[@]}" --mode per-thread --size 0.01,0.1 --threads 1,2,4,8,16 \
@@ -28,7 +30,8 @@ $S bench "${common[@]}" --mode per-thread --size 0.1,0.3,0.5,0.7,0.9 --threads 1
 TW=../shared/traces/twitter_cluster52.csv.zst
 if [ -f "$TW" ]; then
   echo "== SIEVE Fig. 6: Twitter trace, each thread its own key space, cache scaled with threads"
-  $S bench "${common[@]}" --mode per-thread --size 0.5 --threads 1,2,4,8,16 \
+  # A trace is its own sequence: the measured phase ends at its end (a warning says so).
+  $S bench --duration 300ms --repeat 3 -q --mode per-thread --size 0.5 --threads 1,2,4,8,16 \
     --caches sieve,mobius,lru,mutex-lru,quick_cache,moka \
     --workload "$TW" -o "$OUT/sieve-fig6" | tee "$OUT/sieve-fig6.txt"
 else
@@ -41,7 +44,7 @@ $S bench "${common[@]}" --workload nbq:get=0.7,alpha=1.0,keys=1000000 --threads 
 
 echo "== Harness cost: latency sampling on (1/256) vs off, and the null cache"
 for every in 256 0; do
-  $S bench --duration 500ms --repeat 5 -q --threads 1,2 --caches null,mobius,quick_cache \
+  $S bench --sequence 12000000 --requests 5000000 --repeat 5 -q --threads 1,2 --caches null,mobius,quick_cache \
     --sample-every "$every" --no-plots -o "$OUT/harness-sample-$every" | tee "$OUT/harness-sample-$every.txt"
 done
 echo "wrote $OUT"

@@ -102,7 +102,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sifter", default="target/release/sifter")
     ap.add_argument("-c", "--caches", required=True)
-    ap.add_argument("--bench-args", default="-s 0.1 --sequence 2000000 --requests 2000000")
+    ap.add_argument("--bench-args", default="-s 0.1 --sequence 4000000 --requests 2000000")
     ap.add_argument("--sites", type=int, default=0, metavar="N",
                     help="also list the N instructions with the most first-level data misses")
     ap.add_argument("--LL", default="33554432,16,64",

@@ -4,9 +4,10 @@
 //!   moka, mini-moka, foyer, `Mutex<lru::LruCache>`), and a null cache;
 //! * [`workload`]: Zipf read-through, YCSB-style and NbQ-CLOCK mixes, a RocksDB `cache_bench`
 //!   style mix, and any trace — precomputed per thread, in `shared` or `per-thread` key spaces;
-//! * [`run`]: warm-up until the cache is full, then a measured phase of a fixed request count
-//!   per thread (ending when the first thread is done) or a fixed duration, with sampled
-//!   latencies in HdrHistograms;
+//! * [`run`]: warm-up on the first part of each thread's sequence until the cache is full, then
+//!   a measured phase on the rest (never a replay of the warm-up) of a fixed request count per
+//!   thread (ending when the first thread is done) or a fixed duration, with sampled latencies
+//!   in HdrHistograms;
 //! * [`summarize`]: medians and min–max over repeated runs.
 //!
 //! The `sifter bench` command (crate `sifter-cli`) drives it and writes tables, CSV, JSON and
@@ -73,6 +74,9 @@ pub struct Summary {
     pub warmup_secs: f64,
     /// Fill (len / capacity) at the end of warm-up.
     pub filled: f64,
+    /// Runs whose measured phase ended early because a thread reached the end of its
+    /// sequence ([`RunResult::exhausted`]).
+    pub exhausted_runs: usize,
 }
 
 /// Summarises repeated runs of one cache and configuration: median throughput (and the run
@@ -96,6 +100,7 @@ pub fn summarize(cache: &str, threads: usize, capacity: u64, runs: &[RunResult])
             breakdown: Vec::new(),
             warmup_secs: 0.0,
             filled: 0.0,
+            exhausted_runs: 0,
         };
     };
     let r = &runs[med];
@@ -139,5 +144,6 @@ pub fn summarize(cache: &str, threads: usize, capacity: u64, runs: &[RunResult])
         breakdown,
         warmup_secs: r.warmup.as_secs_f64(),
         filled: r.filled,
+        exhausted_runs: runs.iter().filter(|r| r.exhausted).count(),
     }
 }

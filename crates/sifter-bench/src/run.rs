@@ -63,14 +63,18 @@ pub struct RunConfig {
     /// End of the measured phase.
     pub measure: Measure,
     /// Warm-up ends when the cache holds this share of its capacity *and* every thread has
-    /// replayed `warmup_passes` of its sequence; or, if the cache never gets that full, when
-    /// every thread has replayed `max(warmup_passes, 1)`; or after `warmup_limit`.
+    /// run the first `warmup_passes` of its sequence; if the cache is not that full by then,
+    /// the warm-up goes on into at most half of the rest of the sequence (see [`warm_span`]),
+    /// or until `warmup_limit`.
     pub fill: f64,
-    /// Passes over each thread's sequence the warm-up replays at least (fractions allowed; 0:
-    /// it ends as soon as the cache is `fill` full). A full cache is not yet a steady one:
-    /// some caches' internal state (a ghost filling, a hash table's tombstones) takes
-    /// millions of requests to settle, and a measurement that starts before is not
-    /// representative (docs/BENCHMARKS.md, "Steady state before the measurement").
+    /// Share of each thread's sequence the warm-up runs at least, in [0, 1) (0: it ends as
+    /// soon as the cache is `fill` full). The measured phase goes on from where each thread's
+    /// warm-up stopped and ends when the first thread reaches the end of its sequence (if
+    /// not before): no measured request repeats one the warm-up made, so a policy cannot
+    /// learn the measured requests in advance (docs/BENCHMARKS.md, stop 65: a replayed pass
+    /// inflated hit ratios by up to 5 points). A full cache is not yet a steady one: some
+    /// caches' internal state (a ghost filling, a hash table's tombstones) takes millions of
+    /// requests to settle (docs/BENCHMARKS.md, "Steady state before the measurement").
     pub warmup_passes: f64,
     /// Upper bound on the warm-up.
     #[serde(with = "secs")]
@@ -240,10 +244,13 @@ pub struct RunResult {
     pub classes: [ClassStats; 5],
     /// Warm-up wall time.
     pub warmup: Duration,
-    /// Requests the warm-up replayed, all threads.
+    /// Requests the warm-up made, all threads.
     pub warmup_requests: u64,
     /// Cache fill (len / capacity) at the end of warm-up.
     pub filled: f64,
+    /// A thread reached the end of its sequence before the measured phase's end (requests
+    /// or duration), which ended the phase early: a longer sequence measures longer.
+    pub exhausted: bool,
 }
 
 impl RunResult {
@@ -275,13 +282,20 @@ impl RunResult {
 struct Worker {
     classes: [ClassStats; 5],
     ops: u64,
+    /// This thread reached the end of its sequence in the measured phase.
+    exhausted: bool,
     /// When this thread started and stopped measuring.
     span: Option<(Instant, Instant)>,
 }
 
 impl Worker {
     fn new() -> Self {
-        Worker { classes: Class::ALL.map(|_| ClassStats::new()), ops: 0, span: None }
+        Worker {
+            classes: Class::ALL.map(|_| ClassStats::new()),
+            ops: 0,
+            exhausted: false,
+            span: None,
+        }
     }
 }
 
@@ -381,6 +395,13 @@ pub fn run(
     if seqs.len() < threads || seqs.iter().any(|s| s.is_empty()) {
         return Err(BenchError::Config("one non-empty sequence per thread is needed".into()));
     }
+    if !(0.0..1.0).contains(&cfg.warmup_passes) {
+        return Err(BenchError::Config(format!(
+            "warmup-passes must be in [0, 1) (got {}): the measured phase runs on the rest of \
+             each sequence; for a longer warm-up give a longer sequence",
+            cfg.warmup_passes
+        )));
+    }
     if cfg.sample_every != 0 && !cfg.sample_every.is_power_of_two() {
         return Err(BenchError::Config(format!(
             "sample-every must be 0 or a power of two (got {})",
@@ -402,12 +423,14 @@ pub fn run(
     };
     let stop = AtomicBool::new(false);
     let barrier = Barrier::new(threads + 1);
+    let main = std::thread::current();
     let (workers, elapsed) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (seq, stop, barrier) = (&seqs[t], &stop, &barrier);
                 let mode = cfg.mode;
-                let mut i = positions[t] % seq.len();
+                let mut i = positions[t];
+                let main = main.clone();
                 s.spawn(move || {
                     let mut w = Worker::new();
                     // xorshift64 (never zero: seeded odd) draws the gap to the next timed
@@ -424,23 +447,25 @@ pub fn run(
                     barrier.wait();
                     let start = Instant::now();
                     loop {
-                        for _ in 0..BATCH {
-                            let (op, k) = unpack(seq[i]);
-                            i += 1;
-                            if i == seq.len() {
-                                i = 0;
-                            }
+                        // Never past the sequence's end: a wrap would replay the warm-up.
+                        let end = (i + BATCH as usize).min(seq.len());
+                        for &x in &seq[i..end] {
+                            let (op, k) = unpack(x);
                             gap -= 1;
                             let timed = sampling && gap == 0;
                             if gap == 0 {
                                 gap = next_gap();
                             }
                             step(cx, &mut w, op, thread_key(k, t, mode), timed);
-                            w.ops += 1;
                         }
+                        w.ops += (end - i) as u64;
+                        i = end;
+                        w.exhausted = i == seq.len() && w.ops < target;
                         // Relaxed: the flag only ends the phase; no data is published with it.
-                        if w.ops >= target {
+                        if w.ops >= target || i == seq.len() {
                             stop.store(true, Ordering::Relaxed);
+                            // A timed phase's main thread waits for this or its deadline.
+                            main.unpark();
                             break;
                         }
                         if stop.load(Ordering::Relaxed) {
@@ -454,7 +479,15 @@ pub fn run(
             .collect();
         barrier.wait();
         if let Measure::Duration(d) = cfg.measure {
-            std::thread::sleep(d);
+            let deadline = Instant::now() + d;
+            // Relaxed: the flag carries no data; `unpark` wakes this thread when a worker set
+            // it (parks may also end spuriously: the loop checks again).
+            while !stop.load(Ordering::Relaxed) {
+                match deadline.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => std::thread::park_timeout(left),
+                    _ => break,
+                }
+            }
             stop.store(true, Ordering::Relaxed);
         }
         let ws: Vec<Worker> =
@@ -471,6 +504,9 @@ pub fn run(
     });
     let mut classes = Class::ALL.map(|_| ClassStats::new());
     let mut ops = 0;
+    // A thread that ran out first ended the phase (others may have stopped at their own end
+    // at about the same time: any of them counts).
+    let exhausted = workers.iter().any(|w| w.exhausted);
     for w in workers {
         ops += w.ops;
         for (c, wc) in classes.iter_mut().zip(w.classes) {
@@ -478,11 +514,20 @@ pub fn run(
             c.hist.add(&wc.hist).map_err(|e| BenchError::Config(format!("histogram: {e}")))?;
         }
     }
-    Ok(RunResult { ops, elapsed, classes, warmup, warmup_requests, filled })
+    Ok(RunResult { ops, elapsed, classes, warmup, warmup_requests, filled, exhausted })
 }
 
-/// Replays the sequences until the warm-up's end (see [`RunConfig::fill`]); returns the time
-/// taken, the fill reached, the requests replayed (all threads) and where each thread stopped.
+/// Where the warm-up of a sequence of `len` requests may end: after at least `passes × len`
+/// requests, and, while it waits for the cache to fill, after at most that plus half of the
+/// rest, which leaves the measured phase at least half of what `passes` left it.
+pub fn warm_span(len: usize, passes: f64) -> (usize, usize) {
+    let least = ((passes.clamp(0.0, 1.0) * len as f64).ceil() as usize).min(len);
+    (least, least + (len - least) / 2)
+}
+
+/// Runs each thread's sequence from its start until the warm-up's end (see
+/// [`RunConfig::fill`] and [`warm_span`]); returns the time taken, the fill reached, the
+/// requests made (all threads) and where each thread stopped.
 fn warm_up(
     cx: Ctx<'_>,
     capacity: u64,
@@ -492,30 +537,25 @@ fn warm_up(
     let t0 = Instant::now();
     let stop = AtomicBool::new(false);
     let fill = |c: &dyn BenchCache| (c.len() as f64 / capacity as f64).min(1.0);
-    let passes = if cfg.warmup_passes.is_finite() { cfg.warmup_passes.max(0.0) } else { 1.0 };
-    // Requests each thread replays at most, and at least before a full cache ends the warm-up.
-    let most = |len: usize| (passes.max(1.0) * len as f64).ceil() as u64;
-    let least = |len: usize| (passes * len as f64).ceil() as u64;
     let done: Vec<AtomicU64> = seqs.iter().map(|_| AtomicU64::new(0)).collect();
     let positions: Vec<usize> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|t| {
                 let (seq, stop, done) = (&seqs[t], &stop, &done[t]);
                 let mode = cfg.mode;
-                let most = most(seq.len());
+                let most = warm_span(seq.len(), cfg.warmup_passes).1;
                 s.spawn(move || {
                     let mut w = Worker::new();
-                    let (mut i, mut n) = (0, 0u64);
-                    while n < most {
-                        let end = (i + BATCH as usize).min(seq.len()).min(i + (most - n) as usize);
+                    let mut i = 0;
+                    while i < most {
+                        let end = (i + BATCH as usize).min(most);
                         for &x in &seq[i..end] {
                             let (op, k) = unpack(x);
                             step(cx, &mut w, op, thread_key(k, t, mode), false);
                         }
-                        n += (end - i) as u64;
-                        i = if end == seq.len() { 0 } else { end };
+                        i = end;
                         // Relaxed: a progress count read by the main thread's check only.
-                        done.store(n, Ordering::Relaxed);
+                        done.store(i as u64, Ordering::Relaxed);
                         // Relaxed: only ends the warm-up.
                         if stop.load(Ordering::Relaxed) {
                             break;
@@ -528,11 +568,11 @@ fn warm_up(
         loop {
             std::thread::sleep(Duration::from_millis(5));
             let finished = handles.iter().all(|h| h.is_finished());
-            let replayed =
-                (0..cfg.threads).all(|t| done[t].load(Ordering::Relaxed) >= least(seqs[t].len()));
-            if finished
-                || (replayed && fill(cx.cache) >= cfg.fill)
-                || t0.elapsed() >= cfg.warmup_limit
+            let least = (0..cfg.threads).all(|t| {
+                done[t].load(Ordering::Relaxed)
+                    >= warm_span(seqs[t].len(), cfg.warmup_passes).0 as u64
+            });
+            if finished || (least && fill(cx.cache) >= cfg.fill) || t0.elapsed() >= cfg.warmup_limit
             {
                 stop.store(true, Ordering::Relaxed);
                 break;
@@ -540,8 +580,8 @@ fn warm_up(
         }
         handles.into_iter().map(|h| h.join().expect("warm-up worker panicked")).collect()
     });
-    let replayed = done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
-    (t0.elapsed(), fill(cx.cache), replayed, positions)
+    let made = positions.iter().map(|&p| p as u64).sum();
+    (t0.elapsed(), fill(cx.cache), made, positions)
 }
 
 #[cfg(test)]
@@ -556,7 +596,7 @@ mod tests {
             mode: Mode::Shared,
             measure,
             fill: 0.98,
-            warmup_passes: 1.0,
+            warmup_passes: 0.5,
             warmup_limit: Duration::from_secs(5),
             sample_every: 16,
             touch: 0,
@@ -568,7 +608,7 @@ mod tests {
     #[test]
     fn requests_mode_counts_add_up() {
         let w = Workload::parse("cachebench:keys=5000").unwrap();
-        let (seqs, keys) = w.generate(3, 20_000, Mode::Shared).unwrap();
+        let (seqs, keys) = w.generate(3, 60_000, Mode::Shared).unwrap();
         let cap = keys / 10;
         let c = make("mobius", cap).unwrap();
         let r = run(&*c, cap, &seqs, &cfg(3, Measure::Requests(10_000))).unwrap();
@@ -585,38 +625,58 @@ mod tests {
         assert!(ClassStats::new().hist.record(0).is_ok());
         let sampled: u64 = r.classes[..4].iter().map(|c| c.hist.len()).sum();
         assert!(sampled > r.ops / 32 && sampled < r.ops / 8, "{sampled} samples of {}", r.ops);
-        // Erases keep this mix from filling the cache; warm-up ends after one pass instead.
+        // Erases keep this mix from filling the cache; the warm-up ends after three quarters
+        // of each sequence instead, leaving 15,000 requests per thread to measure.
         assert!(r.filled > 0.0 && r.warmup < Duration::from_secs(5));
+        assert_eq!(r.warmup_requests, 3 * 45_000);
+        assert!(!r.exhausted);
     }
 
     /// A cache that fills in its first requests is still warmed for `warmup_passes` of every
-    /// thread's sequence; with 0 passes the warm-up ends once it is full; a cache that cannot
-    /// fill ends it after one pass.
+    /// thread's sequence; with 0 the warm-up ends once it is full; a cache that cannot fill
+    /// ends it halfway through the rest. The measured phase goes on from there and never
+    /// wraps: it ends when a thread runs out, so no measured request repeats a warm-up one.
     #[test]
-    fn warm_up_replays_its_passes_after_the_cache_is_full() {
+    fn warm_up_and_measurement_split_each_sequence() {
         let w = Workload::parse("zipf:keys=20000").unwrap();
-        let (seqs, keys) = w.generate(2, 200_000, Mode::Shared).unwrap();
+        let len = 200_000usize;
+        let (seqs, keys) = w.generate(2, len, Mode::Shared).unwrap();
         let cap = keys / 100;
-        let len = 200_000u64;
         let c = make("mobius", cap).unwrap();
-        let passes = RunConfig { warmup_passes: 2.5, ..cfg(2, Measure::Requests(1_000)) };
+        let passes = RunConfig { warmup_passes: 0.6, ..cfg(2, Measure::Requests(1_000)) };
         let r = run(&*c, cap, &seqs, &passes).unwrap();
-        assert!(r.warmup_requests >= 2 * (5 * len / 2), "{} replayed", r.warmup_requests);
-        assert!(r.filled >= 0.98);
-        // Without passes, the first check after the fill ends it (every 5 ms): well before one
-        // pass of a sequence this long.
-        let long = 2_000_000u64;
-        let (seqs2, keys2) = w.generate(2, long as usize, Mode::Shared).unwrap();
+        assert!(r.warmup_requests >= 2 * 120_000, "{} warm-up requests", r.warmup_requests);
+        assert!(r.filled >= 0.98 && !r.exhausted);
+        // Asked for more than is left: the phase ends at a sequence's end, without wrapping
+        // (one thread: warm-up and measurement add up to the sequence exactly).
+        let c = make("mobius", cap).unwrap();
+        let one = RunConfig { warmup_passes: 0.6, ..cfg(1, Measure::Requests(u64::MAX)) };
+        let r = run(&*c, cap, &seqs[..1], &one).unwrap();
+        assert!(r.exhausted);
+        assert_eq!(r.warmup_requests + r.ops, len as u64);
+        let c = make("mobius", cap).unwrap();
+        let timed =
+            RunConfig { warmup_passes: 0.6, ..cfg(2, Measure::Duration(Duration::from_secs(30))) };
+        let t0 = Instant::now();
+        let r = run(&*c, cap, &seqs, &timed).unwrap();
+        assert!(r.exhausted && t0.elapsed() < Duration::from_secs(20));
+        assert!(r.warmup_requests + r.ops <= 2 * len as u64 + 2 * BATCH);
+        // Without a share, the first check after the fill ends it (every 5 ms): well before
+        // the end of a sequence this long.
+        let long = 2_000_000usize;
+        let (seqs2, keys2) = w.generate(2, long, Mode::Shared).unwrap();
         let c = make("mobius", keys2 / 100).unwrap();
         let cfg2 = RunConfig { warmup_passes: 0.0, fill: 0.5, ..cfg(2, Measure::Requests(1_000)) };
         let r = run(&*c, keys2 / 100, &seqs2, &cfg2).unwrap();
-        assert!(r.warmup_requests < 2 * long, "{} replayed", r.warmup_requests);
-        // A cache bigger than the key space never fills: one pass, then the warm-up ends.
+        assert!(r.warmup_requests < long as u64, "{} warm-up requests", r.warmup_requests);
+        // A cache bigger than the key space never fills: the warm-up ends halfway.
         let c = make("mobius", 4 * keys).unwrap();
         let cfg = RunConfig { warmup_passes: 0.0, fill: 1.0, ..cfg(2, Measure::Requests(1_000)) };
         let r = run(&*c, 4 * keys, &seqs, &cfg).unwrap();
-        assert_eq!(r.warmup_requests, 2 * len);
+        assert_eq!(r.warmup_requests, len as u64);
         assert!(r.filled < 0.3);
+        assert_eq!(warm_span(10, 0.55), (6, 8));
+        assert_eq!(warm_span(0, 0.5), (0, 0));
     }
 
     /// A read-through run on a cache big enough for every key ends with (nearly) every
@@ -644,6 +704,12 @@ mod tests {
         bad.sample_every = 3;
         assert!(run(&*c, 10, &seqs, &bad).is_err());
         assert!(run(&*c, 10, &seqs, &cfg(2, Measure::Requests(10))).is_err());
+        for passes in [1.0, -0.1, f64::NAN] {
+            let mut bad = cfg(1, Measure::Requests(10));
+            bad.warmup_passes = passes;
+            let e = run(&*c, 10, &seqs, &bad).unwrap_err().to_string();
+            assert!(e.contains("warmup-passes") && e.contains("[0, 1)"), "{e}");
+        }
         for touch in [4, 12, 65_544] {
             let mut bad = cfg(1, Measure::Requests(10));
             bad.touch = touch;

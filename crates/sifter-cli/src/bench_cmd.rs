@@ -5,7 +5,7 @@ use crate::sim::{Bars, STOP};
 use anyhow::{Context, Result};
 use sifter_bench::adapter::{make, CACHES};
 pub use sifter_lab::report::list;
-use sifter_lab::report::{csv_text, measure, plots, table_text, BenchSpec};
+use sifter_lab::report::{csv_text, exhausted_warning, measure, plots, table_text, BenchSpec};
 use std::path::PathBuf;
 
 /// Arguments of `sifter bench`.
@@ -38,8 +38,10 @@ pub struct BenchArgs {
     /// Measure for a fixed time instead (e.g. `1s`, `500ms`).
     #[arg(long)]
     pub duration: Option<String>,
-    /// Precomputed operations per thread (synthetic workloads; replayed cyclically).
-    #[arg(long, default_value_t = 2_000_000)]
+    /// Precomputed operations per thread (synthetic workloads; a trace is its own sequence).
+    /// The warm-up runs the first part (`--warmup-passes`), the measured phase the rest: it
+    /// ends early, with a warning, if a thread reaches the end.
+    #[arg(long, default_value_t = 4_000_000)]
     pub sequence: usize,
     /// Runs per cache and configuration (medians and min–max are reported); thread counts and
     /// caches take turns inside each repetition.
@@ -49,15 +51,16 @@ pub struct BenchArgs {
     /// sampling).
     #[arg(long, default_value_t = 256)]
     pub sample_every: u32,
-    /// Warm-up ends when the cache is this full and every thread has replayed
-    /// `--warmup-passes` of its sequence (or, if it never gets this full, after
-    /// max(`--warmup-passes`, 1) passes; or at `--warmup-limit`).
+    /// Warm-up ends when the cache is this full and every thread has run the first
+    /// `--warmup-passes` of its sequence (if it is not this full by then, the warm-up goes on
+    /// into at most half of the rest; or ends at `--warmup-limit`).
     #[arg(long, default_value_t = 0.98)]
     pub fill: f64,
-    /// Passes over each thread's sequence the warm-up replays at least, so that the
-    /// measurement starts in steady state: a full cache is not yet a settled one (fractions
-    /// allowed; 0 ends the warm-up as soon as the cache is `--fill` full).
-    #[arg(long, default_value_t = 1.0)]
+    /// Share of each thread's sequence the warm-up runs at least, in [0, 1), so that the
+    /// measurement starts in steady state: a full cache is not yet a settled one (0 ends the
+    /// warm-up as soon as the cache is `--fill` full). The measured phase runs on the rest of
+    /// the sequence: no measured request is a replay of a warm-up request.
+    #[arg(long, default_value_t = 0.5)]
     pub warmup_passes: f64,
     /// Longest warm-up.
     #[arg(long, default_value = "30s")]
@@ -156,6 +159,9 @@ pub fn run_cmd(a: BenchArgs) -> Result<()> {
     }
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     eprintln!("wrote {}", names.join(", "));
+    if let Some(w) = exhausted_warning(&a.spec(), &report.rows) {
+        eprintln!("{w}");
+    }
     Ok(())
 }
 

@@ -542,6 +542,40 @@ fn bench_writes_table_csv_json_and_plots() {
     fails_with(&sifter(&["bench", "--touch", "12", "-q"], p), "multiple of 8");
     fails_with(&sifter(&["bench", "--warmup-passes=-1", "-q"], p), "--warmup-passes");
     fails_with(&sifter(&["bench", "--warmup-passes", "nan", "-q"], p), "--warmup-passes");
+    // A whole-sequence warm-up would leave only replays to measure: refused.
+    fails_with(&sifter(&["bench", "--warmup-passes", "1", "-q"], p), "[0, 1)");
+    // More requests asked than the warm-up left: measured up to the sequence's end, with a
+    // warning naming the remedy and the CSV counting the runs cut short.
+    let short = [
+        "bench",
+        "-c",
+        "mobius",
+        "-t",
+        "1",
+        "-w",
+        "zipf:keys=2000",
+        "--requests",
+        "5000",
+        "--sequence",
+        "6000",
+        "-r",
+        "2",
+        "-q",
+        "--no-plots",
+        "--out",
+        "short",
+    ];
+    let o = sifter(&short, p);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("in 2 of 2 runs") && err.contains("longer --sequence"),
+        "no warning: {err}"
+    );
+    let csv = std::fs::read_to_string(p.join("short/results.csv")).expect("csv");
+    let head: Vec<&str> = csv.lines().next().unwrap_or("").split(',').collect();
+    let col = head.iter().position(|&h| h == "exhausted_runs").expect("exhausted_runs column");
+    assert_eq!(csv.lines().nth(1).map(|l| l.split(',').nth(col)), Some(Some("2")), "{csv}");
     // --touch: the object size is part of the recorded configuration.
     let touch = [
         "bench",

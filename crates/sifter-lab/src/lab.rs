@@ -6,7 +6,7 @@
 //! queueing model's predictions and a measured-vs-predicted check. Written as tables, CSV, JSON
 //! and one self-contained HTML page with the plots inline.
 
-use crate::report::{csv_text, measure, plots, table_text, BenchSpec, Row};
+use crate::report::{csv_text, exhausted_warning, measure, plots, table_text, BenchSpec, Row};
 use crate::table::{machine, sim_csv, table};
 use anyhow::{Context, Result};
 use sifter_sim::registry::{names, PolicySpec};
@@ -226,13 +226,15 @@ fn throughput_section(
         workload: format!("zipf:alpha=1.0,keys={}", if quick { 100_000 } else { 1_000_000 }),
         mode: "shared".into(),
         size: "0.1".into(),
-        requests: 1,
-        duration: Some(if quick { "150ms" } else { "500ms" }.into()),
-        sequence: if quick { 300_000 } else { 2_000_000 },
+        // Each thread's sequence: the warm-up runs its first half, the measured phase up to
+        // half of the rest (fresh requests only, never a replay of the warm-up's).
+        requests: if quick { 100_000 } else { 1_000_000 },
+        duration: None,
+        sequence: if quick { 400_000 } else { 4_000_000 },
         repeat: if quick { 1 } else { 3 },
         sample_every: 256,
         fill: 0.98,
-        warmup_passes: 1.0,
+        warmup_passes: 0.5,
         warmup_limit: "5s".into(),
         hit_only: false,
         touch: 0,
@@ -296,7 +298,8 @@ fn throughput_section(
         .collect();
     let findings = throughput_findings(&report.rows, max_t);
     let header_ref: Vec<&str> = header.iter().map(String::as_str).collect();
-    let text = format!(
+    let short = exhausted_warning(&args, &report.rows);
+    let mut text = format!(
         "Throughput (Zipf 1.0 read-through, {} distinct keys, cache 10 %, shared keys; medians of {})\n{}\nHarness ceiling (null cache): {}\n\nAll caches and thread counts:\n{}",
         report.keys,
         args.repeat,
@@ -304,6 +307,9 @@ fn throughput_section(
         ceiling_text.join("; "),
         table_text(&report.rows)
     );
+    if let Some(w) = &short {
+        let _ = write!(text, "\n{w}\n");
+    }
     let mut h = format!(
         "<h2 id=\"throughput\">Throughput of the concurrent caches</h2><figure>{}<figcaption>Throughput \
          (million operations per second) against the number of threads: Zipf(1.0) read-through, \
@@ -313,17 +319,25 @@ fn throughput_section(
         svg("throughput-")?,
         report.keys
     );
-    h.push_str(
+    let _ = write!(
+        h,
         "<p>Each cache serves a read-through workload: every request looks a key up and, on a miss, \
          inserts it (as an application does in front of a database). Keys follow a Zipf(1.0) \
          popularity, the cache holds 10 % of them, and all threads share one key space, so popular \
-         keys are contended. After a warm-up that fills the cache, each configuration is measured for \
-         a fixed time; the figure is the median of the repetitions. This machine has two cores: \
+         keys are contended. Each thread's requests are drawn in advance; a warm-up on the first half \
+         of them fills the cache and lets it settle, then each configuration is measured on \
+         {} further requests per thread, none of them a replay of a warm-up request (a policy that \
+         saw the measured requests before would be flattered); the figure is the median of the \
+         repetitions. This machine has two cores: \
          above 2 threads the threads are <em>oversubscribed</em>, which punishes caches whose locks \
          are held by a thread the operating system has paused. <em>null</em> is a cache that does \
          nothing: it shows the cost of the benchmark harness itself, which must be far below any \
          real cache's.</p>",
+        args.requests
     );
+    if let Some(w) = &short {
+        let _ = write!(h, "<p><strong>{}</strong></p>", esc(w));
+    }
     h.push_str(&html_table(&header, &rows));
     let _ = write!(
         h,
@@ -912,6 +926,7 @@ mod tests {
                 breakdown: Vec::new(),
                 warmup_secs: 0.0,
                 filled: 1.0,
+                exhausted_runs: 0,
             },
         }
     }

@@ -39,10 +39,11 @@ pub struct BenchSpec {
     pub repeat: usize,
     /// Time one operation in this many (a power of two; 0: no latency sampling).
     pub sample_every: u32,
-    /// Warm-up ends when the cache is this full and every thread has replayed
+    /// Warm-up ends when the cache is this full and every thread has run the first
     /// `warmup_passes` of its sequence ([`RunConfig::fill`]).
     pub fill: f64,
-    /// Passes over each thread's sequence the warm-up replays at least.
+    /// Share of each thread's sequence the warm-up runs at least, in [0, 1); the measured
+    /// phase runs on the rest ([`RunConfig::warmup_passes`]).
     pub warmup_passes: f64,
     /// Longest warm-up (`30s`).
     pub warmup_limit: String,
@@ -173,8 +174,13 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
     if !(a.fill > 0.0 && a.fill <= 1.0) {
         bail!("--fill must be in (0, 1]");
     }
-    if !(a.warmup_passes >= 0.0 && a.warmup_passes <= 1000.0) {
-        bail!("--warmup-passes must be in [0, 1000] (got {})", a.warmup_passes);
+    if !(0.0..1.0).contains(&a.warmup_passes) {
+        bail!(
+            "--warmup-passes must be in [0, 1) (got {}): the measured phase runs on the rest of \
+             each thread's sequence, never on a replay of the warm-up; for a longer warm-up give \
+             a longer --sequence",
+            a.warmup_passes
+        );
     }
     if a.touch != 0 {
         sifter_bench::run::Objects::check(a.touch).context("--touch")?;
@@ -291,6 +297,30 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
     Ok(Report { workload: a.workload.clone(), keys, config, rows })
 }
 
+/// A warning when some runs' measured phase ended at the end of a thread's sequence, before
+/// the requests or duration asked ([`sifter_bench::run::RunResult::exhausted`]); `None` if no
+/// run did.
+pub fn exhausted_warning(a: &BenchSpec, rows: &[Row]) -> Option<String> {
+    let cut: usize = rows.iter().map(|r| r.summary.exhausted_runs).sum();
+    let all: usize = rows.iter().map(|r| r.summary.mops_runs.len()).sum();
+    (cut > 0).then(|| {
+        let (least, most) = sifter_bench::run::warm_span(a.sequence, a.warmup_passes);
+        format!(
+            "warning: in {cut} of {all} runs a thread reached the end of its sequence before \
+             {} was measured, which ended the measured phase early. Each thread's --sequence \
+             ({} requests) is split: the warm-up runs the first {least}-{most} (--warmup-passes \
+             {}, more while the cache is not --fill full), the measured phase the rest, never a \
+             replay of the warm-up. Give a longer --sequence to measure longer.",
+            match &a.duration {
+                Some(d) => format!("--duration {d}"),
+                None => format!("--requests {}", a.requests),
+            },
+            a.sequence,
+            a.warmup_passes
+        )
+    })
+}
+
 /// A size for tables and file names: as given when short (`0.1`), else six decimals (a
 /// number of entries as a fraction of the key space: the table adds the capacity).
 fn short_size(x: f64) -> String {
@@ -379,6 +409,7 @@ pub fn csv_text(rows: &[Row]) -> String {
         "hit_ratio".into(),
         "warmup_secs".into(),
         "filled".into(),
+        "exhausted_runs".into(),
     ];
     for c in classes {
         for f in ["count", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "time_share"] {
@@ -402,6 +433,7 @@ pub fn csv_text(rows: &[Row]) -> String {
             format!("{:.5}", s.hit_ratio),
             format!("{:.3}", s.warmup_secs),
             format!("{:.3}", s.filled),
+            s.exhausted_runs.to_string(),
         ];
         for c in classes {
             let share = s.breakdown.iter().find(|(n, _)| n == c).map(|x| x.1);
@@ -638,7 +670,7 @@ mod tests {
             repeat: 2,
             sample_every: 8,
             fill: 0.98,
-            warmup_passes: 1.0,
+            warmup_passes: 0.5,
             warmup_limit: "5s".into(),
             hit_only: false,
             touch: 0,

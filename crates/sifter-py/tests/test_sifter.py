@@ -383,6 +383,7 @@ def test_bench_hit_only_hits_and_bad_options_are_the_clis_errors():
         (dict(caches="mobius", threads=0), ["-c", "mobius", "-t", "0"], "--threads"),
         (dict(caches="mobius", sample_every=3), ["-c", "mobius", "--sample-every", "3"], "--sample-every"),
         (dict(caches="mobius", warmup_passes=-1), ["-c", "mobius", "--warmup-passes=-1"], "--warmup-passes"),
+        (dict(caches="mobius", warmup_passes=1), ["-c", "mobius", "--warmup-passes", "1"], "[0, 1)"),
         (dict(caches="mobius", size=0), ["-c", "mobius", "-s", "0"], "--size"),
     ]:
         with pytest.raises(ValueError) as e:
