@@ -546,25 +546,10 @@ fn bench_writes_table_csv_json_and_plots() {
     fails_with(&sifter(&["bench", "--warmup-passes", "1", "-q"], p), "[0, 1)");
     // More requests asked than the warm-up left: measured up to the sequence's end, with a
     // warning naming the remedy and the CSV counting the runs cut short.
-    let short = [
-        "bench",
-        "-c",
-        "mobius",
-        "-t",
-        "1",
-        "-w",
-        "zipf:keys=2000",
-        "--requests",
-        "5000",
-        "--sequence",
-        "6000",
-        "-r",
-        "2",
-        "-q",
-        "--no-plots",
-        "--out",
-        "short",
-    ];
+    let short: Vec<&str> = "bench -c mobius -t 1 -w zipf:keys=2000 --requests 5000 --sequence \
+                            6000 -r 2 -q --no-plots --out short"
+        .split_whitespace()
+        .collect();
     let o = sifter(&short, p);
     ok(&o);
     let err = String::from_utf8_lossy(&o.stderr);
