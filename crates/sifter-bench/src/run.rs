@@ -460,9 +460,9 @@ pub fn run(
                         }
                         w.ops += (end - i) as u64;
                         i = end;
-                        w.exhausted = i == seq.len() && w.ops < target;
                         // Relaxed: the flag only ends the phase; no data is published with it.
                         if w.ops >= target || i == seq.len() {
+                            w.exhausted = w.ops < target;
                             stop.store(true, Ordering::Relaxed);
                             // A timed phase's main thread waits for this or its deadline.
                             main.unpark();
