@@ -625,10 +625,16 @@ mod tests {
         assert!(ClassStats::new().hist.record(0).is_ok());
         let sampled: u64 = r.classes[..4].iter().map(|c| c.hist.len()).sum();
         assert!(sampled > r.ops / 32 && sampled < r.ops / 8, "{sampled} samples of {}", r.ops);
-        // Erases keep this mix from filling the cache; the warm-up ends after three quarters
-        // of each sequence instead, leaving 15,000 requests per thread to measure.
+        // The warm-up ran at least half of each sequence (30,000 requests per thread) and at
+        // most three quarters; where in between depends on when the 5 ms check first saw the
+        // cache 98 % full, which erases make transient in this mix (the exact bounds are
+        // checked in `warm_up_and_measurement_split_each_sequence`).
         assert!(r.filled > 0.0 && r.warmup < Duration::from_secs(5));
-        assert_eq!(r.warmup_requests, 3 * 45_000);
+        assert!(
+            (3 * 30_000..=3 * 45_000).contains(&r.warmup_requests),
+            "{} warm-up requests",
+            r.warmup_requests
+        );
         assert!(!r.exhausted);
     }
 
