@@ -16,8 +16,8 @@
 //! side table in the measured loop).
 //!
 //! Two ways to give threads their keys ([`Mode`]): `shared` — all threads draw from one key
-//! space (independent draws per thread for generators; different starting points of one trace)
-//! and share one capacity; `per-thread` — the papers' scaling method: every thread replays the
+//! space (independent draws per thread for generators; consecutive parts of one trace, one per
+//! thread) and share one capacity; `per-thread` — the papers' scaling method: every thread replays the
 //! same sequence in its own key space and the capacity is multiplied by the thread count.
 
 use crate::BenchError;
@@ -218,9 +218,23 @@ impl Workload {
         &self.spec
     }
 
+    /// Whether [`Workload::generate`]'s sequences for `t` threads depend on `t` beyond their
+    /// number: a trace shared out among the threads (one part each). Otherwise the first `t`
+    /// sequences generated for more threads are those for `t`.
+    pub fn shares_out(&self, mode: Mode) -> bool {
+        self.is_trace() && mode == Mode::Shared
+    }
+
+    /// Whether this is a trace (its own sequence: `--sequence` does not apply).
+    pub fn is_trace(&self) -> bool {
+        matches!(self.kind, Kind::Trace(_))
+    }
+
     /// Generates each thread's operations (`requests` per thread for synthetic kinds; a trace
-    /// is replayed whole) and returns them with the dataset size: the distinct keys of one
-    /// thread's sequence (what cache-size fractions refer to, as the simulator's do).
+    /// is shared out in consecutive parts in shared mode, and replayed whole by every thread
+    /// in per-thread mode) and returns them with the dataset size: the distinct keys of one
+    /// thread's sequence, or of the whole trace (what cache-size fractions refer to, as the
+    /// simulator's do).
     pub fn generate(
         &self,
         threads: usize,
@@ -266,24 +280,39 @@ impl Workload {
                 if ops.is_empty() {
                     return Err(BenchError::Config(format!("workload {arg}: no requests")));
                 }
-                let one = Arc::new(ops);
                 let seqs = match mode {
-                    // Different starting points of one trace: each thread rotates it.
-                    Mode::Shared => (0..threads)
-                        .map(|t| {
-                            let start = t * one.len() / threads;
-                            let mut v = Vec::with_capacity(one.len());
-                            v.extend_from_slice(&one[start..]);
-                            v.extend_from_slice(&one[..start]);
-                            Arc::new(v)
-                        })
-                        .collect(),
-                    Mode::PerThread => vec![one; threads],
+                    // One trace shared out: thread t replays the t-th of `threads` consecutive
+                    // parts. Each thread's warm-up runs the first share of its own part and its
+                    // measured phase the rest, so no measured request is one that any thread
+                    // made in the warm-up. (Until stop 67 every thread ran the whole trace from
+                    // its own starting point; with two threads their warm-ups then covered it
+                    // all, and the measured phase replayed the other thread's warm-up.)
+                    Mode::Shared => share_out(&ops, threads)
+                        .map_err(|e| BenchError::Config(format!("workload {arg}: {e}")))?,
+                    Mode::PerThread => {
+                        let one = Arc::new(ops);
+                        vec![one; threads]
+                    }
                 };
                 Ok((seqs, distinct.len() as u64))
             }
         }
     }
+}
+
+/// `ops` cut into `threads` consecutive parts of equal length (±1), one per thread; an error if
+/// there are fewer requests than threads.
+pub fn share_out(ops: &[u64], threads: usize) -> Result<Vec<Sequence>, String> {
+    if ops.len() < threads.max(1) {
+        return Err(format!(
+            "{} requests cannot be shared out among {threads} threads (one part each); use \
+             fewer threads or a longer trace",
+            ops.len()
+        ));
+    }
+    Ok((0..threads)
+        .map(|t| Arc::new(ops[t * ops.len() / threads..(t + 1) * ops.len() / threads].to_vec()))
+        .collect())
 }
 
 /// splitmix64's finaliser: spreads consecutive ranks over the key space.
@@ -396,5 +425,28 @@ mod tests {
         assert_eq!(p[0], p[1], "per-thread mode: the same sequence");
         let k = unpack(p[0][0]).1;
         assert_ne!(thread_key(k, 0, Mode::PerThread), thread_key(k, 1, Mode::PerThread));
+    }
+
+    /// A trace in shared mode is cut into one consecutive part per thread (so no thread's
+    /// measured requests are another's warm-up requests); in per-thread mode every thread
+    /// replays it whole. Both count the whole trace's distinct keys.
+    #[test]
+    fn a_shared_trace_is_cut_into_one_part_per_thread() {
+        let w = Workload::parse("uniform:n=500,requests=10001").unwrap();
+        let (whole, keys) = w.generate(3, 1, Mode::PerThread).unwrap();
+        assert_eq!(whole[0].len(), 10_001);
+        assert!(whole.iter().all(|s| s == &whole[0]));
+        let (parts, shared_keys) = w.generate(3, 1, Mode::Shared).unwrap();
+        assert_eq!(parts.len(), 3);
+        assert!(parts.iter().all(|p| (3333..=3334).contains(&p.len())), "uneven parts");
+        let joined: Vec<u64> = parts.iter().flat_map(|p| p.iter().copied()).collect();
+        assert_eq!(&joined, &*whole[0]);
+        assert_eq!(shared_keys, keys);
+        let distinct: HashSet<u64> = whole[0].iter().map(|&x| unpack(x).1).collect();
+        assert_eq!(keys, distinct.len() as u64);
+        // Fewer requests than threads: refused with the counts, not run with empty parts.
+        let short = Workload::parse("uniform:n=10,requests=2").unwrap();
+        let e = short.generate(3, 1, Mode::Shared).unwrap_err().to_string();
+        assert!(e.contains("2 requests") && e.contains("3 threads"), "{e}");
     }
 }

@@ -38,7 +38,8 @@ pub struct BenchArgs {
     /// Measure for a fixed time instead (e.g. `1s`, `500ms`).
     #[arg(long)]
     pub duration: Option<String>,
-    /// Precomputed operations per thread (synthetic workloads; a trace is its own sequence).
+    /// Precomputed operations per thread (synthetic workloads; a trace is its own sequence:
+    /// in `shared` mode each thread replays one of as many consecutive parts as threads).
     /// The warm-up runs the first part (`--warmup-passes`), the measured phase the rest: it
     /// ends early, with a warning, if a thread reaches the end.
     #[arg(long, default_value_t = 4_000_000)]

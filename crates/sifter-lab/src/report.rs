@@ -210,8 +210,24 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
     let mut config = None;
     for &mode in &modes {
         obs.relabel(&format!("generating {} ({})", workload.spec(), mode.name()));
-        let (seqs, k) = workload.generate(max_t, a.sequence, mode)?;
+        let (all, k) = workload.generate(max_t, a.sequence, mode)?;
         keys = k;
+        // Each thread count's sequences: the first `t` of those for the most threads, or (a
+        // trace shared out, one part per thread) its own.
+        let joined: Vec<u64> = if workload.shares_out(mode) {
+            all.iter().flat_map(|s| s.iter().copied()).collect()
+        } else {
+            Vec::new()
+        };
+        let mut per_t = Vec::with_capacity(threads.len());
+        for &t in &threads {
+            per_t.push(if workload.shares_out(mode) && t != max_t {
+                // The parts for `max_t` threads are consecutive: joined, they are the trace.
+                sifter_bench::workload::share_out(&joined, t).map_err(anyhow::Error::msg)?
+            } else {
+                all[..t].to_vec()
+            });
+        }
         for &asked in &sizes {
             // A count is kept as the fraction of this key space it is (rows, plots and
             // tables show fractions), its capacity exactly the count.
@@ -222,11 +238,11 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
             // Per thread count: the resident keys (hit-only), the capacity and the run's
             // configuration.
             let mut points = Vec::new();
-            for &t in &threads {
+            for (&t, seqs) in threads.iter().zip(&per_t) {
                 // Hit-only: every key of the threads' sequences, inserted before the run.
                 let resident: Vec<u64> = if a.hit_only {
                     let mut all = std::collections::HashSet::new();
-                    for seq in &seqs[..t] {
+                    for seq in seqs {
                         all.extend(seq.iter().map(|&w| sifter_bench::workload::unpack(w).1));
                     }
                     let mut v: Vec<u64> = all.into_iter().collect();
@@ -255,7 +271,7 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
                     touch: a.touch,
                 };
                 config.get_or_insert(cfg);
-                points.push((t, resident, capacity, cfg));
+                points.push((t, seqs, resident, capacity, cfg));
             }
             // Thread counts and caches round-robined inside each repetition, so that the
             // host's noise hits every cache and every thread count alike: repetition i of two
@@ -264,7 +280,7 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
             let mut runs: Vec<Vec<Vec<RunResult>>> =
                 points.iter().map(|_| caches.iter().map(|_| Vec::new()).collect()).collect();
             for _ in 0..a.repeat {
-                for (p, (t, resident, capacity, cfg)) in points.iter().enumerate() {
+                for (p, (t, seqs, resident, capacity, cfg)) in points.iter().enumerate() {
                     for (i, c) in caches.iter().enumerate() {
                         // Relaxed: a request to stop, acted on at the next run.
                         if stop.load(Ordering::Relaxed) {
@@ -273,19 +289,19 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
                         }
                         obs.relabel(&format!("{} size {asked} {t} thr {c}", mode.name()));
                         let cache = if sifter_bench::adapter::is_ceiling(c) {
-                            sifter_bench::adapter::ceiling(c, *capacity, &seqs[..*t])?
+                            sifter_bench::adapter::ceiling(c, *capacity, seqs)?
                         } else {
                             make(c, *capacity)?
                         };
                         for &key in resident {
                             cache.insert(key);
                         }
-                        runs[p][i].push(run(&*cache, *capacity, &seqs[..*t], cfg)?);
+                        runs[p][i].push(run(&*cache, *capacity, seqs, cfg)?);
                         obs.advance(1);
                     }
                 }
             }
-            for ((t, _, capacity, _), runs) in points.iter().zip(&runs) {
+            for ((t, _, _, capacity, _), runs) in points.iter().zip(&runs) {
                 for (c, r) in caches.iter().zip(runs) {
                     rows.push(Row { mode, size, summary: summarize(c, *t, *capacity, r) });
                 }
@@ -304,19 +320,31 @@ pub fn exhausted_warning(a: &BenchSpec, rows: &[Row]) -> Option<String> {
     let cut: usize = rows.iter().map(|r| r.summary.exhausted_runs).sum();
     let all: usize = rows.iter().map(|r| r.summary.mops_runs.len()).sum();
     (cut > 0).then(|| {
+        let asked = match &a.duration {
+            Some(d) => format!("--duration {d}"),
+            None => format!("--requests {}", a.requests),
+        };
+        let head = format!(
+            "warning: in {cut} of {all} runs a thread reached the end of its sequence before \
+             {asked} was measured, which ended the measured phase early."
+        );
+        if Workload::parse(&a.workload).is_ok_and(|w| w.is_trace()) {
+            return format!(
+                "{head} A trace is its own sequence (in shared mode each thread has one of as \
+                 many consecutive parts as threads; in per-thread mode the whole trace): the \
+                 warm-up runs the first {} of it or more (--warmup-passes, more while the cache \
+                 is not --fill full), the measured phase the rest, never a replay of the \
+                 warm-up. Measure fewer requests or use a longer trace.",
+                a.warmup_passes
+            );
+        }
         let (least, most) = sifter_bench::run::warm_span(a.sequence, a.warmup_passes);
         format!(
-            "warning: in {cut} of {all} runs a thread reached the end of its sequence before \
-             {} was measured, which ended the measured phase early. Each thread's --sequence \
-             ({} requests) is split: the warm-up runs the first {least}-{most} (--warmup-passes \
-             {}, more while the cache is not --fill full), the measured phase the rest, never a \
-             replay of the warm-up. Give a longer --sequence to measure longer.",
-            match &a.duration {
-                Some(d) => format!("--duration {d}"),
-                None => format!("--requests {}", a.requests),
-            },
-            a.sequence,
-            a.warmup_passes
+            "{head} Each thread's --sequence ({} requests) is split: the warm-up runs the first \
+             {least}-{most} (--warmup-passes {}, more while the cache is not --fill full), the \
+             measured phase the rest, never a replay of the warm-up. Give a longer --sequence \
+             to measure longer.",
+            a.sequence, a.warmup_passes
         )
     })
 }
