@@ -17,8 +17,9 @@
 //!
 //! Two ways to give threads their keys ([`Mode`]): `shared` — all threads draw from one key
 //! space (independent draws per thread for generators; consecutive parts of one trace, one per
-//! thread) and share one capacity; `per-thread` — the papers' scaling method: every thread replays the
-//! same sequence in its own key space and the capacity is multiplied by the thread count.
+//! thread) and share one capacity; `per-thread` — the papers' scaling method: every thread
+//! replays the same sequence in its own key space and the capacity is multiplied by the thread
+//! count.
 
 use crate::BenchError;
 use rand::{Rng, SeedableRng};
