@@ -561,6 +561,24 @@ fn bench_writes_table_csv_json_and_plots() {
     let head: Vec<&str> = csv.lines().next().unwrap_or("").split(',').collect();
     let col = head.iter().position(|&h| h == "exhausted_runs").expect("exhausted_runs column");
     assert_eq!(csv.lines().nth(1).map(|l| l.split(',').nth(col)), Some(Some("2")), "{csv}");
+    // A trace shared by two threads (one part each) ends early too; the warning names the
+    // trace's remedy, not `--sequence` (which a trace ignores). Fewer requests than threads:
+    // refused.
+    let trace: Vec<&str> = "bench -c mobius -t 2 -w uniform:n=500,requests=4000 --requests 5000 \
+                            -r 1 -q --no-plots --out short-trace"
+        .split_whitespace()
+        .collect();
+    let o = sifter(&trace, p);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("in 1 of 1 runs") && err.contains("longer trace"),
+        "no trace warning: {err}"
+    );
+    fails_with(
+        &sifter(&["bench", "-t", "3", "-w", "uniform:n=10,requests=2", "-q"], p),
+        "cannot be shared out among 3 threads",
+    );
     // --touch: the object size is part of the recorded configuration.
     let touch = [
         "bench",
