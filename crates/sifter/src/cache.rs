@@ -1647,7 +1647,7 @@ where
                     self.take_victims(&Sweep { arena: &self.arena, now }, tid, want, &mut taken)
                 }
             }?;
-            self.prefetch_victims(&taken);
+            self.prefetch_victims(&taken, to_ghost);
             let (mut freed, mut any) = (0, false);
             for &v in &taken.slots[..taken.len] {
                 // An S3-FIFO small-queue victim's fingerprint goes to the ghost.
@@ -1684,20 +1684,31 @@ where
 
     /// Asks the CPU for the home buckets of a batch of victims, for writing, before the
     /// unlink loop writes them one after another (each behind a locked CAS): their
-    /// invalidations elsewhere overlap instead of following one another. Only without a
-    /// weigher, whose slots keep the hash's low half (else the key would be hashed twice).
+    /// invalidations elsewhere overlap instead of following one another; and, for S3-FIFO's
+    /// small-queue victims (`to_ghost`), their ghost buckets too (each gets a fingerprint in
+    /// the loop; one at a time, each was a miss of its own: half of the insert path's stalls
+    /// at 100k entries, docs/BENCHMARKS.md). Only without a weigher, whose slots keep the
+    /// hash's low half (else the key would be hashed twice).
     #[inline]
-    fn prefetch_victims(&self, taken: &Taken) {
+    fn prefetch_victims(&self, taken: &Taken, to_ghost: bool) {
         if taken.len < 2 || self.weigher.is_some() {
             return;
         }
+        let ghost = match (to_ghost, &self.structure) {
+            (true, Structure::S3(q)) => Some(&q.ghost),
+            _ => None,
+        };
         for &v in &taken.slots[..taken.len] {
             let slot = self.slot(v);
             // Acquire: as in `unlink_slot` (a LIVE slot's meta word was written before it was
             // published, and is not written again until it is retired).
             if slot.state.load(Ordering::Acquire) == LIVE {
                 // SAFETY: LIVE, and held through the policy by us: not reused under us.
-                self.index.prefetch_home(unsafe { slot.meta() });
+                let home = unsafe { slot.meta() };
+                self.index.prefetch_home(home);
+                if let Some(g) = ghost {
+                    g.at(home).prefetch(true);
+                }
             }
         }
     }
