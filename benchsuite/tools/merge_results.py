@@ -1,14 +1,40 @@
-import json,sys
-out=sys.argv[1]; files=sys.argv[2:]
-base=json.load(open(files[0]))
-reps=base["report"] if isinstance(base["report"],list) else [base["report"]]
-idx={}
-for rep in reps:
-    for r in rep["rows"]: idx[(r["size"],r["threads"],r["cache"])]=r
-for f in files[1:]:
-    d=json.load(open(f)); rr=d["report"] if isinstance(d["report"],list) else [d["report"]]
-    for rep in rr:
+#!/usr/bin/env python3
+"""Merges the repetitions of several `sifter bench` results.json files of one configuration
+(the same caches, thread counts and sizes) into one file, for `paired_ratios.py`.
+
+Runs of two binaries alternated in one session (A, B, A, B, ...) give paired ratios per binary
+that drift with the host alike; merging each binary's runs keeps every repetition's pairing
+(the caches of one repetition ran together) and adds their count.
+
+  merge_results.py OUT.json run1/results.json run2/results.json ...
+"""
+import json
+import sys
+
+
+def reports(d):
+    return d["report"] if isinstance(d["report"], list) else [d["report"]]
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    out, files = sys.argv[1], sys.argv[2:]
+    base = json.load(open(files[0]))
+    rows = {}
+    for rep in reports(base):
         for r in rep["rows"]:
-            k=(r["size"],r["threads"],r["cache"])
-            if k in idx: idx[k]["mops_runs"]+=r["mops_runs"]
-json.dump(base,open(out,"w"))
+            rows[(r["size"], r["threads"], r["cache"])] = r
+    for f in files[1:]:
+        for rep in reports(json.load(open(f))):
+            for r in rep["rows"]:
+                k = (r["size"], r["threads"], r["cache"])
+                if k not in rows:
+                    sys.exit(f"{f}: (size {k[0]}, {k[1]} threads, {k[2]}) is not in {files[0]}")
+                rows[k]["mops_runs"] += r["mops_runs"]
+    with open(out, "w") as o:
+        json.dump(base, o)
+
+
+if __name__ == "__main__":
+    main()
