@@ -452,9 +452,10 @@ impl Ghost {
     fn g(now: u32, len: u32) -> crate::raw::ghost::Ghosts {
         crate::raw::ghost::Ghosts { now, len }
     }
-    /// Puts fingerprint (`lo`, `tag`) in, stamped `stamp`, as an eviction from small does.
+    /// Puts fingerprint (`lo`, `tag`) in, stamped `stamp` (exactly: as a ghost of fewer than
+    /// 8,192 fingerprints stamps), as an eviction from small does.
     pub fn add(&self, lo: u32, tag: u32, stamp: u32) {
-        self.0.at(lo).add(tag, stamp)
+        self.0.at(lo).add(tag, Self::g(stamp, 1))
     }
     /// Takes the fingerprint out if it is alive at `now`: a ghost hit.
     pub fn take(&self, lo: u32, tag: u32, now: u32, len: u32) -> bool {

@@ -2,9 +2,9 @@
 //! (`RUSTFLAGS="--cfg loom" cargo test -p sifter --release --test loom`).
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{fence, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// The blocking mutex of the core's locked parts (LRU's and SIEVE's lists, the arena's growth,
 /// `set_capacity`): parking_lot's, except under Miri, where std's stands in. parking_lot_core

@@ -656,27 +656,28 @@ fn index_eviction_racing_replace() {
 #[test]
 fn ghost_takes_racing_each_other_and_an_add() {
     model(|| {
-        // Two buckets; every `lo` below 2^31 lands in the first. Fill its ring of 7.
+        // Two buckets; every `lo` below 2^31 lands in the first. Fill its ring of 14 (the
+        // tags differ in their nibble or in their 16 kept bits).
         let g = Arc::new(sifter::loom_api::Ghost::new(4));
-        for t in 0..7u32 {
+        for t in 0..14u32 {
             g.add(1, 0x101 + 2 * t, t);
         }
         let (g2, g3) = (g.clone(), g.clone());
-        let taker = thread::spawn(move || g2.take(1, 0x107, 7, 100));
-        let adder = thread::spawn(move || g3.add(1, 0x999, 7));
-        let mine = g.take(1, 0x107, 7, 100);
+        let taker = thread::spawn(move || g2.take(1, 0x107, 14, 100));
+        let adder = thread::spawn(move || g3.add(1, 0x999, 14));
+        let mine = g.take(1, 0x107, 14, 100);
         let theirs = taker.join().expect("taker");
         adder.join().expect("adder");
         assert!(mine != theirs, "exactly one take hits: {mine} {theirs}");
-        assert!(!g.take(1, 0x107, 8, 100), "a taken fingerprint came back");
-        assert_eq!(g.live(8, 100), 6);
-        assert!(g.take(1, 0x999, 8, 100), "the added fingerprint was lost");
-        assert!(!g.take(1, 0x101, 8, 100), "the oldest was not replaced");
+        assert!(!g.take(1, 0x107, 15, 100), "a taken fingerprint came back");
+        assert_eq!(g.live(15, 100), 13);
+        assert!(g.take(1, 0x999, 15, 100), "the added fingerprint was lost");
+        assert!(!g.take(1, 0x101, 15, 100), "the oldest was not replaced");
     });
 }
 
 /// Two evictions put fingerprints into one bucket at once, with plain stores: one or both may
-/// be lost (both wrote the cursor's entry, or one control word hid the other's byte), but the
+/// be lost (both wrote the cursor's entry, or one control word hid the other's nibble), but the
 /// ring moves on by one or two entries, nothing older is overwritten, and whatever is found is
 /// a fingerprint that was put in.
 #[test]

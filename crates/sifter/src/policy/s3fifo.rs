@@ -679,7 +679,7 @@ impl Ghost {
         // Relaxed: see `now`. (Loaded before the add, which may move our count into it.)
         let shared = self.clock.load(Ordering::Relaxed);
         let mine = local.add(&local.local.ghost, 1, &self.clock, self.flush);
-        at.add(tag, shared.wrapping_add(mine) as u32);
+        at.add(tag, Ghosts { now: shared.wrapping_add(mine) as u32, len: self.len });
     }
 
     /// Bytes of table.
