@@ -1189,13 +1189,8 @@ where
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
         }
-        // S3-FIFO: a key whose fingerprint is in the ghost goes to main; it leaves the ghost
-        // now (after this insert's evictions, as in the one-at-a-time algorithm).
-        let ghost_hit =
-            ghost_at.is_some_and(|(q, at)| q.ghost.take(q.local(tid), at, tag(hash) as u32));
-        let early = self.gathers_early(tid, weight, ghost_hit);
+        let early = self.gathers_early();
         let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
-            self.count_into_small(early, tid, -(weight as i64));
             self.credit(st, tokens);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
@@ -1350,22 +1345,24 @@ where
             }
             Structure::S3(q) => {
                 drop(pin);
-                // A key evicted from small lately (a ghost hit) goes to main;
-                // others to small, gathered in chains like the other queue policies' inserts
-                // (with the allocation, if the look ahead sent it there: see above).
-                if early {
-                    // Counted and gathered with the allocation (an updated entry of main
-                    // passes through small, see `MAIN`).
+                // A key evicted from small lately (a ghost hit) goes to main; it leaves the
+                // ghost now (after this insert's evictions, as in the one-at-a-time
+                // algorithm), as late as can be: its line, prefetched when the insert began,
+                // has had the whole insert to come (at 100k entries the line is usually not
+                // in the L2, and tested right after the tokens it was 40 % of the insert's
+                // time). Others go to small, gathered in chains like the other queue
+                // policies' inserts.
+                let ghost_hit = ghost_at
+                    .is_some_and(|(q, at)| q.ghost.take(q.local(tid), at, tag(hash) as u32));
+                // An update of an entry of main goes to main. Relaxed: our slot's place,
+                // written by `carry_use` above (this thread).
+                let to_main = ghost_hit || self.slot(s).place.load(Ordering::Relaxed) == MAIN;
+                if self.batch == 1 || !q.to_small(weight, to_main) {
+                    q.insert(&self.arena, q.local(tid), s, weight, to_main);
                 } else {
-                    // An update of an entry of main goes to main. Relaxed: our slot's place,
-                    // written by `carry_use` above (this thread).
-                    let to_main = ghost_hit || self.slot(s).place.load(Ordering::Relaxed) == MAIN;
-                    if self.batch == 1 || !q.to_small(weight, to_main) {
-                        q.insert(&self.arena, q.local(tid), s, weight, to_main);
-                    } else {
-                        self.count_into_small(true, tid, weight as i64);
-                        self.gather(st, s);
-                    }
+                    // Counted into small before it is linked, as every insert into small.
+                    q.count_small(q.local(tid), weight as i64);
+                    self.gather(st, s);
                 }
             }
         }
@@ -1747,35 +1744,17 @@ where
         }
     }
 
-    /// Whether an insert of `weight` (key hash `hash`) gathers its slot into the stripe's
-    /// pending chain with the allocation; for S3-FIFO, also counts it into small.
+    /// Whether an insert gathers its slot into the stripe's pending chain with the allocation.
     ///
     /// Queue policies gathering new entries into chains take the slot into the stripe's
     /// pending chain with the allocation (one stripe lock for both): it is NEW until
-    /// published, and an eviction that meets it before puts it back. S3-FIFO does so too for
-    /// an entry bound for small (not a `ghost_hit`) in caches without a weigher,
-    /// where its scans never read an unpublished slot's weight. Such an entry is counted into
-    /// small before it is linked (as every insert into small), so an insert that fails before
-    /// publication leaves a DEAD slot whose weight small's count holds, for the scan to take;
-    /// [`Cache::count_into_small`] takes the count back when no slot comes.
+    /// published, and an eviction that meets it before puts it back. S3-FIFO gathers an entry
+    /// bound for small after publication, once the ghost has said where it goes (see
+    /// `insert_inner`: the ghost test waits for its line as long as it can; stop 68 measured
+    /// both).
     #[inline]
-    fn gathers_early(&self, tid: usize, weight: u64, ghost_hit: bool) -> bool {
-        let early = self.batch > 1
-            && match &self.structure {
-                Structure::Queues(_) => true,
-                Structure::S3(q) if self.weigher.is_none() => q.to_small(weight, ghost_hit),
-                _ => false,
-            };
-        self.count_into_small(early, tid, weight as i64);
-        early
-    }
-
-    /// S3-FIFO: adds `d` to small's count for an entry gathered into small (`small`).
-    #[inline]
-    fn count_into_small(&self, small: bool, tid: usize, d: i64) {
-        if let (true, Structure::S3(q)) = (small, &self.structure) {
-            q.count_small(q.local(tid), d);
-        }
+    fn gathers_early(&self) -> bool {
+        self.batch > 1 && matches!(self.structure, Structure::Queues(_))
     }
 
     /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.

@@ -238,9 +238,8 @@ impl S3Fifo {
         self.main_cap.store(capacity as i64 - small, Ordering::Relaxed);
     }
 
-    /// Counts a new entry of weight `w` into small before it is enqueued (gathered in a chain
-    /// by the cache, then [`S3Fifo::enqueue_small_chain`]); a negative `w` takes back the
-    /// count of one that was not stored.
+    /// Counts a new, published entry of weight `w` into small before it is enqueued (gathered
+    /// in a chain by the cache, then [`S3Fifo::enqueue_small_chain`]).
     #[inline]
     pub fn count_small(&self, local: Mine<'_>, w: i64) {
         self.add(local, false, w);
