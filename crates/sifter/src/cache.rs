@@ -411,10 +411,10 @@ impl<K, V> Nodes for Sweep<'_, K, V> {
         self.arena.is_dead(s)
     }
     #[inline]
-    fn marked(&self, s: u32, at_least: u8, or_main: bool) -> bool {
+    fn marked(&self, s: u32, at_least: u8) -> bool {
         // Relaxed: as in `is_live`. Slot and time from one record address.
         let (slot, at) = self.arena.get_timed(s);
-        slot.marked(at_least, or_main) && !expired(at.load(Ordering::Relaxed), self.now)
+        slot.marked(at_least) && !expired(at.load(Ordering::Relaxed), self.now)
     }
     fn count(&self) -> usize {
         self.arena.count()

@@ -244,10 +244,18 @@ fn s3fifo_ghost_hit_sends_a_returning_key_to_main() {
 /// S3-FIFO: an update of an entry of main keeps it in main, as the one-at-a-time algorithm
 /// does (an update is a hit: the entry stays in its queue). Before, the new version went to
 /// small with frequency 1 and a flood of new keys (each evicting from small, main being under
-/// its size) evicted it.
+/// its size) evicted it. Unweighted, the update writes in place; weighted (every weight 1),
+/// it makes a new version, which inherits the old one's place.
 #[test]
 fn s3fifo_an_updated_entry_of_main_stays_in_main() {
-    let c: Cache<u64, u64> = Cache::builder().capacity(100).policy(Policy::S3Fifo).build();
+    let plain: Cache<u64, u64> = Cache::builder().capacity(100).policy(Policy::S3Fifo).build();
+    let weighted: Cache<u64, u64> =
+        Cache::builder().weight_capacity(100).weigher(|_, _| 1).policy(Policy::S3Fifo).build();
+    updated_entry_of_main_stays(plain);
+    updated_entry_of_main_stays(weighted);
+}
+
+fn updated_entry_of_main_stays(c: Cache<u64, u64>) {
     c.insert(0, 0);
     assert_eq!(c.get(&0), Some(0));
     assert_eq!(c.get(&0), Some(0));

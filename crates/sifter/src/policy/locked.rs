@@ -135,7 +135,7 @@ impl Locked {
             Kind::Sieve => {
                 let mut o = if l.hand == NIL { l.tail } else { l.hand };
                 // Relaxed: hint bits (see `Cache::get`).
-                while n.marked(o, 1, false) {
+                while n.marked(o, 1) {
                     n.visited(o).store(0, Ordering::Relaxed);
                     let prev = l.links[o as usize][0];
                     o = if prev == NIL { l.tail } else { prev };

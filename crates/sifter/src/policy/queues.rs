@@ -39,7 +39,6 @@
 //! tail of the same queue (and, when everything to the end is visited, clears the bits in
 //! place, like the hand wrapping); FIFO always takes the head.
 
-use crate::policy::s3fifo::MAIN;
 pub(crate) use crate::raw::queue::{link_private, reset};
 use crate::raw::queue::{slot, Links, Queue, NIL, TAKEN};
 use crate::sync::{AtomicU8, AtomicUsize, Backoff, Ordering};
@@ -58,14 +57,11 @@ pub(crate) trait Nodes: Links {
     /// ordered (Acquire: after the unlinking).
     fn is_dead(&self, slot: u32) -> bool;
     /// Whether the slot is [live](Nodes::is_live) with a reference count (bit) of at least
-    /// `at_least` or, if `or_main`, an S3-FIFO [`place`](Nodes::place) of main (Relaxed, hints):
-    /// a scan's keep decision, from one slot address.
+    /// `at_least` (Relaxed, a hint): a scan's keep decision, from one slot address.
     #[inline]
-    fn marked(&self, slot: u32, at_least: u8, or_main: bool) -> bool {
-        // Relaxed: see `is_live`; the count and the place are hints.
-        self.is_live(slot)
-            && (self.visited(slot).load(Ordering::Relaxed) >= at_least
-                || or_main && self.place(slot).load(Ordering::Relaxed) == MAIN)
+    fn marked(&self, slot: u32, at_least: u8) -> bool {
+        // Relaxed: see `is_live`; the count is a hint.
+        self.is_live(slot) && self.visited(slot).load(Ordering::Relaxed) >= at_least
     }
     /// The number of slots (bounds a scan).
     fn count(&self) -> usize;
@@ -215,7 +211,7 @@ impl Queues {
                 return Step::Retry;
             }
             // Relaxed: the bit is a hint; a race with a hit only costs one second chance.
-            let keep = self.mode != Mode::Fifo && n.marked(cur, 1, false);
+            let keep = self.mode != Mode::Fifo && n.marked(cur, 1);
             if keep {
                 if found > 0 && (next == NIL || one_at_a_time) {
                     break; // this run stays in front, for the next scan

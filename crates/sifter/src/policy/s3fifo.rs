@@ -6,7 +6,7 @@
 //! insert(x):    if fingerprint(x) in ghost: remove it; x → main (freq 0)
 //!               else x → small (freq 0)                   (weight ≥ |small|: → main)
 //! update(x):    a hit: the new version x' gets min(freq + 1, 3) and x's queue (x' is a new
-//!               node: if x was in main, x' goes to main, or through small to main, see MAIN)
+//!               node: if x was in main, x' goes to main, see MAIN)
 //! evict:        if main's weight > |main| or small is empty: from main, else from small
 //!   small:      pop the head h; freq(h) ≥ 2: h → main (freq 0), again
 //!                               else: fingerprint(h) → ghost; h is the victim
@@ -50,19 +50,17 @@ pub(crate) const MAX_FREQ: u8 = 3;
 const TO_MAIN: u8 = 2;
 
 /// A slot's `place` once its entry has been in main. An update's new version inherits it
-/// ([`Cache::carry_use`](crate::cache::Cache)): it goes to main, or (gathered into small's
-/// chain before the insert knew it replaced an entry) passes through small to main whatever
-/// its frequency, with that frequency — as the one-at-a-time algorithm leaves an updated
-/// entry of main in main.
+/// ([`Cache::carry_use`](crate::cache::Cache)) and goes to main, with the old version's
+/// frequency raised as a hit raises it — as the one-at-a-time algorithm leaves an updated
+/// entry of main in main. (The insert decides after publication, with the ghost test, so an
+/// entry bound for main never waits in small's chain; until stop 68 an S3-FIFO insert could
+/// gather into small before it knew it replaced, and small's scan passed such entries on.)
 pub(crate) const MAIN: u8 = 1;
 
-/// The marks of slot `s` as it moves from small to main: a promoted entry restarts at frequency
-/// 0, an updated entry of main on its way back (see [`MAIN`]) keeps its frequency; either is
-/// an entry of main from now on. (Relaxed, all: hints, as a hit's; the slot is the caller's.)
+/// The marks of slot `s` as it moves from small to main: it restarts at frequency 0, an entry
+/// of main from now on. (Relaxed, both: hints, as a hit's; the slot is the caller's.)
 fn enter_main<N: Nodes>(n: &N, s: u32) {
-    let f = n.visited(s).load(Ordering::Relaxed);
-    let back = n.place(s).load(Ordering::Relaxed) == MAIN;
-    n.visited(s).store(if back { f.min(MAX_FREQ) } else { 0 }, Ordering::Relaxed);
+    n.visited(s).store(0, Ordering::Relaxed);
     n.place(s).store(MAIN, Ordering::Relaxed);
 }
 
@@ -381,9 +379,8 @@ impl S3Fifo {
                 q.tail_settled(n);
                 return Scan::Retry;
             }
-            // Relaxed: the frequency is a hint (a racing hit may be lost: one pass less); so is
-            // the place (an updated entry of main passes through small, see `MAIN`).
-            let keep = n.marked(cur, threshold, !in_main);
+            // Relaxed: the frequency is a hint (a racing hit may be lost: one pass less).
+            let keep = n.marked(cur, threshold);
             if keep {
                 if next != NIL {
                     if run_first == NIL {
@@ -549,8 +546,8 @@ impl S3Fifo {
             return Some(h);
         }
         self.add(local, false, -w);
-        // The scan's keep decision for small (an updated entry of main passes, see `MAIN`).
-        if n.marked(h, TO_MAIN, true) {
+        // The scan's keep decision for small.
+        if n.marked(h, TO_MAIN) {
             enter_main(n, h);
             self.add(local, true, w);
             reset(n, h);

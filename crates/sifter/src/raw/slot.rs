@@ -56,7 +56,6 @@
 //! evictions, which therefore find the word).
 
 use crate::policy::queues::Nodes;
-use crate::policy::s3fifo::MAIN;
 use crate::raw::queue::Links;
 use crate::raw::table::{self, AllocError};
 use crate::raw::writing::Writing;
@@ -383,13 +382,12 @@ impl<K, V> Drop for Arena<K, V> {
 
 impl<K, V> Slot<K, V> {
     /// [`Nodes::marked`] for this slot: LIVE, with a reference count (bit) of at least
-    /// `at_least` or, if `or_main`, an S3-FIFO place of main.
+    /// `at_least`.
     #[inline]
-    pub fn marked(&self, at_least: u8, or_main: bool) -> bool {
-        // Relaxed (all): as in `Arena::is_live`; the count and the place are hints.
+    pub fn marked(&self, at_least: u8) -> bool {
+        // Relaxed (all): as in `Arena::is_live`; the count is a hint.
         self.state.load(Ordering::Relaxed) == LIVE
-            && (self.visited.load(Ordering::Relaxed) >= at_least
-                || or_main && self.place.load(Ordering::Relaxed) == MAIN)
+            && self.visited.load(Ordering::Relaxed) >= at_least
     }
 
     /// # Safety
@@ -552,8 +550,8 @@ impl<K, V> Nodes for Arena<K, V> {
         matches!(self.get(s).state.load(Ordering::Acquire), DEAD | HOLLOW)
     }
     #[inline]
-    fn marked(&self, s: u32, at_least: u8, or_main: bool) -> bool {
-        self.get(s).marked(at_least, or_main)
+    fn marked(&self, s: u32, at_least: u8) -> bool {
+        self.get(s).marked(at_least)
     }
     fn count(&self) -> usize {
         self.len()
