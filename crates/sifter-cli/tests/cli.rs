@@ -21,6 +21,15 @@ fn ok(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Runs `sifter` with the whitespace-separated `args`: it succeeds, and its stderr names every
+/// one of `needles` (a warning).
+fn warns(args: &str, dir: &Path, needles: &[&str]) {
+    let o = sifter(&args.split_whitespace().collect::<Vec<_>>(), dir);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(needles.iter().all(|n| err.contains(n)), "stderr lacks one of {needles:?}: {err}");
+}
+
 fn fails_with(o: &Output, needle: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "should fail");
@@ -546,16 +555,11 @@ fn bench_writes_table_csv_json_and_plots() {
     fails_with(&sifter(&["bench", "--warmup-passes", "1", "-q"], p), "[0, 1)");
     // More requests asked than the warm-up left: measured up to the sequence's end, with a
     // warning naming the remedy and the CSV counting the runs cut short.
-    let short: Vec<&str> = "bench -c mobius -t 1 -w zipf:keys=2000 --requests 5000 --sequence \
-                            6000 -r 2 -q --no-plots --out short"
-        .split_whitespace()
-        .collect();
-    let o = sifter(&short, p);
-    ok(&o);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("in 2 of 2 runs") && err.contains("longer --sequence"),
-        "no warning: {err}"
+    warns(
+        "bench -c mobius -t 1 -w zipf:keys=2000 --requests 5000 --sequence 6000 -r 2 -q \
+         --no-plots --out short",
+        p,
+        &["in 2 of 2 runs", "longer --sequence"],
     );
     let csv = std::fs::read_to_string(p.join("short/results.csv")).expect("csv");
     let head: Vec<&str> = csv.lines().next().unwrap_or("").split(',').collect();
@@ -564,16 +568,11 @@ fn bench_writes_table_csv_json_and_plots() {
     // A trace shared by two threads (one part each) ends early too; the warning names the
     // trace's remedy, not `--sequence` (which a trace ignores). Fewer requests than threads:
     // refused.
-    let trace: Vec<&str> = "bench -c mobius -t 2 -w uniform:n=500,requests=4000 --requests 5000 \
-                            -r 1 -q --no-plots --out short-trace"
-        .split_whitespace()
-        .collect();
-    let o = sifter(&trace, p);
-    ok(&o);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("in 1 of 1 runs") && err.contains("longer trace"),
-        "no trace warning: {err}"
+    warns(
+        "bench -c mobius -t 2 -w uniform:n=500,requests=4000 --requests 5000 -r 1 -q \
+         --no-plots --out short-trace",
+        p,
+        &["in 1 of 1 runs", "longer trace"],
     );
     fails_with(
         &sifter(&["bench", "-t", "3", "-w", "uniform:n=10,requests=2", "-q"], p),
