@@ -31,6 +31,11 @@ pub trait BenchCache: Send + Sync {
     fn reports_evictions(&self) -> bool {
         false
     }
+    /// Hits so far that wrote the policy's shared state (`sifter::CacheStats::hit_writes`),
+    /// for the caches that count them (sifter's `Cache`).
+    fn hit_writes(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Every cache name [`make`] accepts, with a one-line description.
@@ -168,7 +173,7 @@ impl<A: Allocator + Clone + Send + Sync> BenchCache for Ceiling<A> {
 /// are counted.
 macro_rules! adapter {
     ($($t:ty => value: |$e:ident| $value:expr, remove: $remove:ident, len: |$c:ident| $len:expr,
-        evictions: $ev:expr;)*) => {$(
+        evictions: $ev:expr, hit_writes: |$w:ident| $writes:expr;)*) => {$(
         impl BenchCache for $t {
             #[inline]
             fn get(&self, k: u64) -> Option<u64> {
@@ -188,19 +193,28 @@ macro_rules! adapter {
             fn reports_evictions(&self) -> bool {
                 $ev
             }
+            fn hit_writes(&self) -> Option<u64> {
+                let $w = &self.0;
+                $writes
+            }
         }
     )*};
 }
 
 adapter! {
-    Sifter => value: |v| v, remove: remove, len: |c| c.len(), evictions: true;
-    Quick => value: |v| v, remove: remove, len: |c| c.len(), evictions: false;
+    Sifter => value: |v| v, remove: remove, len: |c| c.len(), evictions: true,
+        hit_writes: |c| Some(c.stats().hit_writes);
+    Quick => value: |v| v, remove: remove, len: |c| c.len(), evictions: false,
+        hit_writes: |_c| None;
     // moka and mini-moka apply writes in batches: settle them before counting.
     Moka => value: |v| v, remove: invalidate,
-        len: |c| { c.run_pending_tasks(); c.entry_count() as usize }, evictions: false;
+        len: |c| { c.run_pending_tasks(); c.entry_count() as usize }, evictions: false,
+        hit_writes: |_c| None;
     MiniMoka => value: |v| v, remove: invalidate,
-        len: |c| { c.sync(); c.entry_count() as usize }, evictions: false;
-    Foyer => value: |e| *e.value(), remove: remove, len: |c| c.usage(), evictions: false;
+        len: |c| { c.sync(); c.entry_count() as usize }, evictions: false,
+        hit_writes: |_c| None;
+    Foyer => value: |e| *e.value(), remove: remove, len: |c| c.usage(), evictions: false,
+        hit_writes: |_c| None;
 }
 
 thread_local! {
@@ -237,6 +251,9 @@ impl BenchCache for SifterGetWith {
     }
     fn reports_evictions(&self) -> bool {
         true
+    }
+    fn hit_writes(&self) -> Option<u64> {
+        Some(self.0.stats().hit_writes)
     }
 }
 

@@ -65,6 +65,9 @@ pub struct Summary {
     pub mops_runs: Vec<f64>,
     /// Hit ratio of the median run.
     pub hit_ratio: f64,
+    /// The share of the median run's hits that wrote the policy's shared state
+    /// ([`RunResult::hit_write_share`]; NaN for caches that do not count them).
+    pub hit_writes: f64,
     /// Latencies of the median run per class (`hit`, `miss`, `insert`, `erase`, and `evict`
     /// for caches that report it), classes with no calls left out.
     pub latency: Vec<(String, Latency)>,
@@ -96,6 +99,7 @@ pub fn summarize(cache: &str, threads: usize, capacity: u64, runs: &[RunResult])
             mops_max: f64::NAN,
             mops_runs,
             hit_ratio: f64::NAN,
+            hit_writes: f64::NAN,
             latency: Vec::new(),
             breakdown: Vec::new(),
             warmup_secs: 0.0,
@@ -140,6 +144,7 @@ pub fn summarize(cache: &str, threads: usize, capacity: u64, runs: &[RunResult])
         mops_max: hi.map_or(f64::NAN, |i| mops_runs[i]),
         mops_runs: mops_runs.clone(),
         hit_ratio: r.hit_ratio(),
+        hit_writes: r.hit_write_share(),
         latency,
         breakdown,
         warmup_secs: r.warmup.as_secs_f64(),

@@ -251,12 +251,24 @@ pub struct RunResult {
     /// A thread reached the end of its sequence before the measured phase's end (requests
     /// or duration), which ended the phase early: a longer sequence measures longer.
     pub exhausted: bool,
+    /// The measured phase's hits that wrote the policy's shared state, for the caches that
+    /// count them ([`BenchCache::hit_writes`]).
+    pub hit_writes: Option<u64>,
 }
 
 impl RunResult {
     /// Million operations per second.
     pub fn mops(&self) -> f64 {
         self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9) / 1e6
+    }
+
+    /// The share of the measured hits that wrote the policy's shared state (NaN for caches
+    /// that do not count them, or with no hits).
+    pub fn hit_write_share(&self) -> f64 {
+        match self.hit_writes {
+            Some(w) if self.classes[0].count > 0 => w as f64 / self.classes[0].count as f64,
+            _ => f64::NAN,
+        }
     }
 
     /// Hits / lookups (NaN if the workload does no lookups).
@@ -424,6 +436,8 @@ pub fn run(
     let stop = AtomicBool::new(false);
     let barrier = Barrier::new(threads + 1);
     let main = std::thread::current();
+    // Before the phase and after it, with no operation in flight: exact.
+    let writes_before = cache.hit_writes();
     let (workers, elapsed) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
@@ -514,7 +528,8 @@ pub fn run(
             c.hist.add(&wc.hist).map_err(|e| BenchError::Config(format!("histogram: {e}")))?;
         }
     }
-    Ok(RunResult { ops, elapsed, classes, warmup, warmup_requests, filled, exhausted })
+    let hit_writes = writes_before.zip(cache.hit_writes()).map(|(a, b)| b - a);
+    Ok(RunResult { ops, elapsed, classes, warmup, warmup_requests, filled, exhausted, hit_writes })
 }
 
 /// Where the warm-up of a sequence of `len` requests may end: after at least `passes × len`
@@ -700,6 +715,31 @@ mod tests {
         let r = run(&*n, 10, &seqs, &cfg(2, Measure::Requests(5_000))).unwrap();
         assert_eq!(r.hit_ratio(), 1.0);
         assert_eq!(r.classes[2].count, 0);
+    }
+
+    /// The measured phase's hits that wrote the policy's state: none under FIFO, every one
+    /// under LRU (its lock), a few under Mobius's test-before-set bit, not counted by peers.
+    #[test]
+    fn hits_writing_the_policys_state_are_reported_for_the_measured_phase() {
+        let w = Workload::parse("zipf:keys=2000").unwrap();
+        let (seqs, keys) = w.generate(2, 40_000, Mode::Shared).unwrap();
+        let cap = keys / 4;
+        let share = |name: &str| {
+            let c = make(name, cap).unwrap();
+            let r = run(&*c, cap, &seqs, &cfg(2, Measure::Requests(10_000))).unwrap();
+            assert!(r.classes[0].count > 1_000, "{name}: {} hits", r.classes[0].count);
+            // The phase's count, not the cache's total (the warm-up's hits are left out).
+            let total = c.hit_writes();
+            if let (Some(w), Some(t)) = (r.hit_writes, total) {
+                assert!(w <= r.classes[0].count && (w < t || t == 0), "{name}: {w} of {t}");
+            }
+            r.hit_write_share()
+        };
+        assert_eq!(share("fifo"), 0.0);
+        assert_eq!(share("lru"), 1.0);
+        let m = share("mobius");
+        assert!(m > 0.0 && m < 0.5, "mobius {m}");
+        assert!(share("quick_cache").is_nan());
     }
 
     #[test]

@@ -922,6 +922,7 @@ mod tests {
                 mops_max: mops,
                 mops_runs: vec![mops],
                 hit_ratio: hit,
+                hit_writes: f64::NAN,
                 latency: Vec::new(),
                 breakdown: Vec::new(),
                 warmup_secs: 0.0,

@@ -375,6 +375,7 @@ pub fn table_text(rows: &[Row]) -> String {
         "min",
         "max",
         "hit ratio",
+        "hits writing",
         "hit p50 ns",
         "hit p99 ns",
         "miss+ins p99 ns",
@@ -411,6 +412,12 @@ pub fn table_text(rows: &[Row]) -> String {
                 format!("{:.2}", s.mops_min),
                 format!("{:.2}", s.mops_max),
                 if s.hit_ratio.is_finite() { format!("{:.4}", s.hit_ratio) } else { "-".into() },
+                // The share of hits that wrote the policy's shared state (sifter's caches).
+                if s.hit_writes.is_finite() {
+                    format!("{:.1} %", s.hit_writes * 100.0)
+                } else {
+                    "-".into()
+                },
                 p("hit", |l| l.p50),
                 p("hit", |l| l.p99),
                 miss_ins,
@@ -444,6 +451,8 @@ pub fn csv_text(rows: &[Row]) -> String {
             head.push(format!("{c}_{f}"));
         }
     }
+    // Last, so that the earlier columns keep their places.
+    head.push("hit_writes".into());
     let mut out = csv_line(&head.iter().map(String::as_str).collect::<Vec<_>>());
     for r in rows {
         let s = &r.summary;
@@ -475,6 +484,8 @@ pub fn csv_text(rows: &[Row]) -> String {
                 None => f.extend(std::iter::repeat_n(String::new(), 6)),
             }
         }
+        // The share of hits that wrote the policy's state; blank for caches that do not count.
+        f.push(if s.hit_writes.is_nan() { String::new() } else { format!("{:.5}", s.hit_writes) });
         out.push_str(&csv_line(&f.iter().map(String::as_str).collect::<Vec<_>>()));
     }
     out

@@ -825,6 +825,7 @@ impl Cache {
         d.set_item("evictions", s.evictions)?;
         d.set_item("expirations", s.expirations)?;
         d.set_item("removals", s.removals)?;
+        d.set_item("hit_writes", s.hit_writes)?;
         d.set_item("hit_ratio", s.hit_ratio())?;
         Ok(d)
     }

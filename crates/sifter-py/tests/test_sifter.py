@@ -237,6 +237,7 @@ def test_cache_semantics():
         c[[1, 2]] = 3
     s = c.stats()
     assert s["hits"] >= 5 and s["misses"] >= 2
+    assert 0 <= s["hit_writes"] <= s["hits"]
     c.clear()
     assert len(c) == 0
     c.validate()

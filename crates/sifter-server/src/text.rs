@@ -356,6 +356,8 @@ fn stats(shared: &Shared, args: &[&[u8]], out: &mut Vec<u8>) {
             stat("evictions", &st.evictions);
             stat("threads", &c.threads);
             stat("policy", &c.policy.name());
+            // sifter's own: hits that wrote the policy's shared state (`CacheStats::hit_writes`).
+            stat("policy_hit_writes", &st.hit_writes);
         }
         Some(b"settings") => {
             stat("maxbytes", &shared.store.stats().2);

@@ -101,6 +101,12 @@ fn storage_and_retrieval_commands() {
     c.send("stats\r\n");
     let s = c.until_end();
     assert!(s.iter().any(|l| l.starts_with("STAT curr_items ")), "{s:?}");
+    let stat = |name: &str| -> u64 {
+        let l = s.iter().find(|l| l.starts_with(&format!("STAT {name} "))).unwrap();
+        l.trim_end().rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    // sifter's own: the hits that wrote the policy's state, some of the hits at most.
+    assert!(stat("policy_hit_writes") <= stat("get_hits"), "{s:?}");
     assert_eq!(s.last().unwrap(), "END\r\n");
     h.shutdown();
 }

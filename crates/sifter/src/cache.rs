@@ -771,8 +771,7 @@ where
         // `eq` accepted the slot `protect` protected.
         let Some(slot) = protected.get() else { return Quick::Probe };
         if how == Use::Get {
-            self.stats.add(tid, Counter::Hits, 1);
-            self.mark_hit(s, slot);
+            self.hit(tid, s, slot);
         }
         #[cfg(all(feature = "test-hooks", not(loom)))]
         crate::raw::queue::hooks::protected();
@@ -836,22 +835,39 @@ where
             }
         };
         if how == Use::Get {
-            self.stats.add(tid, Counter::Hits, 1);
-            self.mark_hit(s, slot);
+            self.hit(tid, s, slot);
         }
         Some((s, slot))
     }
 
-    /// A hit on slot `s`, as its policy sees it.
+    /// A hit on slot `s`, as its policy sees it; true if it wrote the policy's shared state
+    /// (counted in [`CacheStats::hit_writes`](crate::CacheStats::hit_writes) for lookups).
     #[inline(always)]
-    fn mark_hit(&self, s: u32, slot: &Slot<K, V>) {
+    fn mark_hit(&self, s: u32, slot: &Slot<K, V>) -> bool {
         match self.on_hit {
             OnHit::Touch => slot.touch(),
             OnHit::CountFreq => slot.count_hit(MAX_FREQ),
             OnHit::Bump => slot.bump(u8::MAX),
-            OnHit::Nothing => {}
+            OnHit::Nothing => false,
             OnHit::Promote | OnHit::PromoteSome => self.promote(s),
         }
+    }
+
+    /// A lookup's hit on slot `s`: counted, marked, and counted again if the mark wrote.
+    #[inline(always)]
+    fn hit(&self, tid: usize, s: u32, slot: &Slot<K, V>) {
+        self.stats.add(tid, Counter::Hits, 1);
+        if self.mark_hit(s, slot) {
+            self.hit_wrote(tid);
+        }
+    }
+
+    /// Counts a hit that wrote the policy's state: out of line, so that the common hit (which
+    /// writes nothing under the FIFO-family policies) carries only the test.
+    #[cold]
+    #[inline(never)]
+    fn hit_wrote(&self, tid: usize) {
+        self.stats.add(tid, Counter::HitWrites, 1);
     }
 
     /// An update is a use of its entry, as in the simulator (a request for a cached key is a
@@ -882,14 +898,18 @@ where
 
     /// [`Cache::mark_hit`] for the LRU lists (out of line: the common path of the others then
     /// saves fewer registers).
+    /// True if it took the list's lock (a write of the lock word, and of the links unless the
+    /// entry was at the head already).
     #[inline(never)]
-    fn promote(&self, s: u32) {
+    fn promote(&self, s: u32) -> bool {
         if let Structure::Locked(l) = &self.structure {
             // Prob-LRU promotes with probability 1 − q.
             if self.on_hit == OnHit::Promote || u64::from(draw32()) < self.promote_below {
                 l.on_hit_lru(s);
+                return true;
             }
         }
+        false
     }
 
     /// A lookup found expired slot `s` (the caller is pinned): removes it if nobody else did,
@@ -1427,7 +1447,7 @@ where
         slot.writing.end();
         drop(lock);
         // After the lock (LRU's promotion takes the list's lock); `o` is still protected.
-        self.mark_hit(o, slot);
+        let _ = self.mark_hit(o, slot);
         drop(pin);
         self.stats.add(tid, Counter::Updates, 1);
         if let Some(l) = &self.listener {

@@ -47,7 +47,7 @@
 //! | per-entry expiry | [`Expiry`] (create / update / read), [`Cache::insert_with_ttl`] | `Expiry` | no | `Expiry` |
 //! | controllable clock | [`Clock`], [`ManualClock`] | `MockClock` (test feature) | no | `Ticker` |
 //! | coalescing loader | [`Cache::get_with`], [`Cache::try_get_with`], [`Cache::get_with_async`] | `get_with`, `try_get_with` (async in `future`) | `get_or_insert_with`, placeholder guards | `LoadingCache`, `AsyncCache` |
-//! | statistics | [`Cache::stats`]: hits, misses, inserts, updates, evictions, expirations, removals, loads, load time | entry count, weighted size (no hit counts) | hits, misses | `recordStats` |
+//! | statistics | [`Cache::stats`]: hits, misses, inserts, updates, evictions, expirations, removals, loads, load time, hits that wrote the policy's state ([`CacheStats::hit_writes`]) | entry count, weighted size (no hit counts) | hits, misses | `recordStats` |
 //! | eviction listener with cause | [`CacheBuilder::eviction_listener`], [`RemovalCause`] (called outside every lock, exactly once) | `eviction_listener` | lifecycle hooks | `removalListener`, `evictionListener` |
 //! | iteration | [`Cache::iter`] (weakly consistent) | `iter` | `iter` | `asMap()` views |
 //! | bulk removal | [`Cache::retain`], [`Cache::remove_if`], [`Cache::clear`], [`Cache::purge_expired`] | `invalidate_entries_if`, `invalidate_all` | `retain`, `clear` | `invalidateAll`, `asMap().entrySet().removeIf` |

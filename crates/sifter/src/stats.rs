@@ -16,6 +16,7 @@ use std::time::Duration;
 #[repr(usize)]
 pub(crate) enum Counter {
     Hits,
+    HitWrites,
     Misses,
     Inserts,
     Updates,
@@ -27,7 +28,7 @@ pub(crate) enum Counter {
     LoadNanos,
 }
 
-const N: usize = 10;
+const N: usize = 11;
 
 #[derive(Debug, Default)]
 struct Record([AtomicU64; N]);
@@ -85,6 +86,7 @@ impl Stats {
             load_successes: sum[Counter::LoadSuccesses as usize],
             load_failures: sum[Counter::LoadFailures as usize],
             load_time: Duration::from_nanos(sum[Counter::LoadNanos as usize]),
+            hit_writes: sum[Counter::HitWrites as usize],
         }
     }
 }
@@ -118,6 +120,14 @@ pub struct CacheStats {
     pub load_failures: u64,
     /// Time spent in loaders.
     pub load_time: Duration,
+    /// Hits that wrote the policy's shared state: set a clear reference bit (Mobius, CLOCK,
+    /// SIEVE), raised a frequency or counter below its cap (S3-FIFO, NbQ-CLOCK: a CAS, tried
+    /// or not won), or took the list's lock to move the entry (LRU, and Prob-LRU when its coin
+    /// says so). The other hits wrote nothing shared (FIFO's never do): on several cores the
+    /// writes are what stops a policy's hits from scaling, since each takes the line from the
+    /// other cores' caches. Expiry's own stores (time-to-idle moving a deadline) are not
+    /// counted.
+    pub hit_writes: u64,
 }
 
 impl CacheStats {

@@ -70,6 +70,54 @@ fn stats_count_every_operation_exactly() {
 }
 
 #[test]
+fn hits_that_write_the_policys_state_are_counted() {
+    // Ten entries, no eviction; key 0 hit 300 times, keys 1..10 once each: 309 hits.
+    for (p, cd) in configs() {
+        let c: Cache<u64, u64> =
+            Cache::builder().capacity(100).policy(p).consecutive_detection(cd).build();
+        for k in 0..10u64 {
+            c.insert(k, k);
+        }
+        for _ in 0..300 {
+            assert_eq!(c.get(&0), Some(0));
+        }
+        for k in 1..10u64 {
+            assert_eq!(c.get(&k), Some(k));
+        }
+        let _ = c.peek(&5); // not a hit
+        c.insert(3, 33); // an update is a use, but not a lookup's hit
+        let s = c.stats();
+        assert_eq!(s.hits, 309, "{p:?}");
+        // Reference bits are set once each; frequencies rise to their caps (S3-FIFO's 3,
+        // NbQ-CLOCK's 255); FIFO writes nothing; LRU takes its lock on every hit.
+        let want = match p {
+            Policy::Mobius | Policy::Sieve | Policy::Clock => 10,
+            Policy::Fifo => 0,
+            Policy::S3Fifo => 3 + 9,
+            Policy::NbqClock => 255 + 9,
+            Policy::Lru => 309,
+            Policy::ProbLru => {
+                // The coin (q = 0.5 by default): well inside the binomial's spread.
+                assert!((100..=209).contains(&s.hit_writes), "Prob-LRU: {}", s.hit_writes);
+                continue;
+            }
+        };
+        assert_eq!(s.hit_writes, want, "{p:?} cd={cd}");
+        c.validate().unwrap();
+    }
+    // Prob-LRU at its ends: q = 1 is FIFO, q = 0 is LRU.
+    for (q, want) in [(1.0, 0), (0.0, 20)] {
+        let c: Cache<u64, u64> =
+            Cache::builder().capacity(10).policy(Policy::ProbLru).promotion_skip(q).build();
+        c.insert(1, 1);
+        for _ in 0..20 {
+            c.get(&1);
+        }
+        assert_eq!(c.stats().hit_writes, want, "q = {q}");
+    }
+}
+
+#[test]
 fn listener_reports_values_and_causes() {
     for (p, cd) in configs() {
         let (c, log) = logged(p, cd, 4);

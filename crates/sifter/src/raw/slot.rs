@@ -490,35 +490,43 @@ impl<K, V> Slot<K, V> {
     /// Marks a hit in a frequency policy: the count (in the reference byte) goes up by one,
     /// up to `max`. Test first, then a plain store: no store at the cap, no RMW (a racing hit
     /// may be lost, which costs one pass at most).
+    /// True if it stored (the count was below `max`).
     #[inline]
-    pub fn count_hit(&self, max: u8) {
+    pub fn count_hit(&self, max: u8) -> bool {
         // Relaxed: a hint read by evictors.
         let f = self.visited.load(Ordering::Relaxed);
-        if f < max {
+        let below = f < max;
+        if below {
             self.visited.store(f + 1, Ordering::Relaxed);
         }
+        below
     }
 
     /// Marks a hit in NbQ-CLOCK: the 8-bit counter goes up by one with one CAS (the report's
     /// atomic add, saturating at `max`: a plain add could wrap a hot entry's count to 0). A
-    /// CAS that loses a race drops this increment.
+    /// CAS that loses a race drops this increment. True if it tried the CAS (the counter was
+    /// below `max`): a CAS takes the line for writing whether or not it succeeds.
     #[inline]
-    pub fn bump(&self, max: u8) {
+    pub fn bump(&self, max: u8) -> bool {
         // Relaxed: a hint read by evictors.
         let c = self.visited.load(Ordering::Relaxed);
-        if c < max {
+        let below = c < max;
+        if below {
             let _ = self.visited.compare_exchange(c, c + 1, Ordering::Relaxed, Ordering::Relaxed);
         }
+        below
     }
 
-    /// Marks a hit: sets the reference bit if it is clear.
+    /// Marks a hit: sets the reference bit if it is clear; true if it did.
     #[inline]
-    pub fn touch(&self) {
+    pub fn touch(&self) -> bool {
         // Relaxed: the bit is a hint read by evictors; testing first keeps hot slots' lines
         // clean (Mobius's published code wrote a timestamp on every hit).
-        if self.visited.load(Ordering::Relaxed) == 0 {
+        let clear = self.visited.load(Ordering::Relaxed) == 0;
+        if clear {
             self.visited.store(1, Ordering::Relaxed);
         }
+        clear
     }
 }
 
