@@ -262,6 +262,8 @@ fn throughput_section(
     let mut header: Vec<String> = vec!["cache".into()];
     header.extend(head_threads.iter().map(|t| format!("Mops/s @{t} thr")));
     header.push(format!("hit ratio @{max_t} thr"));
+    // The papers' mechanism: how many hits wrote the policy's shared state (sifter's caches).
+    header.push(format!("hits writing @{max_t} thr"));
     let rows: Vec<Vec<String>> = ["mobius", "sieve", "lru", "quick_cache", "moka"]
         .iter()
         .filter(|c| find(c, 1).is_some())
@@ -271,6 +273,12 @@ fn throughput_section(
                 row.push(find(c, t).map_or("-".into(), |r| format!("{:.2}", r.summary.mops)));
             }
             row.push(find(c, max_t).map_or("-".into(), |r| format!("{:.4}", r.summary.hit_ratio)));
+            row.push(match find(c, max_t) {
+                Some(r) if r.summary.hit_writes.is_finite() => {
+                    format!("{:.1} %", r.summary.hit_writes * 100.0)
+                }
+                _ => "-".into(),
+            });
             row
         })
         .collect();
@@ -339,6 +347,14 @@ fn throughput_section(
         let _ = write!(h, "<p><strong>{}</strong></p>", esc(w));
     }
     h.push_str(&html_table(&header, &rows));
+    h.push_str(
+        "<p><em>Hits writing</em> is the share of the measured hits that wrote the policy's shared \
+         state (sifter's caches count it): a reference bit set because it was clear, a counter \
+         raised, or, under LRU, the list's lock taken to move the entry. Each such write takes the \
+         entry's cache line away from the other cores, which is why hits that write stop scaling \
+         with threads; Mobius's bit is tested before it is set, so most of its hits write \
+         nothing.</p>",
+    );
     let _ = write!(
         h,
         "<p>Harness ceiling: {}.</p><figure>{}<figcaption>Hit ratio at {max_t} threads: what each \
