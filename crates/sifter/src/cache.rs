@@ -897,9 +897,8 @@ where
     }
 
     /// [`Cache::mark_hit`] for the LRU lists (out of line: the common path of the others then
-    /// saves fewer registers).
-    /// True if it took the list's lock (a write of the lock word, and of the links unless the
-    /// entry was at the head already).
+    /// saves fewer registers). True if it took the list's lock (a write of the lock word, and
+    /// of the links unless the entry was at the head already).
     #[inline(never)]
     fn promote(&self, s: u32) -> bool {
         if let Structure::Locked(l) = &self.structure {
