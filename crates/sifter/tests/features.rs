@@ -86,6 +86,7 @@ fn hits_that_write_the_policys_state_are_counted() {
         }
         let _ = c.peek(&5); // not a hit
         c.insert(3, 33); // an update is a use, but not a lookup's hit
+        c.validate().unwrap();
         let s = c.stats();
         assert_eq!(s.hits, 309, "{p:?}");
         // Reference bits are set once each; frequencies rise to their caps (S3-FIFO's 3,
@@ -103,7 +104,6 @@ fn hits_that_write_the_policys_state_are_counted() {
             }
         };
         assert_eq!(s.hit_writes, want, "{p:?} cd={cd}");
-        c.validate().unwrap();
     }
     // Prob-LRU at its ends: q = 1 is FIFO, q = 0 is LRU.
     for (q, want) in [(1.0, 0), (0.0, 20)] {
