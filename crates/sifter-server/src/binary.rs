@@ -318,22 +318,20 @@ fn request(
         0x0a => respond(out, r, OK, 0, &[], &[], &[]),
         // Version
         0x0b => respond(out, r, OK, 0, &[], &[], b"1.6.21"),
-        // Stat: one response per statistic, then an empty one.
+        // Stat: one response per statistic, then an empty one. The key names the group
+        // (empty: the general statistics), as `stats <group>` does in the text protocol; a
+        // group this server does not have is "not found", as in memcached.
         0x10 => {
-            let (items, bytes, limit, st) = shared.store.stats();
-            let pairs = [
-                ("pid", std::process::id().to_string()),
-                ("curr_items", items.to_string()),
-                ("bytes", bytes.to_string()),
-                ("limit_maxbytes", limit.to_string()),
-                ("get_hits", st.hits.to_string()),
-                ("get_misses", st.misses.to_string()),
-                ("evictions", st.evictions.to_string()),
-            ];
-            for (k, v) in pairs {
-                respond(out, r, OK, 0, &[], k.as_bytes(), v.as_bytes());
+            let group = (!key.is_empty()).then_some(key);
+            match crate::stats::group(shared, group) {
+                Some(pairs) => {
+                    for (k, v) in pairs {
+                        respond(out, r, OK, 0, &[], k.as_bytes(), v.as_bytes());
+                    }
+                    respond(out, r, OK, 0, &[], &[], &[]);
+                }
+                None => error(out, r, NOT_FOUND),
             }
-            respond(out, r, OK, 0, &[], &[], &[]);
         }
         _ => error(out, r, UNKNOWN),
     }
@@ -379,6 +377,81 @@ mod tests {
                 p.extend_from_slice(&value);
                 p
             })
+    }
+
+    /// A Stat request (opcode 0x10) with `key` as its group.
+    fn stat_request(key: &[u8]) -> Vec<u8> {
+        let mut p = vec![REQ, 0x10];
+        p.extend_from_slice(&(key.len() as u16).to_be_bytes());
+        p.extend_from_slice(&[0, 0, 0, 0]);
+        p.extend_from_slice(&(key.len() as u32).to_be_bytes());
+        p.extend_from_slice(&7u32.to_be_bytes());
+        p.extend_from_slice(&0u64.to_be_bytes());
+        p.extend_from_slice(key);
+        p
+    }
+
+    /// The (status, key, value) of each response in `out`.
+    fn responses(out: &[u8]) -> Vec<(u16, String, String)> {
+        let mut v = Vec::new();
+        let mut at = 0;
+        while at < out.len() {
+            let (key_len, extras) = (be16(&out[at + 2..]) as usize, out[at + 4] as usize);
+            let body = be32(&out[at + 8..]) as usize;
+            let b = &out[at + HEADER..at + HEADER + body];
+            let key = String::from_utf8_lossy(&b[extras..extras + key_len]).into_owned();
+            let value = String::from_utf8_lossy(&b[extras + key_len..]).into_owned();
+            v.push((be16(&out[at + 6..]), key, value));
+            at += HEADER + body;
+        }
+        v
+    }
+
+    /// Stat answers the group its key names, with the same statistics as the text protocol's
+    /// `stats <group>` (sifter's `policy_hit_writes` among the general ones), and "not found"
+    /// for a group the server does not have.
+    #[test]
+    fn stat_answers_the_group_its_key_names() {
+        let sh = crate::text::tests::shared();
+        for (group, text) in [
+            (&b""[..], "stats\r\n"),
+            (b"settings", "stats settings\r\n"),
+            (b"items", "stats items\r\n"),
+            (b"slabs", "stats slabs\r\n"),
+        ] {
+            let mut out = Vec::new();
+            let input = stat_request(group);
+            assert_eq!(process(&sh, &input, &mut out, 1 << 20), (input.len(), false));
+            let rs = responses(&out);
+            let (last, stats) = rs.split_last().expect("a terminating response");
+            assert_eq!(last, &(OK, String::new(), String::new()));
+            let names: Vec<&str> = stats
+                .iter()
+                .map(|(st, k, _)| {
+                    assert_eq!(*st, OK);
+                    k.as_str()
+                })
+                .collect();
+            let mut t = Vec::new();
+            crate::text::process(&sh, &mut Default::default(), text.as_bytes(), &mut t, 1 << 20);
+            let text_names: Vec<String> = String::from_utf8(t)
+                .unwrap()
+                .lines()
+                .filter_map(|l| l.strip_prefix("STAT ")?.split(' ').next().map(String::from))
+                .collect();
+            assert_eq!(names, text_names, "group {:?}", String::from_utf8_lossy(group));
+        }
+        let names = |out: &[u8]| responses(out).into_iter().map(|r| r.1).collect::<Vec<_>>();
+        let mut out = Vec::new();
+        process(&sh, &stat_request(b""), &mut out, 1 << 20);
+        assert!(names(&out).iter().any(|n| n == "policy_hit_writes"), "{:?}", names(&out));
+        for bad in [&b"detail"[..], b"cachedump", b"nonsense"] {
+            let mut out = Vec::new();
+            process(&sh, &stat_request(bad), &mut out, 1 << 20);
+            let rs = responses(&out);
+            assert_eq!(rs.len(), 1, "{rs:?}");
+            assert_eq!((rs[0].0, rs[0].2.as_str()), (NOT_FOUND, "Not found"));
+        }
     }
 
     proptest! {

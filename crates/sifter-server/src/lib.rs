@@ -15,6 +15,7 @@
 
 mod binary;
 mod meta;
+mod stats;
 pub mod store;
 mod text;
 

@@ -4,7 +4,6 @@
 use crate::store::{Delta, Mode, Stored};
 use crate::Shared;
 use std::io::Write;
-use std::sync::atomic::Ordering;
 
 /// Longest key (memcached).
 pub(crate) const KEY_MAX: usize = 250;
@@ -326,85 +325,28 @@ fn command(
 
 fn stats(shared: &Shared, args: &[&[u8]], out: &mut Vec<u8>) {
     let group = args.first().copied();
-    let (items, bytes, limit, st) = shared.store.stats();
-    let c = &shared.config;
-    let mut stat = |name: &str, v: &dyn std::fmt::Display| {
-        let _ = write!(out, "STAT {name} {v}\r\n");
-    };
-    match group {
-        None => {
-            let uptime = shared.started.elapsed().as_secs();
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            stat("pid", &std::process::id());
-            stat("uptime", &uptime);
-            stat("time", &now);
-            stat("version", &"1.6.21");
-            stat("libevent", &"tokio");
-            stat("pointer_size", &usize::BITS);
-            // Relaxed: statistics.
-            stat("curr_connections", &shared.conns.load(Ordering::Relaxed));
-            stat("total_connections", &shared.total_conns.load(Ordering::Relaxed));
-            stat("cmd_get", &(st.hits + st.misses));
-            stat("get_hits", &st.hits);
-            stat("get_misses", &st.misses);
-            stat("curr_items", &items);
-            stat("total_items", &(st.inserts + st.updates));
-            stat("bytes", &bytes);
-            stat("limit_maxbytes", &limit);
-            stat("evictions", &st.evictions);
-            stat("threads", &c.threads);
-            stat("policy", &c.policy.name());
-            // sifter's own: hits that wrote the policy's shared state (`CacheStats::hit_writes`).
-            stat("policy_hit_writes", &st.hit_writes);
-        }
-        Some(b"settings") => {
-            stat("maxbytes", &shared.store.stats().2);
-            stat("maxconns", &c.max_conns);
-            stat("tcpport", &c.addr.port());
-            stat("num_threads", &c.threads);
-            stat("item_size_max", &c.item_max);
-            stat("evictions", &"on");
-            stat("cas_enabled", &"yes");
-            stat("policy", &c.policy.name());
-        }
-        // sifter has no slab classes: one class (1) holds every item, so the tools that read
-        // these (memcached-tool, exporters) see the totals.
-        Some(b"items") => {
-            stat("items:1:number", &items);
-            stat("items:1:evicted", &st.evictions);
-            stat("items:1:mem_requested", &bytes);
-        }
-        Some(b"slabs") => {
-            let per = if items > 0 { bytes / items as u64 } else { 0 };
-            stat("1:chunk_size", &per);
-            stat("1:used_chunks", &items);
-            stat("1:total_chunks", &items);
-            stat("1:mem_requested", &bytes);
-            stat("1:get_hits", &st.hits);
-            stat("active_slabs", &u8::from(items > 0));
-            stat("total_malloced", &bytes);
-        }
-        Some(b"cachedump") => {
-            // `stats cachedump <class> <limit>`: class 1 is every item; others are empty.
-            let class = args.get(1).and_then(|x| parse::<u32>(x));
-            let limit = args.get(2).and_then(|x| parse::<usize>(x));
-            let (Some(class), Some(limit)) = (class, limit) else {
-                out.extend_from_slice(BAD_FORMAT);
-                return;
-            };
-            if class == 1 {
-                for (k, len, exp) in shared.store.dump(limit) {
-                    out.extend_from_slice(b"ITEM ");
-                    out.extend_from_slice(&k);
-                    let _ = write!(out, " [{len} b; {exp} s]\r\n");
-                }
+    if group == Some(b"cachedump".as_slice()) {
+        // `stats cachedump <class> <limit>`: class 1 is every item; others are empty.
+        let class = args.get(1).and_then(|x| parse::<u32>(x));
+        let limit = args.get(2).and_then(|x| parse::<usize>(x));
+        let (Some(class), Some(limit)) = (class, limit) else {
+            out.extend_from_slice(BAD_FORMAT);
+            return;
+        };
+        if class == 1 {
+            for (k, len, exp) in shared.store.dump(limit) {
+                out.extend_from_slice(b"ITEM ");
+                out.extend_from_slice(&k);
+                let _ = write!(out, " [{len} b; {exp} s]\r\n");
             }
         }
-        Some(_) => {
+    } else {
+        let Some(pairs) = crate::stats::group(shared, group) else {
             out.extend_from_slice(ERROR);
             return;
+        };
+        for (name, v) in pairs {
+            let _ = write!(out, "STAT {name} {v}\r\n");
         }
     }
     out.extend_from_slice(b"END\r\n");
