@@ -683,7 +683,10 @@ where
         self.read(key, Use::Peek)
     }
 
-    #[inline]
+    /// Inlined into `get` and `peek` (left to itself the compiler kept it a call, whose
+    /// register saves and restores were about 10 of a hit's ~130 instructions; measured:
+    /// docs/BENCHMARKS.md, stop 70).
+    #[inline(always)]
     fn read<Q>(&self, key: &Q, how: Use) -> Option<V>
     where
         K: Borrow<Q>,
