@@ -317,7 +317,7 @@ fn request(
         // Noop
         0x0a => respond(out, r, OK, 0, &[], &[], &[]),
         // Version
-        0x0b => respond(out, r, OK, 0, &[], &[], b"1.6.21"),
+        0x0b => respond(out, r, OK, 0, &[], &[], crate::MEMCACHED_VERSION.as_bytes()),
         // Stat: one response per statistic, then an empty one. The key names the group
         // (empty: the general statistics), as `stats <group>` does in the text protocol; a
         // group this server does not have is "not found", as in memcached.

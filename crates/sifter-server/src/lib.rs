@@ -25,6 +25,10 @@ use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+/// The memcached version the server reports (`version`, the binary Version, `stats`): the one
+/// whose protocol and error strings it follows.
+pub(crate) const MEMCACHED_VERSION: &str = "1.6.21";
+
 /// The longest command line (without its data block) a client may send.
 pub const MAX_LINE: usize = 8192;
 

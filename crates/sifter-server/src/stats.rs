@@ -21,7 +21,7 @@ pub(crate) fn group(shared: &Shared, group: Option<&[u8]>) -> Option<Vec<(&'stat
                 ("pid", std::process::id().to_string()),
                 ("uptime", uptime.to_string()),
                 ("time", now.to_string()),
-                ("version", "1.6.21".into()),
+                ("version", crate::MEMCACHED_VERSION.into()),
                 ("libevent", "tokio".into()),
                 ("pointer_size", usize::BITS.to_string()),
                 // Relaxed: statistics.

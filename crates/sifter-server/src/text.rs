@@ -261,9 +261,8 @@ fn command(
             Some(0)
         }
         b"version" => {
-            out.extend_from_slice(b"VERSION 1.6.21 (sifter ");
-            out.extend_from_slice(env!("CARGO_PKG_VERSION").as_bytes());
-            out.extend_from_slice(b")\r\n");
+            let v = env!("CARGO_PKG_VERSION");
+            let _ = write!(out, "VERSION {} (sifter {v})\r\n", crate::MEMCACHED_VERSION);
             Some(0)
         }
         b"verbosity" => {
@@ -325,7 +324,7 @@ fn command(
 
 fn stats(shared: &Shared, args: &[&[u8]], out: &mut Vec<u8>) {
     let group = args.first().copied();
-    if group == Some(b"cachedump".as_slice()) {
+    if let Some(b"cachedump") = group {
         // `stats cachedump <class> <limit>`: class 1 is every item; others are empty.
         let class = args.get(1).and_then(|x| parse::<u32>(x));
         let limit = args.get(2).and_then(|x| parse::<usize>(x));
