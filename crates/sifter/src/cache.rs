@@ -1870,12 +1870,24 @@ where
                 state.store(RETIRED, Ordering::Relaxed);
             }
         }
-        let e = if victims.is_empty() { 0 } else { self.epochs.retire_epoch() };
+        // The epoch to retire with, and whether the victims may skip the limbo: with no thread
+        // pinned, only a slot some hazard names must wait (see `Epochs::quiet`). A victim
+        // reused at once is usually still in this core's cache (the free list hands out its
+        // last slot first); one that waited two epoch advances rarely is.
+        let (e, quiet) = if victims.is_empty() {
+            (0, None)
+        } else {
+            (self.epochs.retire_epoch(), self.epochs.quiet())
+        };
         let (advance, got, full) = {
             let mut l = st.lists.lock();
             let mut advance = false;
             for &s in victims {
-                advance |= l.retire(s, e);
+                if quiet.is_some_and(|q| !q.may_name(s)) {
+                    l.free.push(s);
+                } else {
+                    advance |= l.retire(s, e);
+                }
             }
             let got = if pop { l.free.pop() } else { None };
             let mut full = None;

@@ -237,6 +237,12 @@ impl Ebr {
     pub fn retire_epoch(&self) -> u64 {
         self.0.retire_epoch()
     }
+    /// Whether slot `s`, unlinked just now by this thread's locked RMW, may be reused at once,
+    /// as the cache's `retire_and_pop` decides: `retire_epoch`, then `quiet`.
+    pub fn reusable_at_once(&self, s: u32) -> bool {
+        let _ = self.0.retire_epoch();
+        self.0.quiet().is_some_and(|q| !q.may_name(s))
+    }
     /// Tries to advance; the epoch now and the hazards seen.
     pub fn try_advance(&self) -> Advance {
         Advance(self.0.try_advance())

@@ -379,28 +379,7 @@ fn slot_reuse(records: usize, hazard: bool) {
         // word: 1 = the slot is linked, 0 = unlinked.
         let word = Arc::new(AtomicU64::new(1));
         let slot = Arc::new(UnsafeCell::new(7u64));
-        let (e2, w2, s2) = (ebr.clone(), word.clone(), slot.clone());
-        let reader = thread::spawn(move || {
-            let read = || {
-                let v = s2.with(|p| unsafe { *p });
-                assert_eq!(v, 7, "read a reused slot");
-            };
-            if hazard {
-                e2.lazily(0, |pin| {
-                    if w2.load(Ordering::Acquire) == 1
-                        && (!pin(0) || w2.load(Ordering::Acquire) == 1)
-                    {
-                        read();
-                    }
-                })
-            } else {
-                e2.pinned(0, || {
-                    if w2.load(Ordering::Acquire) == 1 {
-                        read();
-                    }
-                })
-            }
-        });
+        let reader = spawn_reader(&ebr, &word, &slot, hazard);
         word.store(0, Ordering::Release);
         let r = ebr.retire_epoch();
         // Unpinned, as the cache's inserts advance (pinned advancers hide a missing fence in
@@ -414,6 +393,73 @@ fn slot_reuse(records: usize, hazard: bool) {
         }
         reader.join().expect("reader");
     });
+}
+
+/// A thread that looks slot 0 up through `word` and reads it if linked, protected by a hazard
+/// as `Cache::get` is (`lazily`'s closure: a hazard with a private record, the epoch without
+/// one; it reads the word again after announcing) or by a pinned epoch; it asserts that the
+/// slot still holds its first contents.
+fn spawn_reader(
+    ebr: &Arc<Ebr>,
+    word: &Arc<AtomicU64>,
+    slot: &Arc<UnsafeCell<u64>>,
+    hazard: bool,
+) -> thread::JoinHandle<()> {
+    let (e2, w2, s2) = (ebr.clone(), word.clone(), slot.clone());
+    thread::spawn(move || {
+        let read = || {
+            let v = s2.with(|p| unsafe { *p });
+            assert_eq!(v, 7, "read a reused slot");
+        };
+        if hazard {
+            e2.lazily(0, |pin| {
+                if w2.load(Ordering::Acquire) == 1 && (!pin(0) || w2.load(Ordering::Acquire) == 1) {
+                    read();
+                }
+            })
+        } else {
+            e2.pinned(0, || {
+                if w2.load(Ordering::Acquire) == 1 {
+                    read();
+                }
+            })
+        }
+    })
+}
+
+/// As [`slot_reuse`], but the slot is reused at once when `Epochs::quiet` allows it (no
+/// thread pinned, no hazard naming it), as an insert reuses its victims: the unlinking is the
+/// cache's locked RMW (a SeqCst swap here), then `retire_epoch` and `quiet`, no advance.
+fn slot_reuse_at_once(records: usize, hazard: bool) {
+    model(move || {
+        let ebr = Arc::new(Ebr::new(records));
+        let word = Arc::new(AtomicU64::new(1));
+        let slot = Arc::new(UnsafeCell::new(7u64));
+        let reader = spawn_reader(&ebr, &word, &slot, hazard);
+        word.swap(0, Ordering::SeqCst);
+        if ebr.reusable_at_once(0) {
+            slot.with_mut(|p| unsafe { *p = 8 });
+        }
+        reader.join().expect("reader");
+    });
+}
+
+/// Reuse at once against a hazard (a private record).
+#[test]
+fn reuse_at_once_vs_hazard() {
+    slot_reuse_at_once(4, true);
+}
+
+/// Reuse at once against a pinned epoch (a private record).
+#[test]
+fn reuse_at_once_vs_pin() {
+    slot_reuse_at_once(4, false);
+}
+
+/// Reuse at once against a reader without a record (the shared counters).
+#[test]
+fn reuse_at_once_vs_shared_counters() {
+    slot_reuse_at_once(0, true);
 }
 
 /// A reader with a private record: a hazard.

@@ -27,6 +27,9 @@
 //!   attempt that saw the global epoch at `r + 1` or later names it in no hazard and the epoch
 //!   is `r + 2` ([`Advance::covers`], [`Advance::free`]): every epoch-pinned thread pinned after the unlinking,
 //!   and every hazard announced before that attempt's fence was seen.
+//! * **Reuse at once.** Slots just unlinked need no wait at all when, read after the
+//!   unlinking's barrier, no thread is pinned at any epoch and no hazard names them
+//!   ([`Epochs::quiet`]): the cache's inserts reuse their victims that way at steady state.
 //!
 //! The fences pair as in every epoch or hazard-pointer scheme: a reader's record store + fence
 //! before its loads, against the retirer's unlinking + fence before reading the epoch and the
@@ -197,6 +200,50 @@ impl Epochs {
         adv
     }
 
+    /// Whether slots just unlinked may be reused at once, without waiting for the epochs: if
+    /// no thread is pinned at any epoch, the slots announced in hazards (a slot that
+    /// [`Announced::may_name`] denies is free); `None` if some thread is pinned. Called as
+    /// [`Epochs::retire_epoch`] is, right after it: every slot in question was unlinked from
+    /// the index by a locked read-modify-write of this thread, or of another that this thread
+    /// observed through one, so the loads below come after the unlinking (on x86-64 that
+    /// instruction is the full barrier; elsewhere `retire_epoch`'s fence is).
+    ///
+    /// Why that is enough (the hazard-pointer argument, with an epoch word as a hazard that
+    /// names every slot): a reader stores its hazard or its epoch, then a full barrier, then
+    /// reads the index word again before it reads the slot. Whichever barrier comes first,
+    /// either this thread sees the reader's word (the slot is kept, or `None`) or the reader
+    /// sees the slot unlinked (and does not read it). A reader whose word we see cleared did
+    /// so with a Release store after its reads, and our load (SeqCst, so Acquire) makes those
+    /// reads happen before the reuse. Threads that register later announce after our loads,
+    /// so they too find the slot unlinked.
+    ///
+    /// Costs one read of each used record, as an advance attempt does. At steady state it
+    /// lets an insert reuse the slots its evictions freed while their lines are still in the
+    /// core's cache, where the epochs made them wait two advances (and the insert reuse older,
+    /// colder ones): docs/BENCHMARKS.md, stop 72.
+    #[inline]
+    pub fn quiet(&self) -> Option<Announced> {
+        let mut named = Announced(0);
+        // Relaxed: read after the unlinking's barrier (see above).
+        let used = self.used.load(Ordering::Relaxed).min(self.records.len());
+        for r in &self.records[..used] {
+            // SeqCst (both): ordered after the unlinking's locked RMW (see above); as Acquire,
+            // pairs with the Release clears (unpin, hazard drop).
+            if r.epoch.load(Ordering::SeqCst) != 0 {
+                return None;
+            }
+            let h = r.hazard.load(Ordering::SeqCst);
+            if h != 0 {
+                named.0 |= Announced::bit(h - 1);
+            }
+        }
+        // SeqCst: as above.
+        if self.shared.iter().any(|c| c.load(Ordering::SeqCst) != 0) {
+            return None;
+        }
+        Some(named)
+    }
+
     /// Whether no thread but `tid` can be reading slot `s` now: no other thread has announced
     /// it, and no thread is pinned at an epoch (an epoch protects every slot; that includes
     /// `tid`'s own pin, which an outer operation of the caller may hold while it reads `s`).
@@ -283,6 +330,26 @@ impl Advance {
     #[inline]
     pub fn any_hazard(&self) -> bool {
         self.len > 0
+    }
+}
+
+/// The slots announced in hazards when [`Epochs::quiet`] read them, as a 64-bit Bloom filter:
+/// one bit per announced slot, so that a slot whose bit is clear was not announced (a set bit
+/// may be another slot's: that slot only waits for the epochs, as every slot used to).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Announced(u64);
+
+impl Announced {
+    /// The bit of slot `s` (Fibonacci hashing: the top six bits of its product).
+    #[inline]
+    fn bit(s: u64) -> u64 {
+        1 << (s.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
+    }
+
+    /// Whether some hazard may have named slot `s`.
+    #[inline]
+    pub fn may_name(self, s: u32) -> bool {
+        self.0 & Self::bit(u64::from(s)) != 0
     }
 }
 
@@ -445,5 +512,38 @@ pub(crate) fn thread_id() -> usize {
         v
     } else {
         fresh()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// `quiet` lets slots be reused at once only while nobody is pinned, and never one that a
+    /// hazard names; a hazard on another slot keeps back at most the slots sharing its bit.
+    #[test]
+    fn quiet_sees_pins_and_hazards() {
+        let epochs = Epochs::with_records(4);
+        // Nobody protects anything: every slot is free.
+        let q = epochs.quiet().expect("no pins");
+        assert!((0..1000).all(|s| !q.may_name(s)));
+        // Thread 1 announces slot 5: slot 5 is kept, a slot of another bit is free.
+        let other = (0..1000).find(|&s| Announced::bit(s) != Announced::bit(5)).unwrap() as u32;
+        let held = epochs.hazard(1).expect("a free hazard").announce(5);
+        let q = epochs.quiet().expect("a hazard is no pin");
+        assert!(q.may_name(5));
+        assert!(!q.may_name(other));
+        drop(held);
+        assert!(!epochs.quiet().expect("no pins").may_name(5));
+        // A pinned thread (a record's epoch) protects every slot.
+        let guard = epochs.pin(2);
+        assert!(epochs.quiet().is_none());
+        drop(guard);
+        assert!(epochs.quiet().is_some());
+        // So does a thread beyond the records (the shared counters).
+        let guard = epochs.pin(99);
+        assert!(epochs.quiet().is_none());
+        drop(guard);
+        assert!(epochs.quiet().is_some());
     }
 }

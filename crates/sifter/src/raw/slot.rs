@@ -19,7 +19,9 @@
 //!        ▼
 //!      RETIRED: in a stripe's limbo, tagged with the epoch; contents still readable by
 //!               threads pinned before, or that announced it ── two epoch advances, and no
-//!               hazard naming it ──► free list (reusable)
+//!               hazard naming it ──► free list (reusable). An eviction's victims go to the
+//!               free list at once when no thread is pinned and no hazard names them
+//!               (`Epochs::quiet`).
 //! ```
 //!
 //! **Hollowing** (queue policies, contents with drop glue): a slot removed or replaced out of
