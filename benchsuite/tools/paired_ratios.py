@@ -12,7 +12,13 @@ standard errors of the mean log ratio, which resolves a few percent from many re
   every size. Results written before the thread counts took turns (sifter before 2026-11-28)
   ran them one after the other: their ratios across thread counts are not paired.
 
-  paired_ratios.py [--geomean] results.json mobius/quick_cache s3fifo/mobius mobius@16/mobius@2
+Several results files (one per process, say alternated rounds of two builds): each file gives
+one value per point, the geometric mean of its repetitions' ratios, and the summary is over
+files. Repetitions of one process share its hash seed and memory layout, so their spread
+understates the variation between processes, and an interval over one file's repetitions is
+too narrow; the interval over files is the one to quote.
+
+  paired_ratios.py [--geomean] results.json [more.json ...] mobius/quick_cache s3fifo/mobius mobius@16/mobius@2
 """
 import json
 import math
@@ -33,10 +39,8 @@ def side(spec):
 GEOMEAN = False
 
 
-def cell(a, b):
-    if not a or not b:
-        return "-".ljust(28)
-    rs = [x / y for x, y in zip(a, b)]
+def summary(rs):
+    """Median [min–max] of ratios `rs`, or with `--geomean` their geometric mean [2 s.e.]."""
     if GEOMEAN and len(rs) > 1:
         logs = [math.log(r) for r in rs]
         m, se = statistics.mean(logs), statistics.stdev(logs) / math.sqrt(len(logs))
@@ -44,21 +48,37 @@ def cell(a, b):
     return f"{statistics.median(rs):.3f} [{min(rs):.2f}–{max(rs):.2f}]".ljust(28)
 
 
+def cell(runs):
+    """`runs`: per results file, the (numerator, denominator) throughputs of its repetitions
+    (None where the file lacks the point)."""
+    runs = [(a, b) for a, b in runs if a and b]
+    if not runs:
+        return "-".ljust(28)
+    if len(runs) == 1:
+        a, b = runs[0]
+        return summary([x / y for x, y in zip(a, b)])
+    # One value per file: the geometric mean of its paired ratios.
+    return summary(
+        [math.exp(statistics.mean(math.log(x / y) for x, y in zip(a, b))) for a, b in runs]
+    )
+
+
 def main():
     global GEOMEAN
     args = sys.argv[1:]
     if args and args[0] == "--geomean":
         GEOMEAN, args = True, args[1:]
-    if len(args) < 2:
+    files = [a for a in args if a.endswith(".json")]
+    specs = [a for a in args if not a.endswith(".json")]
+    if not files or not specs:
         sys.exit(__doc__)
-    d = json.load(open(args[0]))
-    reports = d["report"] if isinstance(d["report"], list) else [d["report"]]
-    rows = [r for rep in reports for r in rep["rows"]]
-    by = {}
-    for r in rows:
-        by[(r["size"], r["threads"], r["cache"])] = r["mops_runs"]
+    bys = []
+    for f in files:
+        d = json.load(open(f))
+        reports = d["report"] if isinstance(d["report"], list) else [d["report"]]
+        bys.append({(r["size"], r["threads"], r["cache"]): r["mops_runs"] for rep in reports for r in rep["rows"]})
     pairs = []
-    for p in args[1:]:
+    for p in specs:
         if p.count("/") != 1:
             sys.exit(f"{p!r}: a pair is NUM/DEN")
         n, m = (side(x) for x in p.split("/"))
@@ -68,18 +88,24 @@ def main():
     caches = [x for x in pairs if x[1][1] is None]
     threads = [x for x in pairs if x[1][1] is not None]
     if caches:
-        points = sorted({(s, t) for (s, t, _) in by})
+        points = sorted({(s, t) for by in bys for (s, t, _) in by})
         print("size  thr  " + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in caches))
         for s, t in points:
-            cells = [cell(by.get((s, t, n)), by.get((s, t, m))) for _, (n, _), (m, _) in caches]
+            cells = [
+                cell([(by.get((s, t, n)), by.get((s, t, m))) for by in bys])
+                for _, (n, _), (m, _) in caches
+            ]
             print(f"{s:<5} {t:<4} " + "  ".join(cells))
     if threads:
         if caches:
             print()
-        sizes = sorted({s for (s, _, _) in by})
+        sizes = sorted({s for by in bys for (s, _, _) in by})
         print("size  " + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in threads))
         for s in sizes:
-            cells = [cell(by.get((s, tn, n)), by.get((s, tm, m))) for _, (n, tn), (m, tm) in threads]
+            cells = [
+                cell([(by.get((s, tn, n)), by.get((s, tm, m))) for by in bys])
+                for _, (n, tn), (m, tm) in threads
+            ]
             print(f"{s:<5} " + "  ".join(cells))
 
 
