@@ -346,10 +346,10 @@ impl Announced {
         1 << (s.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
     }
 
-    /// Whether some hazard may have named slot `s`.
+    /// Whether some hazard may have named slot `s` (none, usually: no multiply then).
     #[inline]
     pub fn may_name(self, s: u32) -> bool {
-        self.0 & Self::bit(u64::from(s)) != 0
+        self.0 != 0 && self.0 & Self::bit(u64::from(s)) != 0
     }
 }
 
