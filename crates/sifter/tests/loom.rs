@@ -389,6 +389,7 @@ fn slot_reuse(records: usize, hazard: bool) {
             adv = ebr.try_advance();
         }
         if adv.reusable(0, r) {
+            // SAFETY: a valid cell; a race with the reader is what loom reports.
             slot.with_mut(|p| unsafe { *p = 8 });
         }
         reader.join().expect("reader");
@@ -408,6 +409,7 @@ fn spawn_reader(
     let (e2, w2, s2) = (ebr.clone(), word.clone(), slot.clone());
     thread::spawn(move || {
         let read = || {
+            // SAFETY: a valid cell; a race with the writer is what loom reports.
             let v = s2.with(|p| unsafe { *p });
             assert_eq!(v, 7, "read a reused slot");
         };
@@ -438,6 +440,7 @@ fn slot_reuse_at_once(records: usize, hazard: bool) {
         let reader = spawn_reader(&ebr, &word, &slot, hazard);
         word.swap(0, Ordering::SeqCst);
         if ebr.reusable_at_once(0) {
+            // SAFETY: a valid cell; a race with the reader is what loom reports.
             slot.with_mut(|p| unsafe { *p = 8 });
         }
         reader.join().expect("reader");
