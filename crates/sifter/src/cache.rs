@@ -171,6 +171,22 @@ impl Lists {
         self.retire(s | HOLLOW_ENTRY, epoch)
     }
 
+    /// Counts `n` slots freed at once (reused without the limbo, see `Epochs::quiet`) toward
+    /// the next advance attempt while retired slots or hollow entries wait in `limbo` or
+    /// `wait`: they need the epochs to move, and at steady state the victims freed at once
+    /// are what the stripe retires. True when it is time to try to advance.
+    fn freed_at_once(&mut self, n: u32) -> bool {
+        if self.wait.is_empty() && self.limbo.iter().all(|(_, v)| v.is_empty()) {
+            return false;
+        }
+        self.since_advance += n;
+        if self.since_advance >= ADVANCE_EVERY {
+            self.since_advance = 0;
+            return true;
+        }
+        false
+    }
+
     /// Puts `s` in limbo; true when it is time to try to advance the epoch.
     #[inline]
     fn retire(&mut self, s: u32, epoch: u64) -> bool {
@@ -1881,15 +1897,29 @@ where
         };
         let (advance, got, full) = {
             let mut l = st.lists.lock();
-            let mut advance = false;
+            let (mut advance, mut at_once) = (false, 0);
             for &s in victims {
                 if quiet.is_some_and(|q| !q.may_name(s)) {
                     l.free.push(s);
+                    at_once += 1;
                 } else {
                     advance |= l.retire(s, e);
                 }
             }
-            let got = if pop { l.free.pop() } else { None };
+            if at_once > 0 {
+                advance |= l.freed_at_once(at_once);
+            }
+            let got = if !pop {
+                None
+            } else if at_once > 0 && l.free.len() > at_once as usize {
+                // Slots were free before these victims (collected from the limbo, or left by
+                // removals), and may hold old contents that only a reuse drops: take the
+                // oldest, else the victims pushed over them at every eviction would keep them
+                // below for good (the victims serve the next inserts).
+                Some(l.free.swap_remove(0))
+            } else {
+                l.free.pop()
+            };
             let mut full = None;
             if let Some(s) = got {
                 if let Some(&after) = l.free.last() {
@@ -2310,8 +2340,9 @@ where
             // A panicking `Drop` of the old contents is resumed when the insert has finished.
             panics::defer(|| {
                 // SAFETY: the slot came from `alloc`: never used, or from a free list (retired
-                // at least two epochs ago, so no thread can still read it), handed to us
-                // alone.
+                // at least two epochs ago, or freed at once when no thread was pinned and no
+                // hazard named it: `Epochs::quiet`; either way no thread can still read it),
+                // handed to us alone.
                 unsafe { slot.clear() }
             });
         }

@@ -624,6 +624,40 @@ fn replaced_and_removed_values_do_not_wait_for_their_slots() {
     }
 }
 
+/// A removed value is dropped within a bounded number of inserts when nothing else is removed:
+/// its hollow entry waits for two epoch advances, and the advances must keep coming while
+/// evictions alone run, although their victims skip the limbo (reused at once) and so would
+/// never ask for an advance themselves. (Evicted values stay in their free slots until reuse,
+/// so only the removed one is counted.)
+#[test]
+fn a_lone_removal_is_dropped_while_only_evictions_follow() {
+    let (cap, rounds) = if cfg!(miri) { (64u64, 4) } else { (2048, 20) };
+    for (p, cd) in configs() {
+        let (alive, removed) =
+            (Arc::new(std::sync::atomic::AtomicUsize::new(0)), Arc::new(Default::default()));
+        let c: Cache<u64, Counted> =
+            Cache::builder().policy(p).consecutive_detection(cd).capacity(cap).build();
+        let fill = |keys: std::ops::Range<u64>| {
+            for k in keys {
+                c.insert(k, Counted::new(&alive));
+            }
+        };
+        fill(0..2 * cap);
+        c.insert(u64::MAX, Counted::new(&removed));
+        drop(c.remove(&u64::MAX).expect("the key just inserted"));
+        // Only new keys from here: evictions, no removals.
+        fill(2 * cap..(2 + rounds) * cap);
+        assert_eq!(
+            removed.load(Ordering::Relaxed),
+            0,
+            "{p:?}: the removed value is still alive after {} evictions",
+            rounds * cap
+        );
+        c.clear();
+        assert_eq!(alive.load(Ordering::Relaxed), 0);
+    }
+}
+
 /// Shrinking the capacity frees the evicted values' memory at once: their slots wait in free
 /// lists that a smaller cache may not reuse for a long time (they were dropped only at reuse).
 #[test]
