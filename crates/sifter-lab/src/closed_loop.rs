@@ -404,26 +404,7 @@ impl Calibrator {
         // the same threads, warmed once (see `together`).
         let (mut hit_us, mut miss_us) = ([0.0; PASSES], [0.0; PASSES]);
         let passes = together(threads, PASSES, warm, |t, i, done| {
-            let mut split = Split::default();
-            // One clock read per chunk: a chunk's end is the next one's start.
-            let mut t0 = Instant::now();
-            // A chunk of lookups, then a chunk read through, each timed: the two costs are
-            // measured side by side, so that the host's drift between passes does not enter
-            // their difference.
-            for pair in share(i + 1, t).chunks(2 * CHUNK) {
-                if done.load(Ordering::Relaxed) {
-                    break;
-                }
-                let (hits, mixed) = pair.split_at(pair.len().min(CHUNK));
-                replay(c, hits, false, None, &mut split.hit);
-                let t1 = Instant::now();
-                split.waited_us += replay(c, mixed, true, wait, &mut split.mixed);
-                let t2 = Instant::now();
-                split.hit_us += (t1 - t0).as_secs_f64() * 1e6;
-                split.mixed_us += (t2 - t1).as_secs_f64() * 1e6;
-                t0 = t2;
-            }
-            split
+            timed_pass(c, share(i + 1, t), wait, done)
         });
         for (i, per_thread) in passes.iter().enumerate() {
             let (h, m): (Vec<f64>, Vec<f64>) = per_thread.iter().map(Split::costs).unzip();
@@ -513,6 +494,31 @@ impl Split {
     }
 }
 
+/// One calibration pass of one thread over `keys` on `c`: chunks of lookups and chunks read
+/// through, alternately, each timed. The two costs are measured side by side, so that the
+/// host's drift between passes does not enter their difference. Stops early once `done` is
+/// set (see [`together`]).
+fn timed_pass<S: Store>(c: &S, keys: &[u64], wait: Option<Wait>, done: &AtomicBool) -> Split {
+    let mut split = Split::default();
+    // One clock read per chunk: a chunk's end is the next one's start.
+    let mut t0 = Instant::now();
+    for pair in keys.chunks(2 * CHUNK) {
+        // Relaxed: the flag only ends the pass early.
+        if done.load(Ordering::Relaxed) {
+            break;
+        }
+        let (hits, mixed) = pair.split_at(pair.len().min(CHUNK));
+        replay(c, hits, false, None, &mut split.hit);
+        let t1 = Instant::now();
+        split.waited_us += replay(c, mixed, true, wait, &mut split.mixed);
+        let t2 = Instant::now();
+        split.hit_us += (t1 - t0).as_secs_f64() * 1e6;
+        split.mixed_us += (t2 - t1).as_secs_f64() * 1e6;
+        t0 = t2;
+    }
+    split
+}
+
 /// Replays `keys` on `c`, tallying hits and misses in `tally`; returns the µs spent in
 /// backend waits. With `fill` a missed key is inserted (read through), and then waits as `wait`
 /// says, if given (see [`Calibrator::waiting`]); without (a chunk of lookups) nothing is.
@@ -520,15 +526,15 @@ impl Split {
 /// The lookup chunks and the read-through chunks of a pass run this same code (not inlined
 /// into either), so that a read-through chunk's hits cost what the lookup chunks measured.
 #[inline(never)]
-fn replay(c: &Subject, keys: &[u64], fill: bool, wait: Option<Wait>, tally: &mut Tally) -> f64 {
+fn replay<S: Store>(c: &S, keys: &[u64], fill: bool, wait: Option<Wait>, tally: &mut Tally) -> f64 {
     let (mut served, mut missed) = *tally;
     let mut waited_us = 0.0;
     for &k in keys {
-        if c.get(&k).is_some() {
+        if c.hit(&k) {
             served += 1;
         } else {
             if fill {
-                c.insert(k, k);
+                c.fill(k);
                 if let Some(w) = wait {
                     // As the workers wait (before the insert there, after it here: the order
                     // makes no difference to what the cache meets).
@@ -633,8 +639,9 @@ pub struct Backend {
     pub spin: bool,
     /// CPU time the workers' machinery spends per request outside the cache, µs: reading the
     /// sequence, the clock reads of a miss and (event loops) the timer queue
-    /// ([`loop_overhead_us`], [`thread_overhead_us`]). A sleeping thread's sleep and wake-up
-    /// (the kernel's work) are not in it.
+    /// ([`loop_overhead_us`], [`thread_overhead_us`]), less what the calibrated costs hold of
+    /// it already ([`net_overhead_us`]). A sleeping thread's sleep and wake-up (the kernel's
+    /// work) are not in it.
     pub overhead_us: f64,
 }
 
@@ -1235,6 +1242,45 @@ pub fn thread_overhead_us(seqs: &[Vec<u64>], secs: f64) -> f64 {
     busy_us.max(0.0) / w.reqs.max(1) as f64
 }
 
+/// The calibration's own loop cost per request, µs: its passes ([`Calibrator::round`]: the
+/// same chunks of lookups and chunks read through, the same clock reads) run against the
+/// cacheless store on `threads` threads at once, each replaying a sequence of `seqs`
+/// ([`coin_sequences`]), for about `secs` seconds; the mean over threads. The calibrated costs
+/// include it (a calibration times its loop with the cache), and so do the workers' own costs
+/// ([`loop_overhead_us`], [`thread_overhead_us`]: their loops read a sequence too), so the
+/// model is charged the workers' cost less this ([`net_overhead_us`]), once.
+pub fn replay_overhead_us(seqs: &[Vec<u64>], threads: usize, secs: f64) -> f64 {
+    if seqs.is_empty() {
+        return 0.0;
+    }
+    let threads = threads.max(1);
+    let per_thread = together(
+        threads,
+        1,
+        |_| {},
+        |t, _, done| {
+            let seq = &seqs[t % seqs.len()];
+            let (mut us, mut reqs) = (0.0, 0u64);
+            let t0 = Instant::now();
+            while !done.load(Ordering::Relaxed) && t0.elapsed().as_secs_f64() < secs {
+                let s = timed_pass(&Coin, seq, None, done);
+                us += s.hit_us + s.mixed_us;
+                reqs += s.hit.0 + s.hit.1 + s.mixed.0 + s.mixed.1;
+            }
+            us / reqs.max(1) as f64
+        },
+    );
+    per_thread[0].iter().sum::<f64>() / threads as f64
+}
+
+/// The workers' own cost the model is charged per request, µs: their loop's (`workers_us`:
+/// [`loop_overhead_us`] or [`thread_overhead_us`]) less the calibration loop's
+/// (`calibration_us`: [`replay_overhead_us`]), which the calibrated costs already hold;
+/// never below zero.
+pub fn net_overhead_us(workers_us: f64, calibration_us: f64) -> f64 {
+    (workers_us - calibration_us).max(0.0)
+}
+
 /// One point of the sweep: the measurement and the calibrated model's prediction (Mops/s).
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct Point {
@@ -1247,8 +1293,11 @@ pub struct Point {
     /// The model's throughput, requests per µs (the mean over slices).
     pub model: f64,
     /// The workers' own CPU time per request given to the model, µs (the mean over slices; see
-    /// [`Backend::overhead_us`]).
+    /// [`Backend::overhead_us`]): their loop's, less the calibration loop's ([`net_overhead_us`]).
     pub overhead_us: f64,
+    /// The calibration loop's own cost per request taken out of the workers' cost, µs (the mean
+    /// over slices; [`replay_overhead_us`]).
+    pub replay_us: f64,
     /// The model's utilisation of its CPU station per core (the mean over slices): compare
     /// with the event loops' measured [`Measured::busy`].
     pub model_busy: f64,
@@ -1360,6 +1409,7 @@ pub fn point(
     let slice = secs / SLICES as f64;
     let mut total = Window::default();
     let (mut model, mut sum, mut overhead, mut model_busy) = (0.0, [0.0; 4], 0.0, 0.0);
+    let mut replay_us = 0.0;
     for _ in 0..SLICES {
         let b = base.calibration(threads);
         let cal = own.as_mut().map_or(b, |c| c.calibration(threads));
@@ -1367,11 +1417,14 @@ pub fn point(
         let w = window(&cache, seqs, &mut pos, backend, spin, workers, cores, warm, slice);
         total.add(&w);
         let m = w.measured(pre);
-        let over = match workers {
+        let workers_us = match workers {
             Workers::Loops => loop_overhead_us(&coins, threads, OVERHEAD_SECS),
             Workers::Threads => thread_overhead_us(&coins, OVERHEAD_SECS),
         };
+        let calibration_us = replay_overhead_us(&coins, threads, OVERHEAD_SECS);
+        let over = net_overhead_us(workers_us, calibration_us);
         overhead += over / SLICES as f64;
+        replay_us += calibration_us / SLICES as f64;
         let net = calibrated_network(
             name,
             &cal,
@@ -1404,6 +1457,7 @@ pub fn point(
         calibration,
         model,
         overhead_us: overhead,
+        replay_us,
         model_busy,
     })
 }
@@ -1665,13 +1719,13 @@ impl Experiment {
 /// The rows as CSV (`sifter bench closed-loop --csv`'s columns).
 pub fn rows_csv(rows: &[Row]) -> String {
     let mut csv = String::from(
-        "policy,mpl,backend_us,target_hit,size,prefill_requests,prefill_hit,hit_ratio,measured_mops,model_mops,error,wait_us,calib_threads,hit_us,miss_us,busy_hit_us,busy_miss_us,overhead_us,busy,model_busy\n",
+        "policy,mpl,backend_us,target_hit,size,prefill_requests,prefill_hit,hit_ratio,measured_mops,model_mops,error,wait_us,calib_threads,hit_us,miss_us,busy_hit_us,busy_miss_us,overhead_us,busy,model_busy,replay_us\n",
     );
     for r in rows {
         let (m, c) = (&r.point.measured, &r.point.calibration);
         let target = r.target.map_or("-".to_string(), |t| format!("{t}"));
         csv.push_str(&format!(
-            "{},{},{},{target},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.2},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{:.4}\n",
+            "{},{},{},{target},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.2},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{:.4},{:.4}\n",
             r.policy,
             r.mpl,
             r.backend_us,
@@ -1690,7 +1744,8 @@ pub fn rows_csv(rows: &[Row]) -> String {
             c.busy.miss_us,
             r.point.overhead_us,
             m.busy.map_or("-".to_string(), |b| format!("{b:.4}")),
-            r.point.model_busy
+            r.point.model_busy,
+            r.point.replay_us
         ));
     }
     csv
@@ -1867,6 +1922,12 @@ mod size_search_tests {
         // Thread workers' loop, the zero wait taken out.
         let us = thread_overhead_us(&seqs[..2], 0.02);
         assert!(us > 0.0 && us < 1.0, "{us} µs per request");
+        // The calibration's own loop, which the calibrated costs hold already, is taken out
+        // of it, once, never below zero.
+        let replay = replay_overhead_us(&seqs, 2, 0.02);
+        assert!(replay > 0.0 && replay < 1.0, "{replay} µs per request");
+        assert!((net_overhead_us(0.003, 0.001) - 0.002).abs() < 1e-12);
+        assert_eq!(net_overhead_us(0.001, 0.003), 0.0);
         // The model charges it to hits and misses alike, on the CPU station.
         let costs = Costs { hit_us: 0.02, miss_us: 0.2 };
         let cal = Calibration { one: costs, threads: 2, busy: costs };
