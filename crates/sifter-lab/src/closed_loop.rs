@@ -373,8 +373,9 @@ impl Calibrator {
     pub fn round(&mut self, threads: usize) -> Costs {
         let threads = threads.clamp(1, self.threads);
         let len = (self.requests / threads).max(1);
+        let warm_len = (WARM_LOOKUPS / threads).max(len);
         // The round's requests: a warming share and a share per pass for each thread.
-        let need = (PASSES + 1) * threads * len;
+        let need = threads * (warm_len + PASSES * len);
         let n = self.stream.len();
         let from = self.at;
         let part: std::borrow::Cow<'_, [u64]> = if from + need <= n {
@@ -383,8 +384,10 @@ impl Calibrator {
             std::borrow::Cow::Owned((0..need).map(|i| self.stream[(from + i) % n]).collect())
         };
         self.at = (from + need) % n;
-        // Share `p` (0: the warming one, then one per pass) of thread `t`.
-        let share = |p: usize, t: usize| &part[(p * threads + t) * len..][..len];
+        // Thread `t`'s warming share, and its share of pass `p`.
+        let warming = |t: usize| &part[t * warm_len..][..warm_len];
+        let share =
+            |p: usize, t: usize| &part[threads * warm_len + (p * threads + t) * len..][..len];
         let (c, wait) = (&self.cache, self.wait);
         // A pass before the timed ones, by each timed thread, of lookups alone: each thread
         // warms its own core's caches (a pass made on another core leaves a thread whose core
@@ -393,9 +396,10 @@ impl Calibrator {
         // hits keep them at steady state, before the first round's timing. Timed cold, the
         // single-threaded hit cost came out about twice the two-thread one (which ran second,
         // warmed by it), and the model 7-31 % pessimistic at 0.99-0.995 hits with a spinning
-        // backend (docs/BENCHMARKS.md, "Hits calibrated warm").
+        // backend (docs/BENCHMARKS.md, "Hits calibrated warm"). It is [`WARM_LOOKUPS`] long,
+        // whatever the passes' length.
         let warm = |t: usize| {
-            for &k in share(0, t) {
+            for &k in warming(t) {
                 std::hint::black_box(c.get(&k));
             }
         };
@@ -403,9 +407,8 @@ impl Calibrator {
         // one preemption or a hypervisor's pause can double a single one. The passes run on
         // the same threads, warmed once (see `together`).
         let (mut hit_us, mut miss_us) = ([0.0; PASSES], [0.0; PASSES]);
-        let passes = together(threads, PASSES, warm, |t, i, done| {
-            timed_pass(c, share(i + 1, t), wait, done)
-        });
+        let passes =
+            together(threads, PASSES, warm, |t, i, done| timed_pass(c, share(i, t), wait, done));
         for (i, per_thread) in passes.iter().enumerate() {
             let (h, m): (Vec<f64>, Vec<f64>) = per_thread.iter().map(Split::costs).unzip();
             hit_us[i] = h.iter().sum::<f64>() / threads as f64;
@@ -553,6 +556,14 @@ const CHUNK: usize = 256;
 
 /// Timed passes per cost in a calibration round (the cost is their median).
 const PASSES: usize = 3;
+
+/// Lookups a calibration round makes before its timed passes, the threads' together (each at
+/// least a pass long): a cache larger than a core's L2 needs about this many before the
+/// core's caches hold what they hold at steady state. With a warm-up one pass long (2^18 at
+/// most), the hits of the caches sized for 0.99-0.995 hits (about 95,000 entries, 6 MB) were
+/// calibrated up to a tenth above what they cost the workers, and the model was 6-11 %
+/// pessimistic there (docs/BENCHMARKS.md, stop 74).
+const WARM_LOOKUPS: usize = 1 << 20;
 
 /// Runs `warm(t)` once and then `passes` times `work(t, pass, done)` on `threads` threads, each
 /// pass's works started together (the works time themselves), and returns each pass's results,
@@ -2021,15 +2032,23 @@ mod size_search_tests {
         let (steady, _, _) = prefill(&twin, &[&stream[..]]);
         assert!((c.hit() - steady).abs() < 0.02, "filled at {} against {steady}", c.hit());
         assert!((0.7..0.95).contains(&c.hit()), "{}", c.hit());
-        // Each round takes the stream's next requests: a warming share and one per pass for
-        // each thread, wrapping round at the end.
+        // Each round takes the stream's next requests: a warming share of WARM_LOOKUPS in
+        // all (each at least a pass long) and one per pass for each thread, wrapping round at
+        // the end.
         let at = c.at;
         let costs = c.round(2);
-        assert_eq!(c.at, (at + (PASSES + 1) * 2 * 4_096) % stream.len());
+        let warm = WARM_LOOKUPS;
+        assert_eq!(c.at, (at + warm + PASSES * 2 * 4_096) % stream.len());
         assert!(costs.hit_us > 0.0 && costs.miss_us >= costs.hit_us, "{costs:?}");
         c.at = stream.len() - 10;
         c.round(1);
-        assert_eq!(c.at, ((PASSES + 1) * 8_192 - 10) % stream.len());
+        assert_eq!(c.at, (warm + PASSES * 8_192 - 10) % stream.len());
+        // Passes longer than the warm-up's share: the warm-up is a pass long.
+        let mut long =
+            Calibrator::new(clock(), 2_000, stream.clone(), 1, 2 * WARM_LOOKUPS).unwrap();
+        let at = long.at;
+        long.round(1);
+        assert_eq!(long.at, (at + (PASSES + 1) * 2 * WARM_LOOKUPS) % stream.len());
         let Subject::Policy(cache) = &c.cache else { unreachable!("a CLOCK cache") };
         assert!(cache.len() <= 2_000);
         assert!(Calibrator::new(clock(), 10, Vec::new().into(), 1, 10).is_err());
