@@ -22,14 +22,22 @@ def main():
     args = sys.argv[1:]
     summary = "--summary" in args
     args = [a for a in args if a != "--summary"]
-    if not args:
+    if not args or any(a in ("-h", "--help") for a in args):
         sys.exit(__doc__)
     groups = {}
     for path in args:
-        with open(path) as f:
-            for r in csv.DictReader(f):
-                key = (r["policy"], int(r["mpl"]), float(r["backend_us"]), float(r["target_hit"]))
-                groups.setdefault(key, []).append(r)
+        try:
+            with open(path) as f:
+                for n, r in enumerate(csv.DictReader(f), start=2):
+                    try:
+                        key = (r["policy"], int(r["mpl"]), float(r["backend_us"]),
+                               float(r["target_hit"]))
+                    except (KeyError, TypeError, ValueError) as e:
+                        sys.exit(f"{path}, line {n}: not a `sifter bench closed-loop --csv` row "
+                                 f"with target hit ratios ({e!r})")
+                    groups.setdefault(key, []).append(r)
+        except OSError as e:
+            sys.exit(f"{path}: {e.strerror}")
     if summary:
         print_summary(groups)
         return
