@@ -181,17 +181,45 @@ pub fn skip_q(name: &str, mpl: usize) -> f64 {
     }
 }
 
+/// The seed of a closed-loop point's calibration stream: none of the workers' (they take 1 to
+/// the MPL, see [`sequences`]).
+const CALIBRATION_SEED: u64 = u64::MAX - 0x5eed;
+
+/// The stream a closed-loop point's calibrations replay: Zipf 1.0 over the workers' `keys`, as
+/// long as the workers' sequences `seqs` together, drawn apart from them. (Until stop 75 it was
+/// the workers' sequences themselves. Replayed into the workers' own cache, they left it
+/// holding the keys the workers were about to ask for, and LRU's measured hit ratio rose from
+/// 0.980 to 0.987 at a 0.98 target, docs/BENCHMARKS.md.)
+fn calibration_stream(keys: u64, seqs: &[Vec<u64>]) -> Arc<[u64]> {
+    let total = seqs.iter().map(Vec::len).sum::<usize>().max(1);
+    zipf_seq(keys, total, CALIBRATION_SEED).into()
+}
+
 fn zipf_seq(keys: u64, n: usize, seed: u64) -> Vec<u64> {
     let z = Zipf::new(keys as f64, 1.0).expect("valid zipf");
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     (0..n).map(|_| z.sample(&mut rng) as u64).collect()
 }
 
-/// A cache of one policy and size kept for calibrating it, round after round, on a stream of
-/// the workload's own kind: it holds what a cache of its size holds at steady state under
-/// that stream, and each round's threads replay the stream's next requests in chunks (see
+/// A cache of one policy and size calibrated round after round on a stream of the workload's
+/// own kind: it holds what a cache of its size holds at steady state under that stream, and
+/// each round's threads replay the stream's next requests in chunks (see
 /// [`Calibrator::round`]): a chunk of lookups, then a chunk read through, where a miss inserts
-/// its key and evicts an entry, as a worker's miss does.
+/// its key and evicts an entry, as a worker's miss does. A closed-loop point calibrates the
+/// workers' cache itself ([`Calibrator::on`]); the model's Mobius baseline and `sifter model
+/// calibrate` fill a cache of their own ([`Calibrator::new`]).
+///
+/// Why the workers' own cache (since stop 75): a cache's costs depend on its state — where its
+/// entries sit in the index, how far its hit ratio has climbed — and on its lines being the
+/// ones the cores hold. Calibrated on a second cache of the same policy and size, filled
+/// apart, Prob-LRU (q = 1 − 1/MPL) read 0.985 hits at the size where the workers' cache read
+/// 0.995, and its two-thread hit cost came out 0.061 µs where the workers' own cache gave
+/// 0.044-0.054. On the workers' cache the calibration must keep it at the stream's steady
+/// state: its stream is drawn apart from the workers' (`calibration_stream`), and every
+/// miss it makes is inserted, the lookup chunks' and the warm-up's too (`OnMiss::Note`).
+/// In two alternated rounds against the separate caches (docs/BENCHMARKS.md, stop 75), at
+/// MPL 72 with 100 µs, mean |error| 5.1 → 4.3 % (largest 27 → 20 %); with 20 µs 9.1 → 6.2 %;
+/// at MPL 8 3.3 → 4.1 %.
 ///
 /// Why misses are timed among hits: a miss's cost depends on the requests around it. Under
 /// CLOCK and SIEVE the hits between two misses set reference bits that the next eviction's
@@ -217,7 +245,7 @@ fn zipf_seq(keys: u64, n: usize, seed: u64) -> Vec<u64> {
 /// of them hash to keeps 8, the most popular. Its "hits" then include the lookups of the
 /// others, which miss: 3–4 % of them at 1,000–100,000 entries.)
 pub struct Calibrator {
-    cache: Subject,
+    cache: Arc<Subject>,
     /// The requests replayed, in order, from `at` on (wrapping round at the end).
     stream: Arc<[u64]>,
     at: usize,
@@ -305,7 +333,24 @@ impl Calibrator {
         }
         let (hit, at) = Self::fill(&cache, cap, &stream);
         let (threads, requests) = (threads.max(1), requests.max(1));
-        Ok(Calibrator { cache, stream, at, requests, threads, hit, wait: None })
+        Ok(Calibrator { cache: Arc::new(cache), stream, at, requests, threads, hit, wait: None })
+    }
+
+    /// Calibrates `cache`, shared (the closed loop's workers use it between rounds), already at
+    /// steady state under `stream` with read-through hit ratio `hit` ([`prefill`]); rounds as
+    /// in [`Calibrator::new`], from the stream's start.
+    pub fn on(
+        cache: Arc<Subject>,
+        hit: f64,
+        stream: Arc<[u64]>,
+        threads: usize,
+        requests: usize,
+    ) -> Result<Self> {
+        if stream.is_empty() {
+            bail!("a calibration needs a stream of at least one request");
+        }
+        let (threads, requests) = (threads.max(1), requests.max(1));
+        Ok(Calibrator { cache, stream, at: 0, requests, threads, hit, wait: None })
     }
 
     /// Brings the cache to steady state under `stream`: first the `cap` most popular keys
@@ -388,20 +433,21 @@ impl Calibrator {
         let warming = |t: usize| &part[t * warm_len..][..warm_len];
         let share =
             |p: usize, t: usize| &part[threads * warm_len + (p * threads + t) * len..][..len];
-        let (c, wait) = (&self.cache, self.wait);
-        // A pass before the timed ones, by each timed thread, of lookups alone: each thread
-        // warms its own core's caches (a pass made on another core leaves a thread whose core
-        // shares no cache with it — a host may place two virtual CPUs so — fetching every
-        // entry from memory during its timed pass), and the popular entries are marked, as
-        // hits keep them at steady state, before the first round's timing. Timed cold, the
-        // single-threaded hit cost came out about twice the two-thread one (which ran second,
-        // warmed by it), and the model 7-31 % pessimistic at 0.99-0.995 hits with a spinning
-        // backend (docs/BENCHMARKS.md, "Hits calibrated warm"). It is [`WARM_LOOKUPS`] long,
-        // whatever the passes' length.
+        let (c, wait) = (&*self.cache, self.wait);
+        // A pass before the timed ones, by each timed thread, read through without backend
+        // waits: each thread warms its own core's caches (a pass made on another core leaves
+        // a thread whose core shares no cache with it — a host may place two virtual CPUs so
+        // — fetching every entry from memory during its timed pass), and the popular entries
+        // are marked, as hits keep them at steady state, before the first round's timing.
+        // Timed cold, the single-threaded hit cost came out about twice the two-thread one
+        // (which ran second, warmed by it), and the model 7-31 % pessimistic at 0.99-0.995
+        // hits with a spinning backend (docs/BENCHMARKS.md, "Hits calibrated warm"). It is
+        // [`WARM_LOOKUPS`] long, whatever the passes' length. Its misses are inserted, as the
+        // stream's are (until stop 75 it made lookups alone, which let nothing new in: see
+        // [`OnMiss::Note`]).
         let warm = |t: usize| {
-            for &k in warming(t) {
-                std::hint::black_box(c.get(&k));
-            }
+            let mut tally = (0, 0);
+            replay(c, warming(t), OnMiss::Fill(None), &mut tally);
         };
         // Each cost is the median of PASSES timed passes: a pass takes a few milliseconds, so
         // one preemption or a hypervisor's pause can double a single one. The passes run on
@@ -499,11 +545,14 @@ impl Split {
 
 /// One calibration pass of one thread over `keys` on `c`: chunks of lookups and chunks read
 /// through, alternately, each timed. The two costs are measured side by side, so that the
-/// host's drift between passes does not enter their difference. Stops early once `done` is
-/// set (see [`together`]).
+/// host's drift between passes does not enter their difference. The keys a chunk of lookups
+/// missed are read through after it, untimed (see [`OnMiss::Note`]). Stops early once `done`
+/// is set (see [`together`]).
 fn timed_pass<S: Store>(c: &S, keys: &[u64], wait: Option<Wait>, done: &AtomicBool) -> Split {
     let mut split = Split::default();
-    // One clock read per chunk: a chunk's end is the next one's start.
+    let mut noted = Vec::with_capacity(CHUNK);
+    // One clock read per chunk, and one after the untimed inserts: a chunk's end is the next
+    // one's start.
     let mut t0 = Instant::now();
     for pair in keys.chunks(2 * CHUNK) {
         // Relaxed: the flag only ends the pass early.
@@ -511,37 +560,57 @@ fn timed_pass<S: Store>(c: &S, keys: &[u64], wait: Option<Wait>, done: &AtomicBo
             break;
         }
         let (hits, mixed) = pair.split_at(pair.len().min(CHUNK));
-        replay(c, hits, false, None, &mut split.hit);
+        noted.clear();
+        replay(c, hits, OnMiss::Note(&mut noted), &mut split.hit);
         let t1 = Instant::now();
-        split.waited_us += replay(c, mixed, true, wait, &mut split.mixed);
+        for &k in &noted {
+            c.fill(k);
+        }
         let t2 = Instant::now();
+        split.waited_us += replay(c, mixed, OnMiss::Fill(wait), &mut split.mixed);
+        let t3 = Instant::now();
         split.hit_us += (t1 - t0).as_secs_f64() * 1e6;
-        split.mixed_us += (t2 - t1).as_secs_f64() * 1e6;
-        t0 = t2;
+        split.mixed_us += (t3 - t2).as_secs_f64() * 1e6;
+        t0 = t3;
     }
     split
 }
 
-/// Replays `keys` on `c`, tallying hits and misses in `tally`; returns the µs spent in
-/// backend waits. With `fill` a missed key is inserted (read through), and then waits as `wait`
-/// says, if given (see [`Calibrator::waiting`]); without (a chunk of lookups) nothing is.
+/// What [`replay`] does with a key that misses.
+enum OnMiss<'a> {
+    /// Notes it (a chunk of lookups, timed as hits): the pass reads the noted keys through
+    /// after the chunk, untimed, so that every miss of the stream is inserted, as a worker's
+    /// is, and the cache stays at the stream's steady state. (Until stop 75 the lookups'
+    /// misses were never inserted: harmless to a cache kept for the calibration alone, not
+    /// to the workers' own.)
+    Note(&'a mut Vec<u64>),
+    /// Inserts it (read through), then waits as the [`Wait`] says, if given (see
+    /// [`Calibrator::waiting`]).
+    Fill(Option<Wait>),
+}
+
+/// Replays `keys` on `c`, tallying hits and misses in `tally`, doing with each miss what
+/// `miss` says; returns the µs spent in backend waits.
 ///
 /// The lookup chunks and the read-through chunks of a pass run this same code (not inlined
 /// into either), so that a read-through chunk's hits cost what the lookup chunks measured.
 #[inline(never)]
-fn replay<S: Store>(c: &S, keys: &[u64], fill: bool, wait: Option<Wait>, tally: &mut Tally) -> f64 {
+fn replay<S: Store>(c: &S, keys: &[u64], mut miss: OnMiss<'_>, tally: &mut Tally) -> f64 {
     let (mut served, mut missed) = *tally;
     let mut waited_us = 0.0;
     for &k in keys {
         if c.hit(&k) {
             served += 1;
         } else {
-            if fill {
-                c.fill(k);
-                if let Some(w) = wait {
-                    // As the workers wait (before the insert there, after it here: the order
-                    // makes no difference to what the cache meets).
-                    waited_us += w.wait();
+            match &mut miss {
+                OnMiss::Note(noted) => noted.push(k),
+                OnMiss::Fill(wait) => {
+                    c.fill(k);
+                    if let Some(w) = wait {
+                        // As the workers wait (before the insert there, after it here: the
+                        // order makes no difference to what the cache meets).
+                        waited_us += w.wait();
+                    }
                 }
             }
             missed += 1;
@@ -557,8 +626,8 @@ const CHUNK: usize = 256;
 /// Timed passes per cost in a calibration round (the cost is their median).
 const PASSES: usize = 3;
 
-/// Lookups a calibration round makes before its timed passes, the threads' together (each at
-/// least a pass long): a cache larger than a core's L2 needs about this many before the
+/// Requests a calibration round reads through (without backend waits) before its timed passes,
+/// the threads' together (each at least a pass long): a cache larger than a core's L2 needs about this many before the
 /// core's caches hold what they hold at steady state. With a warm-up one pass long (2^18 at
 /// most), the hits of the caches sized for 0.99-0.995 hits (about 95,000 entries, 6 MB) were
 /// calibrated up to a tenth above what they cost the workers, and the model was 6-11 %
@@ -1379,7 +1448,7 @@ pub fn point(
     let q = skip_q(name, seqs.len());
     let cap = ((keys as f64 * size).round() as u64).max(10);
     let threads = seqs.len().min(cores.max(1) as usize);
-    let cache = Subject::build(name, cap, q)?;
+    let cache = Arc::new(Subject::build(name, cap, q)?);
     let (prefill_hit, replayed, mut pos) = prefill(&cache, seqs);
     // The calibrations' misses are timed among hits at the steady state's hit ratio.
     // Where a worker's core waits with it, the calibrations' misses wait too (see
@@ -1390,25 +1459,25 @@ pub fn point(
         Some(w) => c.waiting(w),
         None => c,
     };
-    // The calibrations replay the workers' own stream, on caches of their own brought to its
-    // steady state (see `Calibrator`).
-    let stream: Arc<[u64]> = seqs.concat().into();
-    let mut base = waits(Calibrator::new(
-        Subject::of(Policy::Mobius, cap, q)?,
-        cap,
-        stream.clone(),
-        threads,
-        requests,
-    )?);
-    let mut own = match name {
-        "mobius" => None,
-        _ => Some(waits(Calibrator::new(
-            Subject::build(name, cap, q)?,
+    // The calibrations replay a stream of the workers' kind on the workers' own cache (see
+    // `Calibrator`), and the lock-free baseline of the others on a Mobius cache brought to
+    // that stream's steady state.
+    let stream = calibration_stream(keys, seqs);
+    let workers_cache =
+        || Calibrator::on(cache.clone(), prefill_hit, stream.clone(), threads, requests);
+    let mut base = waits(match name {
+        "mobius" => workers_cache()?,
+        _ => Calibrator::new(
+            Subject::of(Policy::Mobius, cap, q)?,
             cap,
-            stream,
+            stream.clone(),
             threads,
             requests,
-        )?)),
+        )?,
+    });
+    let mut own = match name {
+        "mobius" => None,
+        _ => Some(waits(workers_cache()?)),
     };
     // The workers' own cost is measured at the steady state's hit ratio: every loop's
     // workers, or as many threads as run at once.
@@ -1955,23 +2024,27 @@ mod size_search_tests {
         let cap = 2_000;
         let cache = Subject::of(Policy::Mobius, cap, 0.5).unwrap();
         let keys = zipf_seq(4 * cap, 20_000, 3);
-        // Lookup chunks insert nothing: what missed stays missing.
-        let mut t = (0, 0);
-        assert_eq!(replay(&cache, &keys[..CHUNK], false, None, &mut t), 0.0);
+        // Lookup chunks insert nothing: they note what missed.
+        let (mut t, mut noted) = ((0, 0), Vec::new());
+        assert_eq!(replay(&cache, &keys[..CHUNK], OnMiss::Note(&mut noted), &mut t), 0.0);
         assert_eq!(t, (0, CHUNK as u64), "an empty cache misses");
+        assert_eq!(noted, keys[..CHUNK]);
         assert!(cache.get(&keys[0]).is_none());
         // Read-through chunks insert each key they miss: the same chunk again hits (it holds
         // fewer keys than the cache), and the tallies add up chunk after chunk.
+        let fill = || OnMiss::Fill(None);
         let mut t = (0, 0);
-        replay(&cache, &keys[..CHUNK], true, None, &mut t);
+        replay(&cache, &keys[..CHUNK], fill(), &mut t);
         assert_eq!(t.0 + t.1, CHUNK as u64);
         assert!(t.1 > 0 && cache.get(&keys[0]).is_some());
-        replay(&cache, &keys[..CHUNK], true, None, &mut t);
+        replay(&cache, &keys[..CHUNK], fill(), &mut t);
         assert_eq!(t.0 + t.1, 2 * CHUNK as u64);
         assert_eq!(t.1, (t.0 + t.1) - t.0, "tallied");
         let before = t;
-        replay(&cache, &keys[..CHUNK], false, None, &mut t);
+        let mut noted = Vec::new();
+        replay(&cache, &keys[..CHUNK], OnMiss::Note(&mut noted), &mut t);
         assert_eq!(t.1, before.1, "resident: every lookup hits");
+        assert!(noted.is_empty());
         // With a spinning or sleeping backend each miss read through waits it, and the waits
         // are told apart; lookups wait for nothing.
         for (n, wait) in
@@ -1981,13 +2054,20 @@ mod size_search_tests {
         {
             // Keys beyond the stream's: never resident.
             let fresh: Vec<u64> = (0..8).map(|k| 1_000_000 * (n as u64 + 1) + k).collect();
+            let (mut t, mut noted) = ((0, 0), Vec::new());
+            assert_eq!(replay(&cache, &fresh, OnMiss::Note(&mut noted), &mut t), 0.0);
             let mut t = (0, 0);
-            assert_eq!(replay(&cache, &fresh, false, Some(wait), &mut t), 0.0, "{wait:?}");
-            let mut t = (0, 0);
-            let waited = replay(&cache, &fresh, true, Some(wait), &mut t);
+            let waited = replay(&cache, &fresh, OnMiss::Fill(Some(wait)), &mut t);
             assert_eq!(t, (0, 8));
             assert!(waited >= 20.0 * 8.0, "{wait:?}: {waited} µs for 8 misses");
         }
+        // A pass reads through every key it misses, the lookup chunks' after each chunk
+        // (untimed): keys seen once each, fewer than the cache holds, are all resident after.
+        let once = Subject::of(Policy::Mobius, cap, 0.5).unwrap();
+        let distinct: Vec<u64> = (1..=4 * CHUNK as u64).collect();
+        let split = timed_pass(&once, &distinct, None, &AtomicBool::new(false));
+        assert_eq!((split.hit, split.mixed), ((0, 2 * CHUNK as u64), (0, 2 * CHUNK as u64)));
+        assert!(distinct.iter().all(|k| once.get(k).is_some()));
         // Misses wait where the worker's core has nothing else to do meanwhile.
         let d = Duration::from_micros(5);
         let of = |spin, workers, mpl| Wait::of_point(d, spin, workers, mpl, 2);
@@ -2049,9 +2129,46 @@ mod size_search_tests {
         let at = long.at;
         long.round(1);
         assert_eq!(long.at, (at + (PASSES + 1) * 2 * WARM_LOOKUPS) % stream.len());
-        let Subject::Policy(cache) = &c.cache else { unreachable!("a CLOCK cache") };
+        let Subject::Policy(cache) = &*c.cache else { unreachable!("a CLOCK cache") };
         assert!(cache.len() <= 2_000);
         assert!(Calibrator::new(clock(), 10, Vec::new().into(), 1, 10).is_err());
+    }
+
+    #[test]
+    fn the_calibration_stream_is_drawn_apart_from_the_workers() {
+        let seqs = sequences(5_000, 4);
+        let stream = calibration_stream(5_000, &seqs);
+        let total: usize = seqs.iter().map(Vec::len).sum();
+        assert_eq!(stream.len(), total);
+        assert!(stream.iter().all(|&k| (1..=5_000).contains(&k)));
+        // No worker's sequence is replayed: at most chance agreement, position by position.
+        for s in &seqs {
+            let same = s.iter().zip(stream.iter()).filter(|(a, b)| a == b).count();
+            assert!(same * 10 < s.len(), "{same} of {} positions agree", s.len());
+        }
+    }
+
+    #[test]
+    fn a_point_calibrates_the_workers_own_cache() {
+        let stream: Arc<[u64]> = zipf_seq(12_000, 400_000, 5).into();
+        let cache = Arc::new(Subject::of(Policy::Clock, 2_000, 0.5).unwrap());
+        let (hit, _, _) = prefill(&cache, &[&stream[..]]);
+        let Subject::Policy(workers) = &*cache else { unreachable!("a CLOCK cache") };
+        let before = workers.stats();
+        let mut c = Calibrator::on(cache.clone(), hit, stream.clone(), 2, 8_192).unwrap();
+        // Left as the prefill left it: no fill of its own, the stream from its start.
+        assert_eq!((c.hit(), c.at), (hit, 0));
+        assert_eq!(workers.stats(), before);
+        let costs = c.round(2);
+        assert!(costs.hit_us > 0.0 && costs.miss_us >= costs.hit_us, "{costs:?}");
+        // The round's lookups (its warm-up and its passes) and its read-through inserts went
+        // to the workers' cache, which stays within its capacity.
+        let after = workers.stats();
+        let looked = (after.hits + after.misses) - (before.hits + before.misses);
+        assert!(looked >= WARM_LOOKUPS as u64 + 8_192, "{looked} lookups");
+        assert!(after.inserts > before.inserts, "{before:?} -> {after:?}");
+        assert!(workers.len() <= 2_000);
+        assert!(Calibrator::on(cache, hit, Vec::new().into(), 1, 10).is_err());
     }
 
     #[test]
