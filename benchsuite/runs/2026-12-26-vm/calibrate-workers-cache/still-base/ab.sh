@@ -1,0 +1,10 @@
+#!/bin/sh
+# Usage: sh ab.sh ROUNDS THREADS SIZE VARIANT...
+set -e
+R=$1; T=$2; S=$3; shift 3
+for r in $(seq 1 "$R"); do
+  for v in "$@"; do
+    /tmp/sifter-$v bench -c mobius,quick_cache -t $T -s $S -w zipf:alpha=1.0,keys=1000000 -r 5 \
+      --no-plots -q -o "round$r-$v" > /dev/null
+  done
+done
