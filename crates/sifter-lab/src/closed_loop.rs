@@ -628,10 +628,10 @@ const PASSES: usize = 3;
 
 /// Requests a calibration round reads through (without backend waits) before its timed passes,
 /// the threads' together (each at least a pass long): a cache larger than a core's L2 needs
-/// about this many before the core's caches hold what they hold at steady state. With a warm-up one pass long (2^18 at
-/// most), the hits of the caches sized for 0.99-0.995 hits (about 95,000 entries, 6 MB) were
-/// calibrated up to a tenth above what they cost the workers, and the model was 6-11 %
-/// pessimistic there (docs/BENCHMARKS.md, stop 74).
+/// about this many before the core's caches hold what they hold at steady state. With a
+/// warm-up one pass long (2^18 at most), the hits of the caches sized for 0.99-0.995 hits
+/// (about 95,000 entries, 6 MB) were calibrated up to a tenth above what they cost the
+/// workers, and the model was 6-11 % pessimistic there (docs/BENCHMARKS.md, stop 74).
 const WARM_LOOKUPS: usize = 1 << 20;
 
 /// Runs `warm(t)` once and then `passes` times `work(t, pass, done)` on `threads` threads, each
