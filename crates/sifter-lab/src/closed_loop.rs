@@ -332,8 +332,9 @@ impl Calibrator {
             bail!("a calibration needs a stream of at least one request");
         }
         let (hit, at) = Self::fill(&cache, cap, &stream);
-        let (threads, requests) = (threads.max(1), requests.max(1));
-        Ok(Calibrator { cache: Arc::new(cache), stream, at, requests, threads, hit, wait: None })
+        let mut c = Self::on(Arc::new(cache), hit, stream, threads, requests)?;
+        c.at = at;
+        Ok(c)
     }
 
     /// Calibrates `cache`, shared (the closed loop's workers use it between rounds), already at

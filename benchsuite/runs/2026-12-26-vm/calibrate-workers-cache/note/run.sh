@@ -1,7 +1,0 @@
-for i in 1 2; do for b in note base; do
-mkdir -p fig 20us mpl8
-/tmp/sifter-$b bench closed-loop -p lru,problru-mpl,mobius,fifo,sieve,s3fifo --mpl 72 --backend-latency 100us --workers loops --hit-ratios 0.95,0.98,0.99,0.995 --secs 0.5 --csv fig/$b-r$i.csv > /dev/null 2>&1
-/tmp/sifter-$b bench closed-loop -p lru,mobius --mpl 72 --backend-latency 20us --workers loops --hit-ratios 0.5,0.9,0.98,0.995 --secs 0.5 --csv 20us/$b-r$i.csv > /dev/null 2>&1
-/tmp/sifter-$b bench closed-loop -p lru,mobius --mpl 8 --backend-latency 100us --workers loops --hit-ratios 0.5,0.9,0.98,0.995 --secs 0.5 --csv mpl8/$b-r$i.csv > /dev/null 2>&1
-done; done
-echo done > done
