@@ -328,12 +328,9 @@ impl Calibrator {
         threads: usize,
         requests: usize,
     ) -> Result<Self> {
-        if stream.is_empty() {
-            bail!("a calibration needs a stream of at least one request");
-        }
-        let (hit, at) = Self::fill(&cache, cap, &stream);
-        let mut c = Self::on(Arc::new(cache), hit, stream, threads, requests)?;
-        c.at = at;
+        // `on` refuses an empty stream before the fill replays it.
+        let mut c = Self::on(Arc::new(cache), 0.0, stream, threads, requests)?;
+        (c.hit, c.at) = Self::fill(&c.cache, cap, &c.stream);
         Ok(c)
     }
 
@@ -419,7 +416,7 @@ impl Calibrator {
     pub fn round(&mut self, threads: usize) -> Costs {
         let threads = threads.clamp(1, self.threads);
         let len = (self.requests / threads).max(1);
-        let warm_len = (WARM_LOOKUPS / threads).max(len);
+        let warm_len = (WARM_REQUESTS / threads).max(len);
         // The round's requests: a warming share and a share per pass for each thread.
         let need = threads * (warm_len + PASSES * len);
         let n = self.stream.len();
@@ -443,7 +440,7 @@ impl Calibrator {
         // Timed cold, the single-threaded hit cost came out about twice the two-thread one
         // (which ran second, warmed by it), and the model 7-31 % pessimistic at 0.99-0.995
         // hits with a spinning backend (docs/BENCHMARKS.md, "Hits calibrated warm"). It is
-        // [`WARM_LOOKUPS`] long, whatever the passes' length. Its misses are inserted, as the
+        // [`WARM_REQUESTS`] long, whatever the passes' length. Its misses are inserted, as the
         // stream's are (until stop 75 it made lookups alone, which let nothing new in: see
         // [`OnMiss::Note`]).
         let warm = |t: usize| {
@@ -633,7 +630,7 @@ const PASSES: usize = 3;
 /// warm-up one pass long (2^18 at most), the hits of the caches sized for 0.99-0.995 hits
 /// (about 95,000 entries, 6 MB) were calibrated up to a tenth above what they cost the
 /// workers, and the model was 6-11 % pessimistic there (docs/BENCHMARKS.md, stop 74).
-const WARM_LOOKUPS: usize = 1 << 20;
+const WARM_REQUESTS: usize = 1 << 20;
 
 /// Runs `warm(t)` once and then `passes` times `work(t, pass, done)` on `threads` threads, each
 /// pass's works started together (the works time themselves), and returns each pass's results,
@@ -2113,12 +2110,12 @@ mod size_search_tests {
         let (steady, _, _) = prefill(&twin, &[&stream[..]]);
         assert!((c.hit() - steady).abs() < 0.02, "filled at {} against {steady}", c.hit());
         assert!((0.7..0.95).contains(&c.hit()), "{}", c.hit());
-        // Each round takes the stream's next requests: a warming share of WARM_LOOKUPS in
+        // Each round takes the stream's next requests: a warming share of WARM_REQUESTS in
         // all (each at least a pass long) and one per pass for each thread, wrapping round at
         // the end.
         let at = c.at;
         let costs = c.round(2);
-        let warm = WARM_LOOKUPS;
+        let warm = WARM_REQUESTS;
         assert_eq!(c.at, (at + warm + PASSES * 2 * 4_096) % stream.len());
         assert!(costs.hit_us > 0.0 && costs.miss_us >= costs.hit_us, "{costs:?}");
         c.at = stream.len() - 10;
@@ -2126,10 +2123,10 @@ mod size_search_tests {
         assert_eq!(c.at, (warm + PASSES * 8_192 - 10) % stream.len());
         // Passes longer than the warm-up's share: the warm-up is a pass long.
         let mut long =
-            Calibrator::new(clock(), 2_000, stream.clone(), 1, 2 * WARM_LOOKUPS).unwrap();
+            Calibrator::new(clock(), 2_000, stream.clone(), 1, 2 * WARM_REQUESTS).unwrap();
         let at = long.at;
         long.round(1);
-        assert_eq!(long.at, (at + (PASSES + 1) * 2 * WARM_LOOKUPS) % stream.len());
+        assert_eq!(long.at, (at + (PASSES + 1) * 2 * WARM_REQUESTS) % stream.len());
         let Subject::Policy(cache) = &*c.cache else { unreachable!("a CLOCK cache") };
         assert!(cache.len() <= 2_000);
         assert!(Calibrator::new(clock(), 10, Vec::new().into(), 1, 10).is_err());
@@ -2166,7 +2163,7 @@ mod size_search_tests {
         // to the workers' cache, which stays within its capacity.
         let after = workers.stats();
         let looked = (after.hits + after.misses) - (before.hits + before.misses);
-        assert!(looked >= WARM_LOOKUPS as u64 + 8_192, "{looked} lookups");
+        assert!(looked >= WARM_REQUESTS as u64 + 8_192, "{looked} lookups");
         assert!(after.inserts > before.inserts, "{before:?} -> {after:?}");
         assert!(workers.len() <= 2_000);
         assert!(Calibrator::on(cache, hit, Vec::new().into(), 1, 10).is_err());
