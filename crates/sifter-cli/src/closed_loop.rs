@@ -142,12 +142,17 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
                 "model",
                 "error",
                 "mean wait µs",
-                "loop µs/req",
+                "workers µs/req",
                 "cpu busy",
                 "model busy"
             ],
             &cells
         )
+    );
+    println!(
+        "workers µs/req: the workers' own CPU per request charged to the model (their loop, \
+         timers and clock reads, run without a cache), less the calibration loop's, which the \
+         calibrated costs hold already (CSV: overhead_us; replay_us is the part taken out)"
     );
     if let Some(p) = &a.csv {
         write_to(p, &rows_csv(&rows))?;
