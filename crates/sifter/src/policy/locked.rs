@@ -19,6 +19,7 @@
 use crate::policy::queues::Nodes;
 use crate::raw::table::AllocError;
 use crate::sync::Mutex;
+use crossbeam_utils::CachePadded;
 use crate::sync::Ordering;
 
 const NIL: u32 = u32::MAX;
@@ -48,7 +49,9 @@ pub(crate) enum Kind {
 /// SIEVE or LRU under one lock.
 #[derive(Debug)]
 pub(crate) struct Locked {
-    list: Mutex<List>,
+    /// On lines of its own: every promotion and insert writes the lock word and the list's
+    /// ends, and the lines beside them in the cache hold fields every lookup reads.
+    list: CachePadded<Mutex<List>>,
     kind: Kind,
 }
 
@@ -93,7 +96,13 @@ impl Locked {
         })?;
         links.resize(slots, [OUT, NIL]);
         Ok(Locked {
-            list: Mutex::new(List { links, head: NIL, tail: NIL, hand: NIL, len: 0 }),
+            list: CachePadded::new(Mutex::new(List {
+                links,
+                head: NIL,
+                tail: NIL,
+                hand: NIL,
+                len: 0,
+            })),
             kind,
         })
     }
