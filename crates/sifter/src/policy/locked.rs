@@ -19,8 +19,8 @@
 use crate::policy::queues::Nodes;
 use crate::raw::table::AllocError;
 use crate::sync::Mutex;
-use crossbeam_utils::CachePadded;
 use crate::sync::Ordering;
+use crossbeam_utils::CachePadded;
 
 const NIL: u32 = u32::MAX;
 /// `prev` of a slot not in the list.
