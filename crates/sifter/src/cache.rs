@@ -96,16 +96,36 @@ struct Lists {
     pend_len: u32,
 }
 
-/// New entries a stripe gathers before enqueueing them as one chain (caches of at least
-/// 1,024 entries; smaller ones enqueue each entry at once). Gathered entries cannot be evicted
-/// until the chain is enqueued; an eviction that finds the queues empty flushes every stripe.
+/// New entries a stripe gathers before enqueueing them as one chain (one tail CAS for all of
+/// them), in caches of at least `BATCH` entries per stripe (see [`batches`]). Gathered entries
+/// cannot be evicted until the chain is enqueued: a queue policy's eviction scan that reaches
+/// the tail enqueues its own stripe's chain first (so that, at one thread, the policy sees
+/// every entry in insertion order wherever the tail matters to it), and an eviction that finds
+/// the queues empty flushes every stripe.
 const BATCH: u32 = 8;
 
-/// Victims an insert that must evict takes from a queue policy or S3-FIFO at once, in caches
-/// of at least 1,024 entries without a weigher: one scan and one head CAS for all of them, and
-/// their tokens serve the stripe's next inserts without an eviction each. The cache then holds up
-/// to `EVICT_BATCH - 1` entries per stripe fewer than its capacity until those inserts come.
+/// Most victims an insert that must evict takes from a queue policy or S3-FIFO at once (caches
+/// without a weigher; fewer in small caches, see [`batches`]): one scan and one head CAS for
+/// all of them, and their tokens serve the stripe's next inserts without an eviction each. The
+/// cache then holds up to `evict_batch - 1` entries per active stripe fewer than its capacity
+/// until those inserts come.
 const EVICT_BATCH: usize = 8;
+
+/// The pending-chain length and the eviction batch of a cache of `capacity` with `stripes`
+/// stripes; `evicts_in_batches`: a queue policy or S3-FIFO without a weigher. Both batch only
+/// where the cache has at least `BATCH` entries per stripe, and the eviction batch is at most
+/// an eighth of the capacity per stripe, so that the tokens stripes may hold spare between two
+/// evictions (`stripes × (evict_batch − 1)`) stay below an eighth of the capacity. Without
+/// batches, two threads inserting into a cache of a few hundred entries meet on the queue's
+/// head and tail at every insert: at 256 and 1,000 entries Mobius ran 2.5–3× slower with two
+/// threads than with one (docs/BENCHMARKS.md, stop 78).
+fn batches(capacity: u64, stripes: u64, evicts_in_batches: bool) -> (u32, usize) {
+    let per_stripe = capacity / (stripes * u64::from(BATCH)).max(1);
+    let gather = if per_stripe >= 1 { BATCH } else { 1 };
+    let evict =
+        if evicts_in_batches { per_stripe.clamp(1, EVICT_BATCH as u64) as usize } else { 1 };
+    (gather, evict)
+}
 
 /// Slots a sweep for removed entries passes over at most (see [`Cache::sweep_removed`]).
 const SWEEP: usize = 64;
@@ -517,9 +537,6 @@ where
                 Structure::Queues(Queues::new(Mode::NbqClock { batched: consecutive }))
             }
         };
-        let queues = matches!(structure, Structure::Queues(_) | Structure::S3(_));
-        let evict_batch =
-            if capacity >= 1024 && weigher.is_none() && queues { EVICT_BATCH } else { 1 };
         // Eight stripes per core: threads share a stripe (its token word and the spin lock of
         // its pending chain) only beyond 8 per core, so an oversubscribed thread preempted in
         // its stripe's lock rarely stalls another (at 16 threads on 2 cores, 16 stripes ran
@@ -531,6 +548,8 @@ where
             .map_or(4, |n| n.get() * 8)
             .clamp(4, 64)
             .next_power_of_two();
+        let queues = matches!(structure, Structure::Queues(_) | Structure::S3(_));
+        let (batch, evict_batch) = batches(capacity, n_stripes as u64, queues && weigher.is_none());
         Ok(Cache {
             arena,
             index,
@@ -548,7 +567,7 @@ where
             max_capacity: capacity,
             resize: crate::sync::Mutex::new(()),
             spill: (capacity / 1024).max(1),
-            batch: if capacity >= 1024 { BATCH } else { 1 },
+            batch,
             evict_batch,
             stats: Stats::new(),
             listener: extras.listener,
@@ -1677,9 +1696,9 @@ where
         for _ in 0..4 {
             let mut taken = Taken::default();
             let to_ghost = match &self.expiration {
-                None => self.take_victims(&self.arena, tid, want, &mut taken),
+                None => self.take_victims(&self.arena, st, tid, want, &mut taken),
                 Some(_) => {
-                    self.take_victims(&Sweep { arena: &self.arena, now }, tid, want, &mut taken)
+                    self.take_victims(&Sweep { arena: &self.arena, now }, st, tid, want, &mut taken)
                 }
             }?;
             self.prefetch_victims(&taken, to_ghost);
@@ -1749,20 +1768,26 @@ where
     }
 
     /// Up to `want` of the policy's victims (more than one only from the queue policies and
-    /// S3-FIFO), seen through `n`, into `out`; whether their fingerprints go to the ghost
-    /// (S3-FIFO's small queue); `None` if the policy had none.
+    /// S3-FIFO), seen through `n`, into `out`, for an insert of stripe `st`; whether their
+    /// fingerprints go to the ghost (S3-FIFO's small queue); `None` if the policy had none.
     #[inline]
     fn take_victims<N: Nodes>(
         &self,
         n: &N,
+        st: &Stripe,
         tid: usize,
         want: usize,
         out: &mut Taken,
     ) -> Option<bool> {
         match &self.structure {
-            Structure::Queues(q) => (q.evict_many(n, want, out)
-                || (self.flush_pending() && q.evict_many(n, want, out)))
-            .then_some(false),
+            Structure::Queues(q) => {
+                // A scan that reaches the tail first enqueues this stripe's gathered entries
+                // (see `Queues::evict_many`); queues found empty take every stripe's chain.
+                let at_tail = || self.batch > 1 && self.flush_stripe(st);
+                (q.evict_many(n, want, out, at_tail)
+                    || (self.flush_pending() && q.evict_many(n, want, out, at_tail)))
+                .then_some(false)
+            }
             Structure::Locked(l) => {
                 out.slots[0] = l.evict(n)?;
                 out.len = 1;
@@ -1837,19 +1862,24 @@ where
         }
         let mut any = false;
         for st in self.stripes.iter() {
-            let chain = {
-                let mut l = st.lists.lock();
-                (l.pend_len > 0).then(|| {
-                    l.pend_len = 0;
-                    (l.pend_first, l.pend_last)
-                })
-            };
-            if let Some((first, last)) = chain {
-                self.enqueue_new(first, last);
-                any = true;
-            }
+            any |= self.flush_stripe(st);
         }
         any
+    }
+
+    /// Enqueues `st`'s pending chain; true if there was one.
+    fn flush_stripe(&self, st: &Stripe) -> bool {
+        let chain = {
+            let mut l = st.lists.lock();
+            (l.pend_len > 0).then(|| {
+                l.pend_len = 0;
+                (l.pend_first, l.pend_last)
+            })
+        };
+        if let Some((first, last)) = chain {
+            self.enqueue_new(first, last);
+        }
+        chain.is_some()
     }
 
     /// Evicts one victim, crediting its tokens to `st` and retiring it there.
@@ -2492,6 +2522,17 @@ where
     /// (see the module docs of the capacity tokens in `DESIGN.md`); 0 in normal operation.
     pub fn rejected(&self) -> u64 {
         self.rejected.load(Ordering::Relaxed)
+    }
+
+    /// How many new entries a stripe gathers before one enqueue, and how many victims an
+    /// eviction takes at once (both 1 in small caches and for the locked policies, which then
+    /// keep the simulator's order exactly at one thread). For tests; not a stable interface.
+    #[doc(hidden)]
+    pub fn queue_batches(&self) -> (u32, usize) {
+        match self.structure {
+            Structure::Locked(_) => (1, 1),
+            _ => (self.batch, self.evict_batch),
+        }
     }
 
     /// Bytes of memory per entry beyond the key and value, at full capacity: the slot's header

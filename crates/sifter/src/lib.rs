@@ -103,8 +103,9 @@
 //!   under concurrency is an approximation of the single-threaded order — for Mobius the paper
 //!   reports SIEVE's hit ratio within 0.5 points, which our tests check. At one thread each
 //!   policy keeps the simulator's order (`sifter sim -p mobius`, ...): SIEVE and LRU exactly;
-//!   Mobius, CLOCK, FIFO and NbQ-CLOCK exactly below 1,024 entries and within 0.002 of the miss
-//!   ratio above (where the queue policies batch their queue operations); S3-FIFO within 0.002
+//!   Mobius, CLOCK, FIFO and NbQ-CLOCK exactly in caches of fewer than 8 entries per stripe
+//!   (128 entries on 2 cores, see below) and within 0.002 of the miss ratio in larger ones
+//!   (where the queue policies batch their evictions); S3-FIFO within 0.002
 //!   (its ghost keeps fingerprints), Prob-LRU within 0.005 (its own coins).
 //! * `get` returns a clone of the value (`V: Clone`); store `Arc<T>` for large values. A value
 //!   being read is never dropped under the reader: entries live in a preallocated arena of
@@ -140,10 +141,12 @@
 //! does.
 //! Tokens are striped per group of threads; up to `stripes × capacity/1024` of them may sit
 //! unused in the stripes of idle threads, which the others take when the pool runs dry. The
-//! queue policies (Mobius, CLOCK, FIFO, NbQ-CLOCK) and S3-FIFO evict 8 entries at a time in
-//! caches of 1,024 entries or more without a weigher (one scan and one shared write for all
-//! 8), so such a cache holds up to 7 entries per active group of threads fewer than its
-//! capacity until the next inserts use that room. An entry whose weight exceeds the capacity
+//! queue policies (Mobius, CLOCK, FIFO, NbQ-CLOCK) and S3-FIFO evict up to 8 entries at a time
+//! in caches without a weigher of at least 8 entries per stripe (one scan and one shared write
+//! for all of them; the batch is at most an eighth of the capacity per stripe, so 8 from 1,024
+//! entries on 2 cores), and such a cache holds up to a batch less one entries per active group
+//! of threads fewer than its capacity until the next inserts use that room. (There are 8
+//! stripes per core, 4 to 64.) An entry whose weight exceeds the capacity
 //! is not stored. An insert that cannot make room within a bounded number
 //! of attempts (extreme preemption of tiny caches) is not stored either, and counted by
 //! [`Cache::rejected`].

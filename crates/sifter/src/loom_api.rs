@@ -131,7 +131,7 @@ impl Core {
         match &self.q {
             Policy::Queues(q) => {
                 let mut t = crate::policy::queues::Taken::default();
-                if q.evict_many(&self.slots, want, &mut t) {
+                if q.evict_many(&self.slots, want, &mut t, || false) {
                     t.slots[..t.len].to_vec()
                 } else {
                     Vec::new()
@@ -144,6 +144,39 @@ impl Core {
                     None => Vec::new(),
                 }
             }
+        }
+    }
+    /// As [`Core::evict_many`] (queue policies), holding back the new slots `held` (in no
+    /// queue) as a stripe holds its gathered chain: a scan that reaches the tail enqueues them
+    /// first (`Queues::evict_many`'s `at_tail`); if none does, they are enqueued after.
+    pub fn evict_many_holding(&self, want: usize, held: &[u32]) -> Vec<u32> {
+        let Policy::Queues(q) = &self.q else { panic!("queue policies only") };
+        let enqueue_held = || {
+            for (i, &s) in held.iter().enumerate() {
+                self.slots.set_visited(s, false);
+                crate::policy::queues::reset(&self.slots, s);
+                if i > 0 {
+                    crate::policy::queues::link_private(&self.slots, held[i - 1], s);
+                }
+            }
+            q.insert_chain(&self.slots, held[0], held[held.len() - 1]);
+        };
+        let mut pending = !held.is_empty();
+        let mut t = crate::policy::queues::Taken::default();
+        let found = q.evict_many(&self.slots, want, &mut t, || {
+            let flush = std::mem::take(&mut pending);
+            if flush {
+                enqueue_held();
+            }
+            flush
+        });
+        if pending {
+            enqueue_held();
+        }
+        if found {
+            t.slots[..t.len].to_vec()
+        } else {
+            Vec::new()
         }
     }
     /// Sweeps removed (killed) slots out of the queues' fronts, up to `max` per queue, the

@@ -86,6 +86,29 @@ fn batch_and_reuse_vs_insert(core: Arc<Core>, new: u32) {
     conserved(&core, new as usize + 1, a.into_iter().map(Some).collect());
 }
 
+/// A scan that reaches the tail first enqueues the new slots its stripe holds back in a chain
+/// (`Queues::evict_many`'s `at_tail`), while another evictor races it on a queue of visited
+/// slots (where Mobius would switch queues and CLOCK clear the bits): every slot ends evicted
+/// once or queued once. Alone, the held slot is the victim (new and unvisited), not a slot
+/// whose bit a switch cleared: the order of a queue that had it all along.
+#[test]
+fn tail_flush_vs_evictor() {
+    for mode in ["mobius", "clock"] {
+        loom::model(move || {
+            let core = filled(mode, &[true, true]);
+            assert_eq!(core.evict_many_holding(1, &[2]), vec![2], "{mode}");
+        });
+        model(move || {
+            let core = filled(mode, &[true, true]);
+            let c2 = core.clone();
+            let t = thread::spawn(move || c2.evict_many(1));
+            let a = core.evict_many_holding(2, &[2]);
+            let b = t.join().expect("thread");
+            conserved(&core, 3, a.iter().chain(&b).map(|&s| Some(s)).collect());
+        });
+    }
+}
+
 /// Two evictors race on the head of a short queue with a visited run (consecutive detection).
 #[test]
 fn mobius_two_evictors() {

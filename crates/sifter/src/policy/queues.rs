@@ -108,6 +108,9 @@ enum Step {
     /// Victims are in the caller's [`Taken`].
     Victim,
     Retry,
+    /// The queue grew at its tail (the caller's `at_tail` enqueued its entries): scan again
+    /// at once.
+    Rescan,
     Empty,
 }
 
@@ -142,15 +145,29 @@ impl Queues {
     /// attempt bound. The victims are the first `want` the policy would evict one at a time,
     /// in order; visited slots met before the last of them get their pass as usual (one
     /// re-enqueue for all of them).
+    ///
+    /// `at_tail` is called when a scan reaches the last slot of the active queue, before the
+    /// scan decides anything there (whether that slot is the last one matters: a visited
+    /// queue to its end switches Mobius's queues, and the last slot is taken by another
+    /// protocol): the caller enqueues the new entries it holds back in a chain, and says
+    /// whether it did (the scan then starts again, with them at the tail). With one thread the
+    /// policy thus sees every entry in insertion order, as if each had been enqueued at once.
     #[inline(always)]
-    pub fn evict_many<N: Nodes>(&self, n: &N, want: usize, out: &mut Taken) -> bool {
+    pub fn evict_many<N: Nodes>(
+        &self,
+        n: &N,
+        want: usize,
+        out: &mut Taken,
+        mut at_tail: impl FnMut() -> bool,
+    ) -> bool {
         debug_assert!((1..=out.slots.len()).contains(&want));
         let mut backoff = Backoff::default();
         for _ in 0..MAX_ATTEMPTS {
-            match self.try_evict(n, want, out) {
+            match self.try_evict(n, want, out, &mut at_tail) {
                 Step::Victim => return true,
                 Step::Empty => return false,
                 Step::Retry => backoff.snooze(),
+                Step::Rescan => {}
             }
         }
         false
@@ -171,7 +188,13 @@ impl Queues {
 
     /// One scan from the active head, for up to `want` victims (into `out`).
     #[inline(always)]
-    fn try_evict<N: Nodes>(&self, n: &N, want: usize, out: &mut Taken) -> Step {
+    fn try_evict<N: Nodes>(
+        &self,
+        n: &N,
+        want: usize,
+        out: &mut Taken,
+        at_tail: &mut impl FnMut() -> bool,
+    ) -> Step {
         let mobius = matches!(self.mode, Mode::Mobius { .. });
         let (w, a, d) = self.queues();
         let hw = a.head();
@@ -202,6 +225,9 @@ impl Queues {
         for _ in 0..n.count() + 1 {
             // Acquire: pairs with the Release link in `enqueue_chain`.
             let next = slot(n.next(cur).load(Ordering::Acquire));
+            if next == NIL && at_tail() {
+                return Step::Rescan;
+            }
             if next == TAKEN {
                 if found > 0 {
                     break; // detach what we have (the CAS checks the view)
