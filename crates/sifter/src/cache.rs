@@ -96,8 +96,8 @@ struct Lists {
     pend_len: u32,
 }
 
-/// New entries a stripe gathers before enqueueing them as one chain (one tail CAS for all of
-/// them), in caches of at least `BATCH` entries per stripe (see [`batches`]). Gathered entries
+/// Most new entries a stripe gathers before enqueueing them as one chain (one tail CAS for all
+/// of them; fewer in small caches, see [`batches`]). Gathered entries
 /// cannot be evicted until the chain is enqueued: a queue policy's eviction scan that reaches
 /// the tail enqueues its own stripe's chain first (so that, at one thread, the policy sees
 /// every entry in insertion order wherever the tail matters to it), and an eviction that finds
@@ -112,16 +112,16 @@ const BATCH: u32 = 8;
 const EVICT_BATCH: usize = 8;
 
 /// The pending-chain length and the eviction batch of a cache of `capacity` with `stripes`
-/// stripes; `evicts_in_batches`: a queue policy or S3-FIFO without a weigher. Both batch only
-/// where the cache has at least `BATCH` entries per stripe, and the eviction batch is at most
-/// an eighth of the capacity per stripe, so that the tokens stripes may hold spare between two
-/// evictions (`stripes × (evict_batch − 1)`) stay below an eighth of the capacity. Without
-/// batches, two threads inserting into a cache of a few hundred entries meet on the queue's
-/// head and tail at every insert: at 256 and 1,000 entries Mobius ran 2.5–3× slower with two
-/// threads than with one (docs/BENCHMARKS.md, stop 78).
+/// stripes; `evicts_in_batches`: a queue policy or S3-FIFO without a weigher. Each is an eighth
+/// of the capacity per stripe, at most `BATCH` (`EVICT_BATCH`), so that the entries the stripes
+/// may hold back in chains (`stripes × (chain − 1)`) and the tokens they may hold spare between
+/// two evictions (`stripes × (evict_batch − 1)`) each stay below an eighth of the capacity.
+/// Without batches, two threads inserting into a cache of a few hundred entries meet on the
+/// queue's head and tail at every insert: at 256 and 1,000 entries Mobius ran 2.5–3× slower
+/// with two threads than with one (docs/BENCHMARKS.md, stop 78).
 fn batches(capacity: u64, stripes: u64, evicts_in_batches: bool) -> (u32, usize) {
-    let per_stripe = capacity / (stripes * u64::from(BATCH)).max(1);
-    let gather = if per_stripe >= 1 { BATCH } else { 1 };
+    let per_stripe = capacity / (stripes * 8).max(1);
+    let gather = per_stripe.clamp(1, u64::from(BATCH)) as u32;
     let evict =
         if evicts_in_batches { per_stripe.clamp(1, EVICT_BATCH as u64) as usize } else { 1 };
     (gather, evict)
