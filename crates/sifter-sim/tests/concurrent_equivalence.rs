@@ -120,8 +120,8 @@ fn zipf_one_thread_matches_the_simulator() {
     let src =
         TraceSource::parse("zipf:alpha=1.0,n=100000,requests=1000000,seed=7", None).expect("spec");
     let t = LoadedTrace::load("zipf1.0", src.requests().expect("gen"), &|_| {}).expect("load");
-    // 60 entries: unbatched wherever the machine's parallelism is known (8 stripes or more);
-    // 100: also on 2 cores or more.
+    // 60 and 100 entries: unbatched wherever the machine's parallelism is known (8 stripes or
+    // more: batches from 16 entries per stripe); 1,000: batched on up to 4 cores.
     check(&t, &[60, 100, 1_000, 10_000]);
 }
 

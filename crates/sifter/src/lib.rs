@@ -103,9 +103,11 @@
 //!   under concurrency is an approximation of the single-threaded order — for Mobius the paper
 //!   reports SIEVE's hit ratio within 0.5 points, which our tests check. At one thread each
 //!   policy keeps the simulator's order (`sifter sim -p mobius`, ...): SIEVE and LRU exactly;
-//!   Mobius, CLOCK, FIFO and NbQ-CLOCK exactly in caches of fewer than 8 entries per stripe
-//!   (128 entries on 2 cores, see below) and within 0.002 of the miss ratio in larger ones
-//!   (where the queue policies batch their evictions); S3-FIFO within 0.002
+//!   Mobius, CLOCK, FIFO and NbQ-CLOCK exactly in caches of fewer than 16 entries per stripe
+//!   (256 entries on 2 cores, see below), and about within 0.002 of the miss ratio in larger
+//!   ones, where the queue policies batch their queue operations (Mobius, whose SIEVE order
+//!   turns on small differences, up to 0.0025 on some streams at a few hundred entries:
+//!   docs/BENCHMARKS.md, stop 78); S3-FIFO within 0.002
 //!   (its ghost keeps fingerprints), Prob-LRU within 0.005 (its own coins).
 //! * `get` returns a clone of the value (`V: Clone`); store `Arc<T>` for large values. A value
 //!   being read is never dropped under the reader: entries live in a preallocated arena of
@@ -142,10 +144,10 @@
 //! Tokens are striped per group of threads; up to `stripes × capacity/1024` of them may sit
 //! unused in the stripes of idle threads, which the others take when the pool runs dry. The
 //! queue policies (Mobius, CLOCK, FIFO, NbQ-CLOCK) and S3-FIFO evict up to 8 entries at a time
-//! in caches without a weigher of at least 8 entries per stripe (one scan and one shared write
-//! for all of them; the batch is at most an eighth of the capacity per stripe, so 8 from 1,024
-//! entries on 2 cores), and such a cache holds up to a batch less one entries per active group
-//! of threads fewer than its capacity until the next inserts use that room. (There are 8
+//! in caches without a weigher of at least 16 entries per stripe (one scan and one shared write
+//! for all of them; the batch is an eighth of the capacity per stripe, at most 8, so 8 from
+//! 1,024 entries on 2 cores), and such a cache holds up to a batch less one entries per active
+//! group of threads fewer than its capacity until the next inserts use that room. (There are 8
 //! stripes per core, 4 to 64.) An entry whose weight exceeds the capacity
 //! is not stored. An insert that cannot make room within a bounded number
 //! of attempts (extreme preemption of tiny caches) is not stored either, and counted by

@@ -137,7 +137,8 @@ fn secs(default: f64) -> Duration {
 #[test]
 fn stress_small_caches_oversubscribed() {
     for (i, (p, cd)) in configs().into_iter().enumerate() {
-        for cap in [8u64, 64] {
+        // 300: chains and evictions in batches of 2 on 2 cores (16 stripes).
+        for cap in [8u64, 64, 300] {
             for weighted in [false, true] {
                 run(p, cd, weighted, cap, cap * 4, 16, secs(0.15), i as u64 + cap);
             }
