@@ -150,8 +150,10 @@ impl Queues {
     /// scan decides anything there (whether that slot is the last one matters: a visited
     /// queue to its end switches Mobius's queues, and the last slot is taken by another
     /// protocol): the caller enqueues the new entries it holds back in a chain, and says
-    /// whether it did (the scan then starts again, with them at the tail). With one thread the
-    /// policy thus sees every entry in insertion order, as if each had been enqueued at once.
+    /// whether it did (the scan then starts again, with them at the tail). So no scan decides
+    /// at a tail that the caller's new entries have already passed (the order is still not
+    /// quite the one-at-a-time one: a run re-enqueued or a switch made earlier in the chain's
+    /// life comes before it).
     #[inline(always)]
     pub fn evict_many<N: Nodes>(
         &self,
