@@ -1127,3 +1127,88 @@ fn hollowing_vs_letting_go() {
 fn mutant_holder_ignores_hollowing() {
     hollowing(false);
 }
+
+/// State that operations change: plainly by an owner, under a lock otherwise. Loom reports any
+/// two accesses of the cell that no happens-before orders (an owner's plain write racing with
+/// another thread's operation).
+struct Owned {
+    cell: UnsafeCell<u64>,
+    lock: loom::sync::Mutex<()>,
+}
+
+impl Owned {
+    fn new() -> Self {
+        Owned { cell: UnsafeCell::new(0), lock: loom::sync::Mutex::new(()) }
+    }
+    fn write(&self, owned: bool) {
+        let _g = (!owned).then(|| self.lock.lock().expect("lock"));
+        // SAFETY (of the model): either the owner's (no other operation runs) or under the lock.
+        self.cell.with_mut(|p| unsafe { *p += 1 });
+    }
+}
+
+/// Owning a cache (`Op` in `raw/epoch.rs`): thread 0 runs three operations, claiming the cache
+/// at its second (claim checks at every operation here) and writing plainly as owner; thread
+/// 1's operation comes at any point (`records`: 1 makes it a thread without a record) and must
+/// revoke the claim — or make it fail — before it writes. `shared_last`: thread 0's last
+/// operation gives its claim up (`enter_shared`) instead. The final count proves no write was
+/// lost.
+fn owning(records: usize, shared_last: bool, mutant: sifter::loom_api::Mutant) {
+    use sifter::loom_api::Owning;
+    model(move || {
+        let bias = Arc::new(Owning::new(records, mutant));
+        let state = Arc::new(Owned::new());
+        let (b2, s2) = (bias.clone(), state.clone());
+        let t = thread::spawn(move || b2.op(1, |owned| s2.write(owned)));
+        for i in 0..3 {
+            if shared_last && i == 2 {
+                bias.op_shared(0, |owned| {
+                    assert!(!owned, "enter_shared returned an owned operation");
+                    state.write(owned)
+                });
+            } else {
+                bias.op(0, |owned| state.write(owned));
+            }
+        }
+        t.join().expect("thread");
+        // SAFETY (of the model): both threads joined.
+        assert_eq!(state.cell.with(|p| unsafe { *p }), 4);
+    });
+}
+
+#[test]
+fn owning_claim_and_revoke() {
+    owning(2, false, sifter::loom_api::Mutant::None);
+}
+
+#[test]
+fn owning_given_up_by_enter_shared() {
+    owning(2, true, sifter::loom_api::Mutant::None);
+}
+
+/// The other thread has no record (the outsiders' count).
+#[test]
+fn owning_vs_a_thread_without_a_record() {
+    owning(1, false, sifter::loom_api::Mutant::None);
+}
+
+/// Mutant: a revoker that does not wait for the owner's operation to end.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn mutant_revoker_does_not_wait() {
+    owning(2, false, sifter::loom_api::Mutant::RevokerDoesNotWait);
+}
+
+/// Mutant: a claim that holds without a look at the other threads' counters.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn mutant_claimer_does_not_check() {
+    owning(2, false, sifter::loom_api::Mutant::ClaimerDoesNotCheck);
+}
+
+/// Mutant: no barrier between an entering thread's counter and its read of the mode.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn mutant_no_light_barrier() {
+    owning(2, false, sifter::loom_api::Mutant::NoLightBarrier);
+}

@@ -169,3 +169,41 @@ fn updates_in_place_leave_values_being_read_alone() {
         c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
     }
 }
+
+/// Owning (`CacheBuilder::owner_bias`) with claim checks at every operation: one thread claims
+/// at once and runs its operations without barriers (plain stores for locks, tokens and index
+/// words, hazards without a fence), then a second thread takes the cache back while the first
+/// goes on: Miri checks the owner's accesses against the other thread's for data races.
+#[test]
+fn owning_two_threads() {
+    for p in [Policy::Mobius, Policy::Sieve, Policy::S3Fifo, Policy::Lru] {
+        let c: Arc<Cache<u32, Arc<String>>> =
+            Arc::new(Cache::builder().capacity(3).policy(p).owner_bias_window(0).build());
+        let run = |c: &Cache<u32, Arc<String>>, t: u32| {
+            for i in 0..20u32 {
+                let k = (i * (t + 1)) % 6;
+                match c.get(&k) {
+                    Some(v) => assert_eq!(*v, format!("{k}"), "another key's value"),
+                    None => c.insert(k, Arc::new(format!("{k}"))),
+                }
+                if i % 4 == 0 {
+                    let _ = c.remove(&k);
+                }
+            }
+        };
+        run(&c, 0);
+        if sifter::owner_bias_available() {
+            assert!(c.owned_by_current_thread(), "{p:?}: a lone thread did not claim");
+        }
+        let hs: Vec<_> = (0..2u32)
+            .map(|t| {
+                let c = c.clone();
+                std::thread::spawn(move || run(&c, t))
+            })
+            .collect();
+        for h in hs {
+            h.join().expect("thread");
+        }
+        c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    }
+}
