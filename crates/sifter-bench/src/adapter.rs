@@ -43,11 +43,6 @@ pub const CACHES: &[(&str, &str)] = &[
     ("mobius", "sifter Mobius: two lock-free FIFO queues in rotation, consecutive detection"),
     ("mobius-wd", "sifter Mobius without consecutive detection (the paper's ablation)"),
     (
-        "mobius-shared",
-        "sifter Mobius that no thread may own (`owner_bias(false)`): every operation pays the \
-         barriers of concurrent use, even with one thread",
-    ),
-    (
         "mobius-ttl",
         "sifter Mobius with a time-to-live (1 hour: nothing expires in a run): the cost of \
          expiry (a clock read and a deadline check per hit, 8 bytes per entry)",
@@ -336,10 +331,6 @@ pub fn make(name: &str, capacity: u64) -> Result<Box<dyn BenchCache>, BenchError
     Ok(match name {
         "mobius" => sifter(Policy::Mobius, true)?,
         "mobius-wd" => sifter(Policy::Mobius, false)?,
-        "mobius-shared" => Box::new(Sifter(built(
-            name,
-            Cache::builder().capacity(capacity).owner_bias(false).try_build(),
-        )?)),
         "mobius-ttl" => Box::new(Sifter(built(
             name,
             Cache::builder()

@@ -31,7 +31,7 @@ use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues, Taken};
 use crate::policy::s3fifo::{S3Fifo, MAIN, MAX_FREQ};
-use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, LazyPin, Op};
+use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, LazyPin};
 use crate::raw::index::{pinned, spread, tag, First, Index, Inserted};
 use crate::raw::queue::Links;
 use crate::raw::slot::{
@@ -232,13 +232,6 @@ impl Lists {
     }
 }
 
-/// An epoch pin inside an operation that is never owned ([`Cache::pin`]); the pin drops
-/// first.
-struct Pinned<'a> {
-    _guard: Guard<'a>,
-    _op: Op<'a>,
-}
-
 /// Victims of one insert, retired together with the slot allocation (one stripe lock).
 #[derive(Debug, Default)]
 struct Victims {
@@ -416,8 +409,6 @@ pub(crate) struct Extras<K, V> {
     pub expiration: Option<Expiration<K, V>>,
     /// Prob-LRU's q.
     pub promotion_skip: f64,
-    /// Claim checks every `2^window` operations; `None`: nobody owns the cache.
-    pub bias: Option<u32>,
 }
 
 /// The arena as the eviction sweep of a cache with expiry sees it: expired entries are not
@@ -559,17 +550,10 @@ where
             .next_power_of_two();
         let queues = matches!(structure, Structure::Queues(_) | Structure::S3(_));
         let (batch, evict_batch) = batches(capacity, n_stripes as u64, queues && weigher.is_none());
-        // A listener or a custom expiry runs user code inside operations, which might wait
-        // for another thread's operation; that thread's revocation of an owner would wait for
-        // it (see `Op`): such caches are never owned.
-        let mut epochs = Epochs::new();
-        let user_code = extras.listener.is_some()
-            || extras.expiration.as_ref().is_some_and(|e| e.custom.is_some());
-        epochs.set_window(if user_code { None } else { extras.bias });
         Ok(Cache {
             arena,
             index,
-            epochs,
+            epochs: Epochs::new(),
             structure,
             stripes: (0..n_stripes).map(|_| CachePadded::new(Stripe::default())).collect(),
             pool: CachePadded::new(AtomicU64::new(capacity)),
@@ -654,13 +638,10 @@ where
         &self.stripes[tid & (self.stripes.len() - 1)]
     }
 
-    /// Enters an operation that is never owned (it may run user code, see
-    /// [`Epochs::enter_shared`]) and pins the epoch for it.
     #[inline]
-    fn pin(&self) -> (Pinned<'_>, usize) {
+    fn pin(&self) -> (Guard<'_>, usize) {
         let tid = thread_id();
-        let op = self.epochs.enter_shared(tid);
-        (Pinned { _guard: self.epochs.pin(tid), _op: op }, tid)
+        (self.epochs.pin(tid), tid)
     }
 
     /// The `pin` closure of a lookup or insert not protected yet (see [`Index::find`]): before
@@ -749,9 +730,8 @@ where
     {
         let hash = self.hash(key);
         let tid = thread_id();
-        let op = self.epochs.enter(tid);
         if self.expiration.is_none() {
-            match self.read_first(hash, key, tid, how, &op) {
+            match self.read_first(hash, key, tid, how) {
                 Quick::Hit(v) => return Some(v),
                 Quick::Miss => {
                     if how == Use::Get {
@@ -791,7 +771,7 @@ where
     /// anything else (a false tag match, an entry that overflowed, a word that changed under
     /// the protection) is left to the full lookup, which starts over.
     #[inline(always)]
-    fn read_first<Q>(&self, hash: u64, key: &Q, tid: usize, how: Use, op: &Op<'_>) -> Quick<V>
+    fn read_first<Q>(&self, hash: u64, key: &Q, tid: usize, how: Use) -> Quick<V>
     where
         K: Borrow<Q>,
         Q: Eq + ?Sized,
@@ -811,7 +791,7 @@ where
             crate::sync::prefetch(slot, false);
             // A second announcement would end the first's protection (`first` makes one).
             debug_assert!(_held.is_none(), "one slot per hazard");
-            _held = Some(if op.owned() { free.announce_owned(s) } else { free.announce(s) });
+            _held = Some(free.announce(s));
             protected.set(Some(slot));
             true
         };
@@ -846,8 +826,7 @@ where
     {
         let hash = self.hash(key);
         let tid = thread_id();
-        let op = self.epochs.enter(tid);
-        let mut pin = LazyPin::within(&self.epochs, tid, &op);
+        let mut pin = LazyPin::new(&self.epochs, tid);
         self.lookup(hash, key, tid, Use::Peek, self.pin_at(&mut pin)).is_some()
     }
 
@@ -1000,7 +979,7 @@ where
     pub(crate) fn remove_slot(&self, s: u32, tid: usize, cause: RemovalCause, now: u64) -> bool {
         debug_assert!(cause != RemovalCause::Evicted, "evictions unlink what they took");
         let st = self.stripe(tid);
-        match self.unlink_slot(s, st, tid, cause, now, false, false) {
+        match self.unlink_slot(s, st, tid, cause, now, false) {
             Unlink::Done(w) => {
                 self.credit(st, w);
                 self.spill(st);
@@ -1233,8 +1212,6 @@ where
         // atomics, and a thread preempted there (say, in an enqueue gap) must not hold back the
         // reuse of slots. Only reading other entries' keys in the index needs one.
         let tid = thread_id();
-        let op = self.epochs.enter(tid);
-        let owned = op.owned();
         // An update of a resident key writes over the old value when nobody reads it (not a
         // conditional insert's, nor where `in_place` says no).
         let (key, value) = if self.in_place && expect.is_none() && self.index.may_hold(hash) {
@@ -1261,16 +1238,16 @@ where
         // version's pay for the new one, so a full cache does not evict for an update. Should
         // the old version leave (evicted, removed) before ours replaces it, ours is added and
         // takes its tokens after publication ([`Cache::pay_late`]).
-        let took = Self::take(st, weight, owned);
+        let took = Self::take(st, weight);
         let owes = !took && self.weigher.is_none() && self.resident(hash, &key, tid);
         let tokens = if owes { 0 } else { weight };
-        if !took && !owes && !self.acquire(st, tid, now, weight, &mut victims, owned) {
-            let _ = self.retire_and_pop(st, victims.as_slice(), false, false, owned);
+        if !took && !owes && !self.acquire(st, tid, now, weight, &mut victims) {
+            let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
         }
         let early = self.gathers_early();
-        let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early, owned) else {
+        let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
             self.credit(st, tokens);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
@@ -1292,7 +1269,7 @@ where
         }
         // Protected only if the index holds a word with the key's tag (a replacement, or a
         // rare false match): only then are other slots read.
-        let mut pin = LazyPin::within(&self.epochs, tid, &op);
+        let mut pin = LazyPin::new(&self.epochs, tid);
         if self.expiration.as_ref().is_some_and(|e| e.custom.is_some()) {
             // An update under a custom expiry reads our entry again after publishing it
             // (`expire_after_update`, below), when an eviction may already have taken it: the
@@ -1302,7 +1279,7 @@ where
         }
         // The home lock before the slot's first store: its locked instruction then does not
         // wait for the stores filling the slot (a line that may still be on its way).
-        let lock = self.index.lock(hash, owned);
+        let lock = self.index.lock(hash);
         // The meta word: the weight, or (every weight 1) the hash's low half.
         let meta = if self.weigher.is_some() { weight as u32 } else { hash as u32 };
         // SAFETY: `alloc` handed us slot `s` exclusively (a queue may hold it, but touches
@@ -1473,7 +1450,7 @@ where
         tid: usize,
     ) -> Result<(), (K, V)> {
         let mut pin = LazyPin::new(&self.epochs, tid);
-        let lock = self.index.lock(hash, false);
+        let lock = self.index.lock(hash);
         let found = self.index.find_locked(&lock, hash, self.pin_at(&mut pin), |o| {
             // SAFETY: a published slot, protected (`pin`, before the comparison).
             let other = unsafe { self.slot(o).key() };
@@ -1547,8 +1524,8 @@ where
         let mut backoff = Backoff::default();
         loop {
             let mut victims = Victims::default();
-            let paid = self.acquire(st, tid, now, w, &mut victims, false);
-            let _ = self.retire_and_pop(st, victims.as_slice(), false, false, false);
+            let paid = self.acquire(st, tid, now, w, &mut victims);
+            let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
             if paid {
                 return;
             }
@@ -1577,8 +1554,6 @@ where
         Q: Hash + Eq + ?Sized,
     {
         let tid = thread_id();
-        // `f` is a value's `Clone` at most, which an owner may run (see `owner_bias`).
-        let _op = self.epochs.enter(tid);
         // A hazard on the slot found (an epoch pin only if the search compares a second
         // slot): a removal then holds back neither the reuse of other slots nor, unlike an
         // epoch pin, other threads' updates in place (see `Epochs::exclusive`).
@@ -1609,7 +1584,7 @@ where
         let hash = self.hash(key);
         let st = self.stripe(tid);
         let (s, marked) = {
-            let lock = self.index.lock(hash, false);
+            let lock = self.index.lock(hash);
             let s = self.index.remove(&lock, hash, pin, |s| {
                 // SAFETY: a published slot, protected (`pin`, before the comparison).
                 unsafe { self.slot(s).key() }.borrow() == key
@@ -1644,9 +1619,6 @@ where
     /// [`RemovalCause::Expired`]). [`RemovalCause::Evicted`]: the caller took `v` from the
     /// policy, so no other thread will retire it and DEAD is a plain store; `ghost` (S3-FIFO's
     /// small-queue victims): its key's fingerprint goes to the ghost.
-    // (Eight: the slot, its holder's stripe and thread, why, when, and two switches of the
-    // hot eviction path, which a struct would only rename.)
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn unlink_slot(
         &self,
@@ -1656,7 +1628,6 @@ where
         cause: RemovalCause,
         now: u64,
         ghost: bool,
-        owned: bool,
     ) -> Unlink {
         let slot = self.slot(v);
         // Acquire: pairs with the Release DEAD store of whoever unlinked it, which orders that
@@ -1683,7 +1654,7 @@ where
             }
             _ => None,
         };
-        let Some(tag) = self.index.remove_slot(home, v, owned) else {
+        let Some(tag) = self.index.remove_slot(home, v) else {
             return Unlink::Gone;
         };
         if let Some((q, at)) = ghost_at {
@@ -1721,7 +1692,6 @@ where
         now: u64,
         want: usize,
         victims: &mut Victims,
-        owned: bool,
     ) -> Option<u64> {
         for _ in 0..4 {
             let mut taken = Taken::default();
@@ -1735,7 +1705,7 @@ where
             let (mut freed, mut any) = (0, false);
             for &v in &taken.slots[..taken.len] {
                 // An S3-FIFO small-queue victim's fingerprint goes to the ghost.
-                match self.unlink_slot(v, st, tid, RemovalCause::Evicted, now, to_ghost, owned) {
+                match self.unlink_slot(v, st, tid, RemovalCause::Evicted, now, to_ghost) {
                     Unlink::Done(w) => {
                         victims.push(v);
                         freed += w;
@@ -1915,10 +1885,10 @@ where
     /// Evicts one victim, crediting its tokens to `st` and retiring it there.
     fn evict_and_retire(&self, st: &Stripe, tid: usize, now: u64) -> bool {
         let mut victims = Victims::default();
-        match self.evict_some(st, tid, now, 1, &mut victims, false) {
+        match self.evict_some(st, tid, now, 1, &mut victims) {
             Some(w) => {
                 self.credit(st, w);
-                let _ = self.retire_and_pop(st, victims.as_slice(), false, false, false);
+                let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
                 true
             }
             None => false,
@@ -1927,24 +1897,14 @@ where
 
     /// Retires slot `s` (out of the index and the policy) into `st`'s limbo.
     fn retire(&self, st: &Stripe, s: u32) {
-        let _ = self.retire_and_pop(st, &[s], false, false, false);
+        let _ = self.retire_and_pop(st, &[s], false, false);
     }
 
     /// Retires `victims` into `st`'s limbo and, if `pop`, takes a free slot — under one lock;
     /// with `gather` too, the slot joins the stripe's pending chain (see [`Cache::gather`])
     /// there, and a chain it fills is enqueued.
     #[inline(always)]
-    ///
-    /// `owned`: the caller owns the cache (see `Epochs::enter`): plain stores for the lock, and
-    /// the victims go to the free list without a look at the other threads' records.
-    fn retire_and_pop(
-        &self,
-        st: &Stripe,
-        victims: &[u32],
-        pop: bool,
-        gather: bool,
-        owned: bool,
-    ) -> Option<u32> {
+    fn retire_and_pop(&self, st: &Stripe, victims: &[u32], pop: bool, gather: bool) -> Option<u32> {
         if victims.is_empty() && !pop {
             return None;
         }
@@ -1962,13 +1922,11 @@ where
         // last slot first); one that waited two epoch advances rarely is.
         let (e, quiet) = if victims.is_empty() {
             (0, None)
-        } else if owned {
-            (self.epochs.retire_epoch(), self.epochs.quiet_owned(thread_id()))
         } else {
             (self.epochs.retire_epoch(), self.epochs.quiet())
         };
         let (advance, got, full) = {
-            let mut l = st.lists.lock_as(owned);
+            let mut l = st.lists.lock();
             let (mut advance, mut at_once) = (false, 0);
             for &s in victims {
                 if quiet.is_some_and(|q| !q.may_name(s)) {
@@ -2025,20 +1983,9 @@ where
 
     #[inline]
     fn credit(&self, st: &Stripe, w: u64) {
-        self.credit_as(st, w, false);
-    }
-
-    /// [`Cache::credit`]; `owned`: by the owner of the cache (a plain load and store).
-    #[inline]
-    fn credit_as(&self, st: &Stripe, w: u64, owned: bool) {
         // Relaxed (all token moves): counters whose exactness comes from each move being one
-        // RMW (or the owner's store, with no other thread inside an operation); no other
-        // memory is published through them.
-        if owned {
-            st.tokens.store(st.tokens.load(Ordering::Relaxed) + w, Ordering::Relaxed);
-        } else {
-            st.tokens.fetch_add(w, Ordering::Relaxed);
-        }
+        // RMW; no other memory is published through them.
+        st.tokens.fetch_add(w, Ordering::Relaxed);
     }
 
     #[inline]
@@ -2124,7 +2071,7 @@ where
                 retire.push(s);
             }
         }
-        let _ = self.retire_and_pop(st, &retire, false, false, false);
+        let _ = self.retire_and_pop(st, &retire, false, false);
     }
 
     /// Counts `d` removed slots left in (+) or taken out of (−) a queue policy.
@@ -2153,17 +2100,8 @@ where
 
     /// Takes `w` tokens from `st`, if it has them.
     #[inline]
-    fn take(st: &Stripe, w: u64, owned: bool) -> bool {
+    fn take(st: &Stripe, w: u64) -> bool {
         let mut t = st.tokens.load(Ordering::Relaxed);
-        if owned {
-            // Relaxed: as below; the owner's store loses nothing (no other thread is inside
-            // an operation).
-            if t >= w {
-                st.tokens.store(t - w, Ordering::Relaxed);
-                return true;
-            }
-            return false;
-        }
         while t >= w {
             match st.tokens.compare_exchange_weak(t, t - w, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => return true,
@@ -2174,10 +2112,10 @@ where
     }
 
     /// Moves up to `want` tokens from the pool into `st`; false if the pool was empty.
-    fn refill(&self, st: &Stripe, want: u64, owned: bool) -> bool {
+    fn refill(&self, st: &Stripe, want: u64) -> bool {
         let n = take_up_to(&self.pool, want);
         if n > 0 {
-            self.credit_as(st, n, owned);
+            self.credit(st, n);
         }
         n > 0
     }
@@ -2186,16 +2124,8 @@ where
     /// `victims`, for the caller to retire), or from the other stripes. False if none came
     /// within the attempt bound.
     #[inline(always)]
-    fn acquire(
-        &self,
-        st: &Stripe,
-        tid: usize,
-        now: u64,
-        w: u64,
-        victims: &mut Victims,
-        owned: bool,
-    ) -> bool {
-        if Self::take(st, w, owned) {
+    fn acquire(&self, st: &Stripe, tid: usize, now: u64, w: u64, victims: &mut Victims) -> bool {
+        if Self::take(st, w) {
             return true;
         }
         // Eviction timing (feature `profile`) starts at the first eviction.
@@ -2212,8 +2142,8 @@ where
         let most_removed_only = || self.arena.count() / self.evict_batch + 1;
         while attempt < ATTEMPTS {
             attempt += 1;
-            if self.refill(st, w.max(self.spill), owned) {
-                if Self::take(st, w, owned) {
+            if self.refill(st, w.max(self.spill)) {
+                if Self::take(st, w) {
                     got = true;
                     break;
                 }
@@ -2224,22 +2154,22 @@ where
                 t0 = crate::profile::start();
             }
             if victims.len + self.evict_batch > victims.slots.len() {
-                let _ = self.retire_and_pop(st, victims.as_slice(), false, false, owned);
+                let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
                 victims.len = 0;
             }
-            if let Some(freed) = self.evict_some(st, tid, now, self.evict_batch, victims, owned) {
+            if let Some(freed) = self.evict_some(st, tid, now, self.evict_batch, victims) {
                 // The common case at steady state: the victims free what we need (one of them
                 // exactly that, the others the stripe's next inserts'), and our own tokens
                 // never touch the stripe.
                 if freed >= w {
                     if freed > w {
-                        self.credit_as(st, freed - w, owned);
+                        self.credit(st, freed - w);
                     }
                     got = true;
                     break;
                 }
-                self.credit_as(st, freed, owned);
-                if Self::take(st, w, owned) {
+                self.credit(st, freed);
+                if Self::take(st, w) {
                     got = true;
                     break;
                 }
@@ -2257,7 +2187,7 @@ where
                     self.credit(st, t);
                 }
             }
-            if Self::take(st, w, owned) {
+            if Self::take(st, w) {
                 got = true;
                 break;
             }
@@ -2278,9 +2208,8 @@ where
         now: u64,
         victims: &[u32],
         gather: bool,
-        owned: bool,
     ) -> Option<u32> {
-        let got = self.retire_and_pop(st, victims, true, gather, owned);
+        let got = self.retire_and_pop(st, victims, true, gather);
         if let Some(s) = got {
             return Some(s);
         }
@@ -2299,7 +2228,7 @@ where
         let mut attempt = 0;
         loop {
             if attempt > 0 {
-                let got = self.retire_and_pop(st, &[], true, false, false);
+                let got = self.retire_and_pop(st, &[], true, false);
                 if let Some(s) = got {
                     return Some(s);
                 }
@@ -2428,7 +2357,7 @@ where
         self.count_garbage(st, -(dead.len() as i64));
         let any = !dead.is_empty();
         dead.retain(|&s| self.let_go(s));
-        let _ = self.retire_and_pop(st, &dead, false, false, false);
+        let _ = self.retire_and_pop(st, &dead, false, false);
         any
     }
 
@@ -2453,15 +2382,13 @@ where
     /// Values are dropped once no reader can still be cloning them; with no other thread
     /// inside the cache, all are dropped before `clear` returns.
     pub fn clear(&self) {
-        // The reclamation below is part of the operation.
-        let _op = self.epochs.enter_shared(thread_id());
         {
             let (_guard, tid) = self.pin();
             let st = self.stripe(tid);
             let now = self.now();
             for s in self.index.slots() {
                 if let Unlink::Done(w) =
-                    self.unlink_slot(s, st, tid, RemovalCause::Cleared, now, false, false)
+                    self.unlink_slot(s, st, tid, RemovalCause::Cleared, now, false)
                 {
                     self.credit(st, w);
                     self.release_removed(s, tid);
@@ -2589,14 +2516,6 @@ where
     /// Whether Mobius uses consecutive detection.
     pub fn consecutive_detection(&self) -> bool {
         self.consecutive
-    }
-
-    /// Whether the calling thread owns the cache now: it has been the only thread using it
-    /// for a while, and its operations skip the barriers until another thread comes (see
-    /// docs/DESIGN.md, "Owning a cache"). For tests and diagnostics.
-    #[doc(hidden)]
-    pub fn owned_by_current_thread(&self) -> bool {
-        self.epochs.owner() == Some(thread_id())
     }
 
     /// Inserts that were not stored because no room could be made within the attempt bound

@@ -232,14 +232,6 @@ pub mod profile;
 #[doc(hidden)]
 pub mod loom_api;
 
-/// Whether a thread can own a cache here ([`CacheBuilder::owner_bias`]): Linux with a kernel
-/// that has `membarrier`'s private expedited command (4.14 and later). For tests.
-#[doc(hidden)]
-#[cfg(not(loom))]
-pub fn owner_bias_available() -> bool {
-    sync::heavy_available()
-}
-
 /// Eviction policies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub enum Policy {
@@ -383,8 +375,6 @@ pub struct CacheBuilder<K, V, S = foldhash::fast::RandomState> {
     policy: Policy,
     consecutive: bool,
     promotion_skip: f64,
-    /// `Some(window)`: a thread alone may own the cache (see [`CacheBuilder::owner_bias`]).
-    bias: Option<u32>,
     estimated_entries: Option<usize>,
     hasher: S,
     listener: Option<listener::ListenerFn<K, V>>,
@@ -446,7 +436,6 @@ impl<K, V> Cache<K, V> {
             policy: Policy::Mobius,
             consecutive: true,
             promotion_skip: 0.5,
-            bias: Some(raw::epoch::WINDOW),
             estimated_entries: None,
             hasher: foldhash::fast::RandomState::default(),
             listener: None,
@@ -500,30 +489,6 @@ impl<K, V, S> CacheBuilder<K, V, S> {
         self
     }
 
-    /// Whether a thread that uses the cache alone may *own* it (default: yes): after a few
-    /// thousand operations with no other thread's in between, its operations skip the locked
-    /// instructions and barriers that only concurrent use needs (about 10 % of a one-thread
-    /// read-through's time), until another thread comes. That thread then waits for the owner's
-    /// current operation to end and for one `membarrier` system call (a few microseconds), once.
-    /// Linux only (elsewhere nobody owns); never in caches with a listener or a custom expiry.
-    /// Turn it off where that one-time wait matters more than single-thread speed.
-    ///
-    /// With it on, a key's `Hash`/`Eq`/`Clone` and a value's `Clone`/`Drop` must not wait for
-    /// another thread's operation on the same cache (that thread could be waiting for them).
-    /// docs/DESIGN.md, "Owning a cache", has the protocol.
-    pub fn owner_bias(mut self, on: bool) -> Self {
-        self.bias = on.then_some(raw::epoch::WINDOW);
-        self
-    }
-
-    /// [`CacheBuilder::owner_bias`] with claim checks every `2^window` operations of a thread
-    /// (default 12): tests use small windows to change owners often.
-    #[doc(hidden)]
-    pub fn owner_bias_window(mut self, window: u32) -> Self {
-        self.bias = Some(window.min(40));
-        self
-    }
-
     /// Expected entries of a weight-bounded cache (at most 10^9; default `weight_capacity / 64`
     /// clamped to 1,024..=4,194,304): its slot arena is preallocated for this many (plus 1/16
     /// and 256 spare slots) and grows in chunks up to about twice that when slots run out;
@@ -546,7 +511,6 @@ impl<K, V, S> CacheBuilder<K, V, S> {
             policy: self.policy,
             consecutive: self.consecutive,
             promotion_skip: self.promotion_skip,
-            bias: self.bias,
             estimated_entries: self.estimated_entries,
             hasher,
             listener: self.listener,
@@ -682,7 +646,6 @@ impl<K, V, S> CacheBuilder<K, V, S> {
                 listener: self.listener,
                 expiration,
                 promotion_skip: self.promotion_skip,
-                bias: self.bias,
             },
         )
     }

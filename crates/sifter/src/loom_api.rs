@@ -282,34 +282,6 @@ impl Ebr {
     }
 }
 
-/// The owning protocol of the epochs' records (`Op` in `raw/epoch.rs`): operations that learn
-/// whether their thread owns the cache.
-#[derive(Debug)]
-pub struct Owning(Epochs);
-
-pub use crate::raw::epoch::Mutant;
-
-impl Owning {
-    /// `records` private records; claim checks at every operation; `mutant` breaks one step.
-    pub fn new(records: usize, mutant: Mutant) -> Self {
-        let mut e = Epochs::with_records(records);
-        e.set_window(Some(0));
-        e.mutant = mutant;
-        Owning(e)
-    }
-    /// Runs `f` inside an operation of thread `tid`, telling it whether the thread owns the
-    /// cache (then no other thread is inside an operation until `f` returns).
-    pub fn op<R>(&self, tid: usize, f: impl FnOnce(bool) -> R) -> R {
-        let op = self.0.enter(tid);
-        f(op.owned())
-    }
-    /// As [`Owning::op`] for an operation that must not be owned (`enter_shared`).
-    pub fn op_shared<R>(&self, tid: usize, f: impl FnOnce(bool) -> R) -> R {
-        let op = self.0.enter_shared(tid);
-        f(op.owned())
-    }
-}
-
 /// What one advance attempt saw (see `raw::epoch::Advance`).
 #[derive(Debug)]
 pub struct Advance(crate::raw::epoch::Advance);
@@ -379,7 +351,7 @@ impl Idx {
     pub fn insert(&self, hash: u64, s: u32, key: u64) -> Option<u32> {
         use crate::raw::index::Inserted;
         self.write_key(s, key);
-        let lock = self.index.lock(hash, false);
+        let lock = self.index.lock(hash);
         match self.index.insert(&lock, hash, s, crate::raw::index::pinned, |o| self.key(o) == key) {
             Inserted::Replaced(o) => Some(o),
             Inserted::Added => None,
@@ -451,7 +423,7 @@ impl Idx {
         check_readers: bool,
     ) -> bool {
         let mut pin = crate::raw::epoch::LazyPin::new(&ebr.0, tid);
-        let lock = self.index.lock(hash, false);
+        let lock = self.index.lock(hash);
         let found = self.index.find_locked(&lock, hash, |s| pin.protect(s), |s| self.key(s) == key);
         let Some(found) = found else { return false };
         let o = found.slot();
@@ -476,13 +448,13 @@ impl Idx {
     /// Removes `key` under its home lock, as `Cache::remove` does: `pin` as in
     /// [`Idx::find_pinning`] (the returned slot is protected by it).
     pub fn remove_pinning(&self, hash: u64, key: u64, pin: impl FnMut(u32) -> bool) -> Option<u32> {
-        let lock = self.index.lock(hash, false);
+        let lock = self.index.lock(hash);
         self.index.remove(&lock, hash, pin, |s| self.key(s) == key)
     }
 
     /// Removes slot `s`'s word without a lock, as an eviction does: true if this call did.
     pub fn remove_slot(&self, hash: u64, s: u32) -> bool {
-        self.index.remove_slot(hash as u32, s, false).is_some()
+        self.index.remove_slot(hash as u32, s).is_some()
     }
 
     /// The slots linked now (quiescent).

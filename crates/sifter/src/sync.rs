@@ -202,20 +202,6 @@ impl<T> SpinLock<T> {
         SpinGuard(self)
     }
 
-    /// [`SpinLock::lock`], or with `owned` (the caller owns the cache: no other thread is
-    /// inside an operation, see `Epochs::enter`) a plain load and store.
-    #[inline(always)]
-    pub fn lock_as(&self, owned: bool) -> SpinGuard<'_, T> {
-        // Relaxed (both): nobody else takes the lock meanwhile; our operation's exit orders
-        // these stores before the next thread's operations. A lock found held (it cannot be
-        // by another operation) takes the usual way.
-        if owned && !self.locked.load(Ordering::Relaxed) {
-            self.locked.store(true, Ordering::Relaxed);
-            return SpinGuard(self);
-        }
-        self.lock()
-    }
-
     pub fn try_lock(&self) -> Option<SpinGuard<'_, T>> {
         // Acquire: as in `lock`.
         // (`then`, not `then_some`: a guard built and dropped on failure would unlock.)
@@ -245,77 +231,5 @@ impl<T> Drop for SpinGuard<'_, T> {
     fn drop(&mut self) {
         // Release: our writes to the value happen before the next holder's.
         self.0.locked.store(false, Ordering::Release);
-    }
-}
-
-/// The cheap side of an asymmetric barrier (see [`heavy_barrier`]): orders this thread's
-/// earlier stores before its later loads *relative to any heavy barrier* of another thread.
-/// With `membarrier` that needs nothing of the CPU, only of the compiler; under Miri and loom
-/// (which cannot model `membarrier`) a `SeqCst` fence stands in, the guarantee the heavy side
-/// gives the light one.
-#[inline(always)]
-pub(crate) fn light_barrier() {
-    #[cfg(any(miri, loom))]
-    fence(Ordering::SeqCst);
-    #[cfg(not(any(miri, loom)))]
-    std::sync::atomic::compiler_fence(Ordering::SeqCst);
-}
-
-/// Whether [`heavy_barrier`] is available (asked, and the process registered, once).
-pub(crate) fn heavy_available() -> bool {
-    #[cfg(any(miri, loom))]
-    return true;
-    #[cfg(all(target_os = "linux", not(any(miri, loom))))]
-    {
-        static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *AVAILABLE.get_or_init(membarrier::register)
-    }
-    #[cfg(not(any(target_os = "linux", miri, loom)))]
-    false
-}
-
-/// The expensive side of an asymmetric barrier: a full barrier on this thread, and one on
-/// every other running thread of the process at some point during the call (Linux's
-/// `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`; a thread not running passes a context
-/// switch, itself a full barrier). Paired with [`light_barrier`] it orders like a `SeqCst`
-/// fence on both sides (Dekker's pattern): of a light side's store-then-load and this side's
-/// store-then-load, at least one load sees the other's store. Only after
-/// [`heavy_available`] said yes.
-pub(crate) fn heavy_barrier() {
-    #[cfg(any(miri, loom))]
-    fence(Ordering::SeqCst);
-    #[cfg(all(target_os = "linux", not(any(miri, loom))))]
-    membarrier::expedited();
-    #[cfg(not(any(target_os = "linux", miri, loom)))]
-    unreachable!("no heavy barrier on this platform (`heavy_available` says so)");
-}
-
-#[cfg(all(target_os = "linux", not(any(miri, loom))))]
-mod membarrier {
-    const QUERY: libc::c_long = 0;
-    const PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
-    const REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
-
-    fn call(cmd: libc::c_long) -> libc::c_long {
-        // SAFETY: `membarrier(cmd, flags = 0, cpu_id = 0)` takes integers only and touches no
-        // memory of ours.
-        unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0 as libc::c_long, 0 as libc::c_long) }
-    }
-
-    /// Asks the kernel for the private expedited command and registers the process for it.
-    pub(super) fn register() -> bool {
-        let has = call(QUERY);
-        has >= 0
-            && has & PRIVATE_EXPEDITED != 0
-            && has & REGISTER_PRIVATE_EXPEDITED != 0
-            && call(REGISTER_PRIVATE_EXPEDITED) == 0
-    }
-
-    pub(super) fn expedited() {
-        // After a successful registration the command fails only for a bad argument (it has
-        // none). No fence orders what the light side needs, so going on would be unsound.
-        let r = call(PRIVATE_EXPEDITED);
-        assert_eq!(r, 0, "membarrier(PRIVATE_EXPEDITED) failed after registration");
-        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     }
 }

@@ -37,10 +37,7 @@
 //! `SeqCst` order, either the advancer sees the reader's epoch or hazard (and waits, or keeps
 //! that slot back), or the reader sees the slot unlinked (its second read of the index word).
 
-use crate::sync::{
-    fence, fence_after_locked_rmw, heavy_available, heavy_barrier, light_barrier, AtomicU64,
-    AtomicUsize, Backoff, FencedStore, Ordering,
-};
+use crate::sync::{fence, fence_after_locked_rmw, AtomicU64, AtomicUsize, FencedStore, Ordering};
 use crossbeam_utils::CachePadded;
 
 /// Threads (by [`thread_id`]) that get a private record in every cache.
@@ -55,18 +52,13 @@ fn announce(w: &AtomicU64, v: u64) {
     w.store_fenced(v);
 }
 
-/// One thread's record: its words on one line, written only by the thread (read by advancers,
-/// claimers and revokers).
+/// One thread's record: both words on one line, written only by the thread (read by advancers).
 #[derive(Debug, Default)]
 struct Record {
     /// 0, or the epoch the thread is pinned at.
     epoch: AtomicU64,
     /// 0, or one more than the slot the thread has announced (see the module docs).
     hazard: AtomicU64,
-    /// The thread's operations on the cache, twice: odd while it is inside one (see [`Op`]).
-    ops: AtomicU64,
-    /// What the last claim check saw of the other records (see [`Epochs::try_claim`]).
-    seen: AtomicU64,
 }
 
 /// The epochs of one cache.
@@ -80,40 +72,7 @@ pub(crate) struct Epochs {
     used: CachePadded<AtomicUsize>,
     /// Threads without a record: how many are pinned at an epoch of each residue mod 3.
     shared: [CachePadded<AtomicU64>; 3],
-    /// Who may skip the barriers: [`SHARED`] (nobody), `tid + 1` (the owner, thread `tid`), or
-    /// that with [`REVOKING`] set (see [`Op`]).
-    mode: CachePadded<AtomicU64>,
-    /// Threads without a record inside an operation.
-    outside: CachePadded<AtomicU64>,
-    /// Claim checks every `2^window` operations of a thread; `None`: never claim.
-    window: Option<u32>,
-    /// Loom mutants of the owning protocol ([`Mutant`]), to show its models catch them.
-    #[cfg(loom)]
-    pub mutant: Mutant,
 }
-
-/// A broken step of the owning protocol, for the loom models that must catch it.
-#[cfg(loom)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mutant {
-    /// The protocol as it is.
-    None,
-    /// A revoker that does not wait for the owner's operation to end.
-    RevokerDoesNotWait,
-    /// A claimer that does not read the other counters after its barrier.
-    ClaimerDoesNotCheck,
-    /// An entering thread without the light barrier between its counter and `mode`.
-    NoLightBarrier,
-}
-
-/// [`Epochs::mode`]: no owner.
-const SHARED: u64 = 0;
-/// [`Epochs::mode`]: the owner is being revoked.
-const REVOKING: u64 = 1 << 63;
-/// Operations between claim checks by default (`2^12`): a thread claims after two windows of
-/// no other thread's operations, so a mode change costs (two `membarrier` calls, about 10 µs
-/// here with another thread running) at most a few percent of the work between changes.
-pub(crate) const WINDOW: u32 = 12;
 
 /// How a guard pinned.
 #[derive(Debug)]
@@ -148,18 +107,7 @@ impl Epochs {
                 CachePadded::new(AtomicU64::new(0)),
                 CachePadded::new(AtomicU64::new(0)),
             ],
-            mode: CachePadded::new(AtomicU64::new(SHARED)),
-            outside: CachePadded::new(AtomicU64::new(0)),
-            window: None,
-            #[cfg(loom)]
-            mutant: Mutant::None,
         }
-    }
-
-    /// Sets how often a thread checks whether it may claim the cache (`None`, the default:
-    /// never; see [`Op`]); before first use.
-    pub fn set_window(&mut self, window: Option<u32>) {
-        self.window = window.map(|w| w.min(40));
     }
 
     /// Pins the calling thread, whose id is `tid` ([`thread_id`]).
@@ -296,20 +244,6 @@ impl Epochs {
         Some(named)
     }
 
-    /// [`Epochs::quiet`] for the owner of the cache, thread `tid` ([`Op::owned`]): no other
-    /// thread is inside an operation, so only the owner's own record can hold a slot back (an
-    /// operation of its own that it is nested in: a hazard, or a pin).
-    #[inline]
-    pub fn quiet_owned(&self, tid: usize) -> Option<Announced> {
-        let r = &self.records[tid];
-        // Relaxed (both): the thread's own words.
-        if r.epoch.load(Ordering::Relaxed) != 0 {
-            return None;
-        }
-        let h = r.hazard.load(Ordering::Relaxed);
-        Some(Announced(if h == 0 { 0 } else { Announced::bit(h - 1) }))
-    }
-
     /// Whether no thread but `tid` can be reading slot `s` now: no other thread has announced
     /// it, and no thread is pinned at an epoch (an epoch protects every slot; that includes
     /// `tid`'s own pin, which an outer operation of the caller may hold while it reads `s`).
@@ -364,292 +298,6 @@ impl Epochs {
         if tid >= self.used.load(Ordering::Relaxed) {
             self.used.fetch_max(tid + 1, Ordering::SeqCst);
         }
-    }
-}
-
-/// One operation of a thread on the cache, from [`Epochs::enter`] to its drop; `owned` when the
-/// thread owns the cache and may skip the barriers (see below).
-///
-/// # Owning a cache (biased synchronisation)
-///
-/// A cache used by one thread at a time pays for synchronisation nobody needs: the home
-/// bucket's lock, the stripe's lock, the token CAS, the victim's CAS and the hazard's barrier
-/// are each a locked instruction, together a fifth of a one-thread insert (docs/BENCHMARKS.md,
-/// stop 73). So a thread that finds itself alone *claims* the cache and then runs those steps
-/// as plain loads and stores, until another thread comes and *revokes* the claim. Every
-/// operation of every thread is bracketed by its record's `ops` counter (odd inside); its
-/// entry stores the counter, then a [`light_barrier`] (a compiler fence), then reads `mode`:
-///
-/// * `mode == tid + 1`: the thread owns the cache; the operation may skip barriers.
-/// * [`SHARED`]: the usual protocol. Every `2^window` operations the thread checks whether the
-///   other records' counters are all even and unchanged since its last check; if so it
-///   claims: CAS `mode` from `SHARED` to `tid + 1`, a [`heavy_barrier`] (`membarrier`), then
-///   reads every counter again (and `used`, and the outsiders' count): all even, and the
-///   claim holds; else it puts `SHARED` back.
-/// * another owner: the thread leaves (its counter even again), CASes `mode` to `owner |
-///   REVOKING`, a heavy barrier, waits until the owner's counter is even, stores `SHARED`,
-///   and enters again. Threads that meet `REVOKING` wait for `SHARED`.
-///
-/// The heavy barrier against the light one orders like fences on both sides, so of an
-/// entering thread (counter, then `mode`) and a claimer or revoker (`mode`, then counters)
-/// at least one sees the other's store: a claim never holds while another thread is inside an
-/// operation, and a revoker never proceeds while the owner is inside one. The owner's plain
-/// stores happen before whatever the next thread does, by the Release store that makes its
-/// counter even and the Acquire load that sees it so (or by the Release CAS of `mode`).
-///
-/// Operations that run user code that might wait for another thread's operation (a listener,
-/// a closure over the entries) must not be owned, or the other thread's revocation would wait
-/// for them: they enter with [`Epochs::enter_shared`], which gives up a claim of the thread's
-/// own. Without a heavy barrier (not Linux, or an old kernel) nobody ever claims.
-#[derive(Debug)]
-pub(crate) struct Op<'a> {
-    exit: Exit<'a>,
-    owned: bool,
-}
-
-#[derive(Debug)]
-enum Exit<'a> {
-    /// Store this (even) into the record's counter.
-    Record(&'a AtomicU64, u64),
-    /// Decrement the outsiders' count.
-    Outside(&'a AtomicU64),
-    /// Nested in another operation of the thread: nothing.
-    Nested,
-}
-
-impl Op<'_> {
-    /// Whether the thread owns the cache for this operation: no other thread is inside one
-    /// until it ends.
-    #[inline]
-    pub fn owned(&self) -> bool {
-        self.owned
-    }
-}
-
-impl Drop for Op<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        match self.exit {
-            // Release: the operation's accesses (an owner's plain stores among them) happen
-            // before those of a claimer or revoker that reads the counter even (Acquire).
-            Exit::Record(c, v) => c.store(v, Ordering::Release),
-            // Release: as above.
-            Exit::Outside(c) => {
-                c.fetch_sub(1, Ordering::Release);
-            }
-            Exit::Nested => {}
-        }
-    }
-}
-
-impl Epochs {
-    /// The owner's `tid`, if a thread owns the cache (a snapshot, for tests and statistics).
-    pub fn owner(&self) -> Option<usize> {
-        // Relaxed: a snapshot.
-        let m = self.mode.load(Ordering::Relaxed);
-        (m != SHARED && m & REVOKING == 0).then(|| (m - 1) as usize)
-    }
-
-    /// Enters an operation of thread `tid` (see [`Op`]).
-    #[inline]
-    pub fn enter(&self, tid: usize) -> Op<'_> {
-        self.enter_as(tid, true)
-    }
-
-    /// Enters an operation that must not be owned (see [`Op`]): gives up the thread's own
-    /// claim first, unless the operation is nested in another of the thread's (which may be
-    /// an owned one, and stays so).
-    pub fn enter_shared(&self, tid: usize) -> Op<'_> {
-        // Relaxed (both loads): our own counter; `mode` holds our id only by our own claim.
-        if self.mode.load(Ordering::Relaxed) == tid as u64 + 1
-            && self.records.get(tid).is_some_and(|r| r.ops.load(Ordering::Relaxed) & 1 == 0)
-        {
-            // Release: our owned operations happen before whoever reads `SHARED`. Fails only
-            // if a revoker got there first (it stores `SHARED` itself: our counter is even).
-            let _ = self.mode.compare_exchange(
-                tid as u64 + 1,
-                SHARED,
-                Ordering::Release,
-                Ordering::Relaxed,
-            );
-        }
-        let op = self.enter_as(tid, false);
-        debug_assert!(!op.owned, "an operation that must not be owned is");
-        op
-    }
-
-    /// [`Epochs::enter`]; `may_claim`: a claim check may fall due.
-    #[inline(always)]
-    fn enter_as(&self, tid: usize, may_claim: bool) -> Op<'_> {
-        let Some(r) = self.records.get(tid) else { return self.enter_outside() };
-        // Relaxed: only this thread writes its counter.
-        let c = r.ops.load(Ordering::Relaxed);
-        if c & 1 != 0 {
-            return Op { exit: Exit::Nested, owned: false };
-        }
-        self.register(tid);
-        // Relaxed, then the light barrier: ordered before the load of `mode` against a
-        // claimer's or revoker's heavy barrier (see [`Op`]).
-        r.ops.store(c + 1, Ordering::Relaxed);
-        #[cfg(loom)]
-        if self.mutant != Mutant::NoLightBarrier {
-            light_barrier();
-        }
-        #[cfg(not(loom))]
-        light_barrier();
-        // Acquire: a claim or revocation that ended (`SHARED` or our id stored by CAS or
-        // Release store) happens before our operation.
-        let m = self.mode.load(Ordering::Acquire);
-        let mut op = Op { exit: Exit::Record(&r.ops, c + 2), owned: true };
-        if m == tid as u64 + 1 {
-            return op;
-        }
-        if m == SHARED {
-            op.owned = may_claim
-                && self.window.is_some_and(|w| (c >> 1) & ((1 << w) - 1) == 0)
-                && self.try_claim(tid);
-            return op;
-        }
-        drop(op);
-        self.enter_slow(tid)
-    }
-
-    /// Enters for a thread without a record: never owned.
-    #[cold]
-    fn enter_outside(&self) -> Op<'_> {
-        let mut backoff = Backoff::default();
-        loop {
-            // SeqCst RMW, then a fence: as a record's counter and light barrier (a locked
-            // instruction is a full barrier on x86-64; the fence makes it one in the model).
-            self.outside.fetch_add(1, Ordering::SeqCst);
-            fence(Ordering::SeqCst);
-            // Acquire: as in `enter`.
-            let m = self.mode.load(Ordering::Acquire);
-            if m == SHARED {
-                return Op { exit: Exit::Outside(&self.outside), owned: false };
-            }
-            // Release: nothing done under this count.
-            self.outside.fetch_sub(1, Ordering::Release);
-            if m & REVOKING == 0 {
-                self.revoke(m);
-            } else {
-                backoff.snooze();
-            }
-        }
-    }
-
-    /// [`Epochs::enter`] for a thread that found another owner, or a revocation under way.
-    #[cold]
-    fn enter_slow(&self, tid: usize) -> Op<'_> {
-        let mut backoff = Backoff::default();
-        loop {
-            // Acquire: as in `enter`.
-            let m = self.mode.load(Ordering::Acquire);
-            if m == SHARED || m == tid as u64 + 1 {
-                // Enter again (claims are not checked here: a thread that just revoked or
-                // waited is not alone).
-                let r = &self.records[tid];
-                // Relaxed: only this thread writes its counter.
-                let c = r.ops.load(Ordering::Relaxed);
-                r.ops.store(c + 1, Ordering::Relaxed);
-                light_barrier();
-                // Acquire: as in `enter`.
-                let now = self.mode.load(Ordering::Acquire);
-                let op = Op { exit: Exit::Record(&r.ops, c + 2), owned: now == tid as u64 + 1 };
-                if now == SHARED || op.owned {
-                    return op;
-                }
-                drop(op);
-                continue;
-            }
-            if m & REVOKING == 0 {
-                self.revoke(m);
-            } else {
-                backoff.snooze();
-            }
-        }
-    }
-
-    /// Revokes the claim of owner `m` (`tid + 1`), unless another thread is doing so.
-    #[cold]
-    fn revoke(&self, m: u64) {
-        // Relaxed on failure: the caller reads `mode` again.
-        if self.mode.compare_exchange(m, m | REVOKING, Ordering::SeqCst, Ordering::Relaxed).is_err()
-        {
-            return;
-        }
-        // Our store before our load of the owner's counter, against its light barrier.
-        heavy_barrier();
-        let owner = &self.records[(m - 1) as usize].ops;
-        let mut backoff = Backoff::default();
-        #[cfg(loom)]
-        let wait = self.mutant != Mutant::RevokerDoesNotWait;
-        #[cfg(not(loom))]
-        let wait = true;
-        // Acquire: pairs with the owner's Release exit (its plain stores happen before ours).
-        while wait && owner.load(Ordering::Acquire) & 1 != 0 {
-            backoff.snooze();
-        }
-        // Release: the owner's operations (seen above) happen before whoever reads `SHARED`.
-        self.mode.store(SHARED, Ordering::Release);
-    }
-
-    /// Claims the cache for thread `tid` if no other thread has run an operation since its
-    /// last check and none runs one now (see [`Op`]). The caller is inside an operation.
-    #[cold]
-    fn try_claim(&self, tid: usize) -> bool {
-        // A quiet window first: the other counters all even, and as they were at our last
-        // check. (Relaxed: a hint; the claim below reads them again after its barrier.)
-        let used = self.used.load(Ordering::Relaxed).min(self.records.len());
-        let mut sum = self.outside.load(Ordering::Relaxed);
-        for (i, r) in self.records[..used].iter().enumerate() {
-            let v = r.ops.load(Ordering::Relaxed);
-            if i != tid {
-                if v & 1 != 0 {
-                    return false;
-                }
-                sum = sum.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(v ^ i as u64);
-            }
-        }
-        let me = &self.records[tid];
-        // Relaxed: our own word.
-        if me.seen.swap(sum, Ordering::Relaxed) != sum || !heavy_available() {
-            return false;
-        }
-        // SeqCst: the store the heavy barrier orders before our loads below.
-        if self
-            .mode
-            .compare_exchange(SHARED, tid as u64 + 1, Ordering::SeqCst, Ordering::Relaxed)
-            .is_err()
-        {
-            return false;
-        }
-        heavy_barrier();
-        // After the barrier: a thread that registered since (raising `used` before its
-        // counter) is read too.
-        let used = self.used.load(Ordering::SeqCst).min(self.records.len());
-        // Acquire (all): pairs with the Release exits, so the other threads' operations happen
-        // before our owned ones.
-        #[cfg(loom)]
-        if self.mutant == Mutant::ClaimerDoesNotCheck {
-            return true;
-        }
-        let alone = self.outside.load(Ordering::Acquire) == 0
-            && self.records[..used]
-                .iter()
-                .enumerate()
-                .all(|(i, r)| i == tid || r.ops.load(Ordering::Acquire) & 1 == 0);
-        if !alone {
-            // Release: nothing done as owner. Fails if a thread that saw our claim is
-            // revoking it (it stores `SHARED` once our counter is even).
-            let _ = self.mode.compare_exchange(
-                tid as u64 + 1,
-                SHARED,
-                Ordering::Release,
-                Ordering::Relaxed,
-            );
-        }
-        alone
     }
 }
 
@@ -720,17 +368,6 @@ impl<'a> FreeHazard<'a> {
         announce(self.0, u64::from(s) + 1);
         Hazard(self.0)
     }
-
-    /// [`FreeHazard::announce`] by the owner of the cache ([`Op::owned`]): a plain store, no
-    /// barrier. No other thread is inside an operation; the store is for the thread's own
-    /// operations nested in this one (from a value's `Drop`, a key's `Eq`), which see it
-    /// in program order and do not reuse the slot.
-    #[inline]
-    pub fn announce_owned(self, s: u32) -> Hazard<'a> {
-        // Release: as the fenced store (an owner's exit orders it anyway).
-        self.0.store(u64::from(s) + 1, Ordering::Release);
-        Hazard(self.0)
-    }
 }
 
 /// One announced slot (see [`FreeHazard::announce`]), cleared on drop.
@@ -760,22 +397,13 @@ pub(crate) struct LazyPin<'a> {
     hazard: Option<Hazard<'a>>,
     slot: u32,
     guard: Option<Guard<'a>>,
-    /// The caller owns the cache ([`Op::owned`]): hazards without the barrier.
-    owned: bool,
 }
 
 impl<'a> LazyPin<'a> {
     /// Nothing protected yet; [`LazyPin::protect`] protects for thread `tid`.
     #[inline]
     pub fn new(epochs: &'a Epochs, tid: usize) -> Self {
-        LazyPin { epochs, tid, hazard: None, slot: 0, guard: None, owned: false }
-    }
-
-    /// As [`LazyPin::new`], for an operation `op` of thread `tid`: an owned one announces
-    /// without the barrier ([`FreeHazard::announce_owned`]).
-    #[inline]
-    pub fn within(epochs: &'a Epochs, tid: usize, op: &Op<'_>) -> Self {
-        LazyPin { epochs, tid, hazard: None, slot: 0, guard: None, owned: op.owned }
+        LazyPin { epochs, tid, hazard: None, slot: 0, guard: None }
     }
 
     /// Whether slot `s` is protected already (no barrier needed to read it again).
@@ -803,7 +431,7 @@ impl<'a> LazyPin<'a> {
     pub fn protect_uncovered(&mut self, s: u32) {
         if self.hazard.is_none() {
             if let Some(h) = self.epochs.hazard(self.tid) {
-                self.hazard = Some(if self.owned { h.announce_owned(s) } else { h.announce(s) });
+                self.hazard = Some(h.announce(s));
                 self.slot = s;
                 return;
             }

@@ -406,22 +406,10 @@ impl Index {
         }
     }
 
-    /// Locks the home bucket of `hash` for writing; `owned`: the caller owns the cache (no other
-    /// thread is inside an operation, see `Epochs::enter`), so a plain load and store do.
+    /// Locks the home bucket of `hash` for writing.
     #[inline(always)]
-    pub fn lock(&self, hash: u64, owned: bool) -> HomeLock<'_> {
-        let home = self.home(hash);
-        if owned {
-            let bucket = &self.buckets[home];
-            // Relaxed (both): nobody else touches the index until our operation ends, and our
-            // own earlier operations released every lock they took.
-            let c = bucket.ctrl.load(Ordering::Relaxed);
-            if c & LOCK == 0 {
-                bucket.ctrl.store(c | LOCK, Ordering::Relaxed);
-                return HomeLock { bucket, home, flip: Cell::new(0) };
-            }
-        }
-        self.lock_bucket(home)
+    pub fn lock(&self, hash: u64) -> HomeLock<'_> {
+        self.lock_bucket(self.home(hash))
     }
 
     /// Locks bucket `home`.
@@ -748,11 +736,8 @@ impl Index {
     /// eviction need not hash the key again); a word is the slot's if its low half names the
     /// slot (a slot is named by one word at most). Returns the removed word's tag (S3-FIFO's
     /// ghost keeps it), or `None` if the word was gone.
-    ///
-    /// `owned`: the caller owns the cache (see `Epochs::enter`): the word is cleared by a plain
-    /// load and store.
     #[inline(always)]
-    pub fn remove_slot(&self, home_hash: u32, slot: u32, owned: bool) -> Option<u32> {
+    pub fn remove_slot(&self, home_hash: u32, slot: u32) -> Option<u32> {
         let lo = u64::from(home_hash);
         let want = u64::from(slot) + 1;
         let bt = byte_tag(lo);
@@ -768,7 +753,7 @@ impl Index {
                 // Relaxed: compared with a value we know; the CAS decides.
                 let x = bucket.words[i].load(Ordering::Relaxed);
                 if x & 0xFFFF_FFFF == want {
-                    return self.unlink_word(home, At { bucket: b, word: i }, x, owned);
+                    return self.unlink_word(home, At { bucket: b, word: i }, x);
                 }
                 cand &= cand - 1;
             }
@@ -779,14 +764,14 @@ impl Index {
         }
         // Not found by its byte: gone, or stored by an insert that still holds the bucket's
         // lock (its byte is set at the unlock, but the slot may already be LIVE).
-        self.remove_slot_slow(home, want, owned)
+        self.remove_slot_slow(home, want)
     }
 
     /// [`Index::remove_slot`] by the words themselves, not their bytes. The caller holds the
     /// slot through the policy, published (it read LIVE with Acquire, after the word's and the
     /// pass-through counts' stores), so the word is there unless another thread removed it.
     #[cold]
-    fn remove_slot_slow(&self, home: usize, want: u64, owned: bool) -> Option<u32> {
+    fn remove_slot_slow(&self, home: usize, want: u64) -> Option<u32> {
         let mut b = home;
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
@@ -794,7 +779,7 @@ impl Index {
                 // Relaxed: compared with a value we know; the CAS decides.
                 let x = w.load(Ordering::Relaxed);
                 if x & 0xFFFF_FFFF == want {
-                    return self.unlink_word(home, At { bucket: b, word: i }, x, owned);
+                    return self.unlink_word(home, At { bucket: b, word: i }, x);
                 }
             }
             // Acquire: as in `probe`.
@@ -809,20 +794,7 @@ impl Index {
     /// Removes slot word `x` at `at` (homed at `home`) without the lock; its tag if this call
     /// removed it.
     #[inline(always)]
-    fn unlink_word(&self, home: usize, at: At, x: u64, owned: bool) -> Option<u32> {
-        if owned {
-            let w = &self.buckets[at.bucket].words[at.word];
-            // Relaxed (both): no other thread is inside an operation (see `Index::lock`); ours
-            // end with a Release store that orders this one before the next thread's.
-            if x == 0 || w.load(Ordering::Relaxed) != x {
-                return None;
-            }
-            w.store(0, Ordering::Relaxed);
-            if at.bucket != home {
-                self.lower_passes(home, at.bucket, None);
-            }
-            return Some((x >> 32) as u32);
-        }
+    fn unlink_word(&self, home: usize, at: At, x: u64) -> Option<u32> {
         self.clear_word(home, at, x, None).map(|_| (x >> 32) as u32)
     }
 
@@ -965,13 +937,13 @@ mod tests {
     fn a_removal_by_slot_returns_the_tag_and_leaves_no_word() {
         let idx = Index::new(64).unwrap();
         let h = hash_in(&idx, 3, 0xABCD_1234);
-        let lock = idx.lock(h, false);
+        let lock = idx.lock(h);
         assert_eq!(idx.insert(&lock, h, 7, pinned, |_| false), Inserted::Added);
         drop(lock);
-        assert_eq!(idx.remove_slot(h as u32, 7, false), Some(tag(h) as u32));
+        assert_eq!(idx.remove_slot(h as u32, 7), Some(tag(h) as u32));
         assert_eq!(idx.find(h, pinned, |_| panic!("a removed word was followed")), None);
         assert!(idx.slots().is_empty());
-        assert_eq!(idx.remove_slot(h as u32, 7, false), None, "the entry is gone");
+        assert_eq!(idx.remove_slot(h as u32, 7), None, "the entry is gone");
         idx.validate(|_| h).expect("valid");
     }
 
@@ -980,12 +952,12 @@ mod tests {
         let idx = Index::new(64).unwrap();
         let h = |t: u32| hash_in(&idx, 2, t << 8 | 1);
         for t in 0..8u32 {
-            let lock = idx.lock(h(t), false);
+            let lock = idx.lock(h(t));
             idx.insert(&lock, h(t), t, pinned, |_| false);
         }
         // The eighth sits in bucket 3: evicting it clears the word and lowers bucket 2's count.
         assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 1);
-        assert_eq!(idx.remove_slot(h(7) as u32, 7, false), Some(tag(h(7)) as u32));
+        assert_eq!(idx.remove_slot(h(7) as u32, 7), Some(tag(h(7)) as u32));
         assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 0);
         assert_eq!(idx.slots().len(), 7);
         idx.validate(h).expect("valid");
