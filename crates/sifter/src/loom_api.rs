@@ -581,13 +581,13 @@ impl Hollowing {
         if self.state.load(Ordering::Relaxed) == crate::raw::state::RETIRED {
             self.drop_contents();
         }
-        // SAFETY (loom cell): checked by loom.
+        // SAFETY: a loom cell: loom checks every access for races.
         self.contents.with_mut(|c| unsafe { *c = 2 });
         self.reuses.fetch_add(1, Ordering::Relaxed);
     }
 
     fn drop_contents(&self) {
-        // SAFETY (loom cell): checked by loom.
+        // SAFETY: a loom cell: loom checks every access for races.
         self.contents.with_mut(|c| unsafe {
             assert_eq!(*c, 1, "contents dropped twice or after the reuse");
             *c = 0;
