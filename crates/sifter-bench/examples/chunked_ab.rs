@@ -1,7 +1,8 @@
 //! Caches compared at one thread by *chunks alternated in one process*: every cache is warmed
 //! on the same first requests, then each chunk of the stream runs on every cache in turn (the
 //! order rotated by chunk), read-through; the speed ratio of each cache to the last one is
-//! taken per chunk, and the median and quartiles of those ratios are printed.
+//! taken per chunk, and the median and quartiles of those ratios are printed. (Reads are
+//! read-through; a workload's gets, inserts and erases run as `sifter bench` runs them.)
 //!
 //! On a host whose speed switches within seconds (docs/BENCHMARKS.md, stop 80: every cache ran
 //! either 13–16 or 21–29 Mops/s, switching between repetitions), ratios of runs made a second
@@ -18,7 +19,7 @@
 //! # CAPACITY CHUNK ROUNDS CACHES [WORKLOAD]   (WORKLOAD as `sifter bench -w`, default Zipf 1.0 over 1M keys)
 //! ```
 use sifter_bench::adapter::{make, BenchCache};
-use sifter_bench::workload::{unpack, Mode, Workload};
+use sifter_bench::workload::{unpack, Mode, Op, Workload};
 use std::time::Instant;
 
 const WARM: usize = 4_000_000;
@@ -37,16 +38,23 @@ fn number(s: Option<&String>, what: &str) -> usize {
     }
 }
 
-/// Read-through over `s`: seconds taken and hits.
+/// Runs the operations of `s` as `sifter bench` does (a read inserts on a miss; a get does
+/// not; inserts and erases as they come): seconds taken, and hits among the lookups.
 fn run(c: &dyn BenchCache, s: &[u64]) -> (f64, u64) {
     let t0 = Instant::now();
     let mut hits = 0;
     for &x in s {
-        let (_, k) = unpack(x);
-        if c.get(k).is_some() {
-            hits += 1;
-        } else {
-            c.insert(k);
+        match unpack(x) {
+            (Op::Read, k) => {
+                if c.get(k).is_some() {
+                    hits += 1;
+                } else {
+                    c.insert(k);
+                }
+            }
+            (Op::Get, k) => hits += u64::from(c.get(k).is_some()),
+            (Op::Insert, k) => c.insert(k),
+            (Op::Erase, k) => c.remove(k),
         }
     }
     (t0.elapsed().as_secs_f64(), hits)
@@ -65,13 +73,12 @@ fn main() {
         usage("name at least two caches (the last is the denominator)");
     }
     let spec = a.get(5).map_or("zipf:alpha=1.0,keys=1000000", String::as_str);
-    let w = Workload::parse(spec).unwrap_or_else(|e| usage(&format!("workload {spec}: {e}")));
+    let w = Workload::parse(spec).unwrap_or_else(|e| usage(&e.to_string()));
     let total = chunk
         .checked_mul(rounds)
         .and_then(|n| n.checked_add(WARM))
         .unwrap_or_else(|| usage("CHUNK × ROUNDS too large"));
-    let (seqs, _) =
-        w.generate(1, total, Mode::Shared).unwrap_or_else(|e| usage(&format!("{spec}: {e}")));
+    let (seqs, _) = w.generate(1, total, Mode::Shared).unwrap_or_else(|e| usage(&e.to_string()));
     let seq = &seqs[0];
     if seq.len() < total {
         usage(&format!("the workload has {} requests, {total} needed", seq.len()));
@@ -93,6 +100,12 @@ fn main() {
             hits[j] += h;
         }
     }
+    // Hit ratios are of the lookups (reads and gets) of the measured chunks.
+    let lookups = seq[WARM..WARM + chunk * rounds]
+        .iter()
+        .filter(|&&x| matches!(unpack(x).0, Op::Read | Op::Get))
+        .count()
+        .max(1);
     let last = n - 1;
     println!("capacity {cap}, {rounds} chunks of {chunk} requests after a {WARM}-request warm-up, one thread, {spec}");
     for i in 0..n {
@@ -108,7 +121,7 @@ fn main() {
             q(0.25),
             q(0.75),
             chunk as f64 / best / 1e6,
-            hits[i] as f64 / (chunk * rounds) as f64
+            hits[i] as f64 / lookups as f64
         );
     }
 }
