@@ -407,6 +407,13 @@ impl Calibrator {
         self
     }
 
+    /// Changes how the read-through chunks' misses wait ([`Calibrator::waiting`]; `None`: they
+    /// do not) and the requests per pass, for the rounds from here on.
+    pub fn pace(&mut self, wait: Option<Wait>, requests: usize) {
+        self.wait = wait;
+        self.requests = requests.max(1);
+    }
+
     /// One round with `threads` threads (at most the `threads` it was made for) started
     /// together, each replaying its share of the stream's next requests as chunks of lookups
     /// and chunks read through (`Split`): the costs are the means over threads — the CPU
@@ -1379,6 +1386,10 @@ pub struct Point {
     /// The model's utilisation of its CPU station per core (the mean over slices): compare
     /// with the event loops' measured [`Measured::busy`].
     pub model_busy: f64,
+    /// The calibrations' spin after each miss, µs (the mean over slices; 0 where they do not
+    /// wait so): a loop's idle time per miss in the model ([`loop_idle_gap`]), for event
+    /// loops with several workers each.
+    pub idle_gap_us: f64,
 }
 
 /// How a point's calibrated model is solved: simulated ([`calibrated_network`] has
@@ -1405,6 +1416,34 @@ fn calibration_requests(wait: Option<Wait>, hit: f64) -> usize {
         return 1 << 18;
     }
     ((WAIT_BUDGET / waits_per_request) as usize).clamp(1 << 12, 1 << 18)
+}
+
+/// How long an event loop idles per miss, on average, in a solved model: `x` requests per µs
+/// in all, its CPU station `busy` (per core) of the time, hit ratio `hit`, `loops` loops. Each
+/// loop sees `x (1 − hit) / loops` misses per µs and idles `1 − busy` of the time, so it idles
+/// `(1 − busy) loops / (x (1 − hit))` µs per miss — at most the `backend` wait (a loop waits
+/// for no longer than the miss it has just sent). `None` where it does not idle (or nothing
+/// misses).
+///
+/// The idle time falls between bursts unevenly (after some misses another worker is ready
+/// at once, after others the loop waits), and a calibration that spins its mean after every
+/// miss slows the requests after each spin by less than the longer, rarer real gaps would if
+/// the slowdown grows with the gap (it does, less than in proportion: hits after 5, 100 and
+/// 500 µs spins cost 39, 59 and 76 ns on this host).
+pub fn loop_idle_gap(
+    x: f64,
+    busy: f64,
+    hit: f64,
+    loops: usize,
+    backend: Duration,
+) -> Option<Duration> {
+    let misses = x * (1.0 - hit) / loops.max(1) as f64;
+    let idle = 1.0 - busy;
+    if !(misses > 0.0 && idle > 0.0) {
+        return None;
+    }
+    let us = (idle / misses).min(backend.as_secs_f64() * 1e6);
+    (us.is_finite() && us > 0.0).then(|| Duration::from_secs_f64(us * 1e-6))
 }
 
 /// Seconds a calibration pass may spend in backend waits ([`calibration_requests`]).
@@ -1485,10 +1524,48 @@ pub fn point(
     };
     let pre = (prefill_hit, replayed);
     let slice = secs / SLICES as f64;
+    // Event loops with several workers each idle between their workers' bursts, and a core's
+    // first requests after an idle spell are slower than back to back (in-loop hits cost
+    // 1.5-3x the unpaced calibration at MPL 8: docs/BENCHMARKS.md, "The loops' hits cost
+    // 1.5-3x their calibration"). Their calibrations therefore spin after each miss for as
+    // long as a loop idles per miss in the model solved with the previous calibration
+    // ([`loop_idle_gap`]): the first from an unpaced calibration, the others from the last
+    // slice's model. Neither measurement enters the gap, only the model's own solution.
+    let paced = workers == Workers::Loops && wait.is_none() && seqs.len() > threads;
+    let solve = |cal: &Calibration, b: &Calibration, hit: f64, backend: Backend| {
+        let net = calibrated_network(name, cal, b, hit, backend, workers, cores, seqs.len());
+        simulate(&net, seqs.len() as u32, &MODEL_SIM)
+            .map_err(|e| anyhow::anyhow!("solving the model of {name} at size {size}: {e}"))
+    };
+    let gap_of = |x: f64, busy: f64, hit: f64| {
+        if paced {
+            loop_idle_gap(x, busy, hit, threads, backend)
+        } else {
+            None
+        }
+    };
+    let mut gap = None;
+    if paced {
+        let b = base.calibration(threads);
+        let cal = own.as_mut().map_or(b, |c| c.calibration(threads));
+        let nominal =
+            Backend { wait_us: backend.as_secs_f64() * 1e6, spin: false, overhead_us: 0.0 };
+        let solved = solve(&cal, &b, prefill_hit, nominal)?;
+        gap = gap_of(solved.x, solved.u[0], prefill_hit);
+    }
     let mut total = Window::default();
     let (mut model, mut sum, mut overhead, mut model_busy) = (0.0, [0.0; 4], 0.0, 0.0);
-    let mut replay_us = 0.0;
+    let (mut replay_us, mut gap_us) = (0.0, 0.0);
     for _ in 0..SLICES {
+        if paced {
+            let w = gap.map(Wait::Spin);
+            let requests = calibration_requests(w, prefill_hit);
+            base.pace(w, requests);
+            if let Some(c) = own.as_mut() {
+                c.pace(w, requests);
+            }
+            gap_us += gap.map_or(0.0, |g| g.as_secs_f64() * 1e6) / SLICES as f64;
+        }
         let b = base.calibration(threads);
         let cal = own.as_mut().map_or(b, |c| c.calibration(threads));
         let warm = (0.2 * slice).max(0.02);
@@ -1503,18 +1580,9 @@ pub fn point(
         let over = net_overhead_us(workers_us, calibration_us);
         overhead += over / SLICES as f64;
         replay_us += calibration_us / SLICES as f64;
-        let net = calibrated_network(
-            name,
-            &cal,
-            &b,
-            m.hit,
-            Backend { wait_us: m.wait_us, spin, overhead_us: over },
-            workers,
-            cores,
-            seqs.len(),
-        );
-        let solved = simulate(&net, seqs.len() as u32, &MODEL_SIM)
-            .map_err(|e| anyhow::anyhow!("solving the model of {name} at size {size}: {e}"))?;
+        let solved =
+            solve(&cal, &b, m.hit, Backend { wait_us: m.wait_us, spin, overhead_us: over })?;
+        gap = gap_of(solved.x, solved.u[0], m.hit);
         model += solved.x / SLICES as f64;
         model_busy += solved.u[0] / SLICES as f64;
         for (s, v) in
@@ -1537,6 +1605,7 @@ pub fn point(
         overhead_us: overhead,
         replay_us,
         model_busy,
+        idle_gap_us: gap_us,
     })
 }
 
@@ -1797,13 +1866,13 @@ impl Experiment {
 /// The rows as CSV (`sifter bench closed-loop --csv`'s columns).
 pub fn rows_csv(rows: &[Row]) -> String {
     let mut csv = String::from(
-        "policy,mpl,backend_us,target_hit,size,prefill_requests,prefill_hit,hit_ratio,measured_mops,model_mops,error,wait_us,calib_threads,hit_us,miss_us,busy_hit_us,busy_miss_us,overhead_us,busy,model_busy,replay_us\n",
+        "policy,mpl,backend_us,target_hit,size,prefill_requests,prefill_hit,hit_ratio,measured_mops,model_mops,error,wait_us,calib_threads,hit_us,miss_us,busy_hit_us,busy_miss_us,overhead_us,busy,model_busy,replay_us,idle_gap_us\n",
     );
     for r in rows {
         let (m, c) = (&r.point.measured, &r.point.calibration);
         let target = r.target.map_or("-".to_string(), |t| format!("{t}"));
         csv.push_str(&format!(
-            "{},{},{},{target},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.2},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{:.4},{:.4}\n",
+            "{},{},{},{target},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.2},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{:.4},{:.4},{:.2}\n",
             r.policy,
             r.mpl,
             r.backend_us,
@@ -1823,7 +1892,8 @@ pub fn rows_csv(rows: &[Row]) -> String {
             r.point.overhead_us,
             m.busy.map_or("-".to_string(), |b| format!("{b:.4}")),
             r.point.model_busy,
-            r.point.replay_us
+            r.point.replay_us,
+            r.point.idle_gap_us
         ));
     }
     csv
@@ -2167,6 +2237,40 @@ mod size_search_tests {
         assert!(after.inserts > before.inserts, "{before:?} -> {after:?}");
         assert!(workers.len() <= 2_000);
         assert!(Calibrator::on(cache, hit, Vec::new().into(), 1, 10).is_err());
+    }
+
+    #[test]
+    fn loops_idle_per_miss_as_the_solved_model_says() {
+        let d = Duration::from_micros(100);
+        let us = |g: Option<Duration>| g.map(|g| g.as_secs_f64() * 1e6);
+        // 1 request per µs on 2 loops, 10 % misses: each loop sees a miss every 20 µs and
+        // idles half of the time, 10 µs per miss.
+        let g = us(loop_idle_gap(1.0, 0.5, 0.9, 2, d)).expect("a gap");
+        assert!((g - 10.0).abs() < 1e-6, "{g}");
+        // Never longer than the backend wait.
+        assert_eq!(us(loop_idle_gap(0.01, 0.1, 0.9, 2, d)), Some(100.0));
+        // Saturated loops, nothing missing, and nonsense: no gap.
+        assert_eq!(loop_idle_gap(1.0, 1.0, 0.9, 2, d), None);
+        assert_eq!(loop_idle_gap(1.0, 0.5, 1.0, 2, d), None);
+        assert_eq!(loop_idle_gap(f64::NAN, 0.5, 0.9, 2, d), None);
+        assert_eq!(loop_idle_gap(0.0, 0.5, 0.9, 2, d), None);
+    }
+
+    #[test]
+    fn loops_sharing_a_core_are_calibrated_with_their_idle_gaps() {
+        let seqs: Vec<Vec<u64>> = (0..6).map(|t| zipf_seq(2_000, 20_011, t + 1)).collect();
+        let backend = Duration::from_micros(200);
+        // Three workers per loop: paced by the model's idle time per miss.
+        let p = point("fifo", 2_000, 0.25, &seqs, backend, false, Workers::Loops, 0.05, 2)
+            .expect("a point");
+        assert!(p.idle_gap_us > 0.0 && p.idle_gap_us <= 200.0, "{p:?}");
+        // A loop per worker waits the backend itself; threads are not paced.
+        let p = point("fifo", 2_000, 0.25, &seqs[..2], backend, false, Workers::Loops, 0.05, 2)
+            .expect("a point");
+        assert_eq!(p.idle_gap_us, 0.0);
+        let p = point("fifo", 2_000, 0.25, &seqs, backend, false, Workers::Threads, 0.05, 2)
+            .expect("a point");
+        assert_eq!(p.idle_gap_us, 0.0);
     }
 
     #[test]

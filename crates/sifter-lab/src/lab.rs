@@ -520,7 +520,7 @@ fn model_section(out: &std::path::Path, quick: bool, stop: &AtomicBool) -> Resul
                 format!("{:.3}", p.model),
                 format!("{:+.1}%", r.error() * 100.0),
             ]);
-            closed_json.push(serde_json::json!({"policy": pol, "target_hit": r.target, "size": r.size, "prefill_hit": p.measured.prefill_hit, "hit": p.measured.hit, "measured_mops": p.measured.x, "model_mops": p.model, "wait_us": p.wait_us, "workers_us": p.overhead_us, "replay_us": p.replay_us, "busy": p.measured.busy, "model_busy": p.model_busy}));
+            closed_json.push(serde_json::json!({"policy": pol, "target_hit": r.target, "size": r.size, "prefill_hit": p.measured.prefill_hit, "hit": p.measured.hit, "measured_mops": p.measured.x, "model_mops": p.model, "wait_us": p.wait_us, "workers_us": p.overhead_us, "replay_us": p.replay_us, "idle_gap_us": p.idle_gap_us, "busy": p.measured.busy, "model_busy": p.model_busy}));
             meas.push((p.measured.hit, p.measured.x));
             pred.push((p.measured.hit, p.model));
             if r.target == Some(top) {
