@@ -106,6 +106,10 @@ impl Mode {
     }
 }
 
+/// The workload kinds the bench generates itself (any other spec is a trace file or one of
+/// the trace layer's generators).
+const KINDS: &[&str] = &["zipf", "ycsb", "nbq", "cachebench"];
+
 #[derive(Debug, Clone, PartialEq)]
 enum Kind {
     /// Synthetic: per-mille shares of read, get, insert, erase over Zipf keys.
@@ -132,7 +136,7 @@ impl Workload {
     /// Parses a spec (see the module docs).
     pub fn parse(spec: &str) -> Result<Workload, BenchError> {
         let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
-        if !["zipf", "ycsb", "nbq", "cachebench"].contains(&kind) {
+        if !KINDS.contains(&kind) {
             return Ok(Workload { spec: spec.into(), kind: Kind::Trace(spec.into()), seed: 1 });
         }
         let (mut alpha, mut keys, mut seed) = (1.0, 1_000_000u64, 1u64);
@@ -263,6 +267,19 @@ impl Workload {
                 Ok((seqs, distinct.len() as u64))
             }
             Kind::Trace(arg) => {
+                let kind = arg.split_once(':').map_or(arg.as_str(), |(k, _)| k);
+                if !std::path::Path::new(arg).exists()
+                    && !sifter_trace::synth::KINDS.contains(&kind)
+                {
+                    let traces: Vec<_> =
+                        sifter_trace::synth::KINDS.iter().filter(|k| !KINDS.contains(k)).collect();
+                    return Err(BenchError::Config(format!(
+                        "workload {arg:?}: no such file, nor a workload kind ({}; or the trace \
+                         generators {})",
+                        KINDS.join(", "),
+                        traces.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
+                    )));
+                }
                 let src = TraceSource::parse(arg, None)
                     .map_err(|e| BenchError::Config(format!("workload {arg}: {e}")))?;
                 let mut ops = Vec::new();
@@ -412,6 +429,17 @@ mod tests {
             assert!(Workload::parse(bad).is_err(), "{bad} accepted");
         }
         assert!(Workload::parse("/no/such/file").unwrap().generate(1, 10, Mode::Shared).is_err());
+        // An unknown name says once what it is not, and lists the bench's own kinds too.
+        let e = Workload::parse("nope").unwrap().generate(1, 10, Mode::Shared).unwrap_err();
+        let e = e.to_string();
+        assert_eq!(e.matches("nope").count(), 1, "{e}");
+        assert!(e.contains("ycsb") && e.contains("cachebench") && e.contains("uniform"), "{e}");
+        // The trace layer's generators still run.
+        let (s, _) = Workload::parse("uniform:n=50,requests=100")
+            .unwrap()
+            .generate(1, 10, Mode::Shared)
+            .unwrap();
+        assert!(!s[0].is_empty());
     }
 
     #[test]

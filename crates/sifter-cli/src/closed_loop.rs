@@ -93,7 +93,8 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
             Event::Measuring { .. } => eprintln!(
                 "each point: prefilled to steady state, calibrated (hit and miss costs at its \
                  capacity, alone and with a thread per core, and the workers' own cost per \
-                 request), then measured"
+                 request; event loops with several workers each: each miss followed by a spin \
+                 as long as a loop idles per miss in the model), then measured"
             ),
             Event::Measured(_) => {}
         },
@@ -117,6 +118,7 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
                 format!("{:.3}", r.point.overhead_us),
                 m.busy.map_or("-".to_string(), |b| format!("{b:.3}")),
                 format!("{:.3}", r.point.model_busy),
+                format!("{:.1}", r.point.idle_gap_us),
             ]
         })
         .collect();
@@ -144,7 +146,8 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
                 "mean wait µs",
                 "workers µs/req",
                 "cpu busy",
-                "model busy"
+                "model busy",
+                "idle gap µs"
             ],
             &cells
         )
@@ -152,7 +155,8 @@ pub fn closed_loop(a: ClosedLoopArgs) -> Result<()> {
     println!(
         "workers µs/req: the workers' own CPU per request charged to the model (their loop, \
          timers and clock reads, run without a cache), less the calibration loop's, which the \
-         calibrated costs hold already (CSV: overhead_us; replay_us is the part taken out)"
+         calibrated costs hold already (CSV: overhead_us; replay_us is the part taken out); \
+         idle gap µs: the calibrations' spin after each miss (CSV: idle_gap_us)"
     );
     if let Some(p) = &a.csv {
         write_to(p, &rows_csv(&rows))?;

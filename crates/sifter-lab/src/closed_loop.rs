@@ -274,7 +274,8 @@ impl Wait {
     /// How the workers of a point (`mpl` of them, run by `workers` on `cores` cores) wait with
     /// their cores, if their cores have nothing else to do meanwhile: a spinning backend, or
     /// at most one worker per core (`mpl` ≤ `cores`). `None` where other workers run while
-    /// one waits.
+    /// one waits (for event loops, [`point`] then spins for the loops' idle time per miss in
+    /// its model instead: [`loop_idle_gap`]).
     pub fn of_point(
         backend: Duration,
         spin: bool,
@@ -400,8 +401,9 @@ impl Calibrator {
     /// is still the model's CPU demand at their hit ratio. A worker that sleeps on a core of
     /// its own meets the same, more so (the core idles, and the host runs others there):
     /// Mobius and FIFO at 0.995 hits were 12 % optimistic with two threads and a sleeping
-    /// 5 µs backend. Where other workers run while one waits, its core stays busy with
-    /// requests like the calibration's, and misses do not wait.
+    /// 5 µs backend. Where other workers run while one waits, its core is busy with their
+    /// requests for part of the wait and idles for the rest: [`point`] then paces its
+    /// calibrations with the idle time per miss of its model ([`loop_idle_gap`], event loops).
     pub fn waiting(mut self, wait: Wait) -> Self {
         self.wait = Some(wait);
         self

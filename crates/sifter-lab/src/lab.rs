@@ -619,9 +619,10 @@ fn model_section(out: &std::path::Path, quick: bool, stop: &AtomicBool) -> Resul
          hit ratio of the simulator on the workers' own requests), and the cache is prefilled to \
          its steady state before the measurement, which goes on from where the prefill stopped. \
          The model beside it is calibrated with each policy's measured \
-         cost of a hit and a miss at that cache size, on the workers' own requests replayed on \
-         a cache of its own at their steady state, alone and with the cores busy, and with \
-         the event loops' own cost per request; the two cores are a load-dependent station, \
+         cost of a hit and a miss at that cache size, on requests of the workers' kind replayed \
+         on the workers' own cache, alone and with the cores busy, each miss followed by a spin \
+         as long as a loop idles per miss in the model (a core's first requests after idling \
+         are slower than back to back), and with the event loops' own cost per request; the two cores are a load-dependent station, \
          one per loop, a lock (where the policy has one) a station of constant holds that a \
          loop waits for and holds on its core, and the backend the measured mean wait. A core \
          held through a lock is not product-form, so the model is solved by simulation.</p>",
