@@ -1532,7 +1532,8 @@ pub fn point(
     // 1.5-3x their calibration"). Their calibrations therefore spin after each miss for as
     // long as a loop idles per miss in the model solved with the previous calibration
     // ([`loop_idle_gap`]): the first from an unpaced calibration, the others from the last
-    // slice's model. Neither measurement enters the gap, only the model's own solution.
+    // slice's model: the measured throughput and busy time, which the model is judged
+    // against, do not enter the gap.
     let paced = workers == Workers::Loops && wait.is_none() && seqs.len() > threads;
     let solve = |cal: &Calibration, b: &Calibration, hit: f64, backend: Backend| {
         let net = calibrated_network(name, cal, b, hit, backend, workers, cores, seqs.len());
