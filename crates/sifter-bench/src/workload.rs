@@ -271,13 +271,16 @@ impl Workload {
                 if !std::path::Path::new(arg).exists()
                     && !sifter_trace::synth::KINDS.contains(&kind)
                 {
-                    let traces: Vec<_> =
-                        sifter_trace::synth::KINDS.iter().filter(|k| !KINDS.contains(k)).collect();
+                    let traces: Vec<&str> = sifter_trace::synth::KINDS
+                        .iter()
+                        .copied()
+                        .filter(|k| !KINDS.contains(k))
+                        .collect();
                     return Err(BenchError::Config(format!(
                         "workload {arg:?}: no such file, nor a workload kind ({}; or the trace \
                          generators {})",
                         KINDS.join(", "),
-                        traces.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
+                        traces.join(", ")
                     )));
                 }
                 let src = TraceSource::parse(arg, None)
