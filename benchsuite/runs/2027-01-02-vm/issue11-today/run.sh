@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Issue 11's ratios on the same day: eight processes, Mobius and quick_cache paired in each.
+set -euo pipefail
+cd "$(dirname "$0")"
+for i in $(seq 1 8); do
+  /tmp/sifter-0ca7 bench -c mobius,quick_cache -t 1,2 -s 10k,100k -w zipf:alpha=1.0,keys=1000000 \
+    -r 3 -o p$i > /dev/null 2>&1
+done
