@@ -622,10 +622,11 @@ fn model_section(out: &std::path::Path, quick: bool, stop: &AtomicBool) -> Resul
          cost of a hit and a miss at that cache size, on requests of the workers' kind replayed \
          on the workers' own cache, alone and with the cores busy, each miss followed by a spin \
          as long as a loop idles per miss in the model (a core's first requests after idling \
-         are slower than back to back), and with the event loops' own cost per request; the two cores are a load-dependent station, \
-         one per loop, a lock (where the policy has one) a station of constant holds that a \
-         loop waits for and holds on its core, and the backend the measured mean wait. A core \
-         held through a lock is not product-form, so the model is solved by simulation.</p>",
+         are slower than back to back), and with the event loops' own cost per request; the \
+         two cores are a load-dependent station, one per loop, a lock (where the policy has \
+         one) a station of constant holds that a loop waits for and holds on its core, and the \
+         backend the measured mean wait. A core held through a lock is not product-form, so \
+         the model is solved by simulation.</p>",
     );
     h.push_str(&html_table(&closed_header, &closed_rows));
     // Then the extrapolation: the model alone, with the paper's service times.
