@@ -127,81 +127,6 @@ fn batches(capacity: u64, stripes: u64, evicts_in_batches: bool) -> (u32, usize)
     (gather, evict)
 }
 
-/// Whether a cache's batches, if they are smaller than the full ones ([`BATCH`],
-/// [`EVICT_BATCH`]: caches of fewer than 64 entries per stripe), wait for a second thread.
-///
-/// The small caches' batches exist for two threads (without them, two threads inserting into
-/// a few hundred entries meet on the queue's head and tail at every insert), and at one thread
-/// they buy nothing (docs/BENCHMARKS.md, stop 78: 7.75 → 7.86 and 8.87 → 8.86 Mops/s at 256
-/// and 1,000 entries). They cost the one-thread order, though: Mobius's SIEVE order turns on
-/// which entries a batch takes early, and batched caches of a few hundred entries deviated from
-/// the simulator by up to 0.0025 in miss ratio (issue 11 asks for 0.002). So such a cache
-/// inserts one entry and evicts one victim at a time, the simulator's order exactly, until a
-/// second thread inserts; from then on it batches for good. Caches with full batches batch
-/// from the start (there the batches are the one-thread path's speed: one head CAS per eight
-/// victims), and stay within 0.002 of the simulator.
-///
-/// Only inserts count (they alone touch the queues' ends); a thread id freed by an exiting
-/// thread and taken by a new one counts as the same thread, which is right for this purpose:
-/// the two never insert at the same time. A hint, not a protocol: operations that read the
-/// state before and after it changes run side by side, each correct on its own (a batched
-/// cache already mixes one-at-a-time inserts and evictions with batched ones).
-#[derive(Debug)]
-struct Solo {
-    /// [`Solo::ALWAYS`] or [`Solo::SHARED`] (batch), [`Solo::UNSET`] (no insert yet), or the
-    /// id of the one thread that has inserted.
-    owner: AtomicUsize,
-}
-
-impl Solo {
-    const UNSET: usize = usize::MAX;
-    const SHARED: usize = usize::MAX - 1;
-    const ALWAYS: usize = usize::MAX - 2;
-
-    fn new(batch: u32, evict_batch: usize) -> Solo {
-        let partial = batch < BATCH || evict_batch < EVICT_BATCH;
-        let batched = batch > 1 || evict_batch > 1;
-        // Unbatched caches may as well count as batched: their batches are 1 either way.
-        let owner = if batched && partial { Solo::UNSET } else { Solo::ALWAYS };
-        Solo { owner: AtomicUsize::new(owner) }
-    }
-
-    /// Whether an insert by thread `tid` batches; the first insert of a second thread turns
-    /// batching on for good.
-    #[inline]
-    fn batches(&self, tid: usize) -> bool {
-        // Relaxed (all three): a hint that publishes nothing (see the type's docs).
-        let owner = self.owner.load(Ordering::Relaxed);
-        if owner == tid {
-            return false;
-        }
-        if owner >= Solo::ALWAYS && owner != Solo::UNSET {
-            return true;
-        }
-        self.claim(tid)
-    }
-
-    #[cold]
-    fn claim(&self, tid: usize) -> bool {
-        match self.owner.compare_exchange(Solo::UNSET, tid, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => false,
-            Err(owner) if owner == tid => false,
-            Err(owner) => {
-                if owner != Solo::ALWAYS {
-                    self.owner.store(Solo::SHARED, Ordering::Relaxed);
-                }
-                true
-            }
-        }
-    }
-
-    /// Whether the cache batches by now (always, or since a second thread inserted).
-    fn batching(&self) -> bool {
-        // Relaxed: as in `batches`.
-        matches!(self.owner.load(Ordering::Relaxed), Solo::ALWAYS | Solo::SHARED)
-    }
-}
-
 /// Slots a sweep for removed entries passes over at most (see [`Cache::sweep_removed`]).
 const SWEEP: usize = 64;
 
@@ -371,8 +296,6 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     batch: u32,
     /// Victims an insert that must evict takes at once (see [`EVICT_BATCH`]).
     evict_batch: usize,
-    /// Whether the batches above wait for a second inserting thread (see [`Solo`]).
-    solo: Solo,
     stats: Stats,
     listener: Option<ListenerFn<K, V>>,
     expiration: Option<Expiration<K, V>>,
@@ -646,7 +569,6 @@ where
             spill: (capacity / 1024).max(1),
             batch,
             evict_batch,
-            solo: Solo::new(batch, evict_batch),
             stats: Stats::new(),
             listener: extras.listener,
             expiration: extras.expiration,
@@ -1317,16 +1239,14 @@ where
         // the old version leave (evicted, removed) before ours replaces it, ours is added and
         // takes its tokens after publication ([`Cache::pay_late`]).
         let took = Self::take(st, weight);
-        // Whether this insert batches (small caches: only once a second thread inserts).
-        let batched = self.solo.batches(tid);
         let owes = !took && self.weigher.is_none() && self.resident(hash, &key, tid);
         let tokens = if owes { 0 } else { weight };
-        if !took && !owes && !self.acquire(st, tid, now, weight, batched, &mut victims) {
+        if !took && !owes && !self.acquire(st, tid, now, weight, &mut victims) {
             let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return true;
         }
-        let early = self.gathers_early(batched);
+        let early = self.gathers_early();
         let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
             self.credit(st, tokens);
             self.rejected.fetch_add(1, Ordering::Relaxed);
@@ -1494,7 +1414,7 @@ where
                 // An update of an entry of main goes to main. Relaxed: our slot's place,
                 // written by `carry_use` above (this thread).
                 let to_main = ghost_hit || self.slot(s).place.load(Ordering::Relaxed) == MAIN;
-                if !batched || self.batch == 1 || !q.to_small(weight, to_main) {
+                if self.batch == 1 || !q.to_small(weight, to_main) {
                     q.insert(&self.arena, q.local(tid), s, weight, to_main);
                 } else {
                     // Counted into small before it is linked, as every insert into small.
@@ -1604,7 +1524,7 @@ where
         let mut backoff = Backoff::default();
         loop {
             let mut victims = Victims::default();
-            let paid = self.acquire(st, tid, now, w, self.solo.batches(tid), &mut victims);
+            let paid = self.acquire(st, tid, now, w, &mut victims);
             let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
             if paid {
                 return;
@@ -1896,8 +1816,8 @@ where
     /// `insert_inner`: the ghost test waits for its line as long as it can; stop 68 measured
     /// both).
     #[inline]
-    fn gathers_early(&self, batched: bool) -> bool {
-        batched && self.batch > 1 && matches!(self.structure, Structure::Queues(_))
+    fn gathers_early(&self) -> bool {
+        self.batch > 1 && matches!(self.structure, Structure::Queues(_))
     }
 
     /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.
@@ -2201,22 +2121,13 @@ where
     }
 
     /// Gets `w` tokens for an insert: from the stripe, the pool, by evicting (victims go to
-    /// `victims`, for the caller to retire; a batch of them if `batched`, see [`Solo`]), or
-    /// from the other stripes. False if none came within the attempt bound.
+    /// `victims`, for the caller to retire), or from the other stripes. False if none came
+    /// within the attempt bound.
     #[inline(always)]
-    fn acquire(
-        &self,
-        st: &Stripe,
-        tid: usize,
-        now: u64,
-        w: u64,
-        batched: bool,
-        victims: &mut Victims,
-    ) -> bool {
+    fn acquire(&self, st: &Stripe, tid: usize, now: u64, w: u64, victims: &mut Victims) -> bool {
         if Self::take(st, w) {
             return true;
         }
-        let evict_batch = if batched { self.evict_batch } else { 1 };
         // Eviction timing (feature `profile`) starts at the first eviction.
         #[cfg(feature = "profile")]
         let mut t0 = None;
@@ -2228,7 +2139,7 @@ where
         let (mut attempt, mut removed_only) = (0, 0);
         // Computed only when a scan freed nothing (a division; most acquisitions end at their
         // first scan).
-        let most_removed_only = || self.arena.count() / evict_batch + 1;
+        let most_removed_only = || self.arena.count() / self.evict_batch + 1;
         while attempt < ATTEMPTS {
             attempt += 1;
             if self.refill(st, w.max(self.spill)) {
@@ -2242,11 +2153,11 @@ where
             if t0.is_none() {
                 t0 = crate::profile::start();
             }
-            if victims.len + evict_batch > victims.slots.len() {
+            if victims.len + self.evict_batch > victims.slots.len() {
                 let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
                 victims.len = 0;
             }
-            if let Some(freed) = self.evict_some(st, tid, now, evict_batch, victims) {
+            if let Some(freed) = self.evict_some(st, tid, now, self.evict_batch, victims) {
                 // The common case at steady state: the victims free what we need (one of them
                 // exactly that, the others the stripe's next inserts'), and our own tokens
                 // never touch the stripe.
@@ -2614,14 +2525,12 @@ where
     }
 
     /// How many new entries a stripe gathers before one enqueue, and how many victims an
-    /// eviction takes at once, by now: both 1 in tiny caches, for the locked policies, and in
-    /// small caches until a second thread inserts (see [`Solo`]), which then keep the
-    /// simulator's order exactly at one thread. For tests; not a stable interface.
+    /// eviction takes at once (both 1 in small caches and for the locked policies, which then
+    /// keep the simulator's order exactly at one thread). For tests; not a stable interface.
     #[doc(hidden)]
     pub fn queue_batches(&self) -> (u32, usize) {
         match self.structure {
             Structure::Locked(_) => (1, 1),
-            _ if !self.solo.batching() => (1, 1),
             _ => (self.batch, self.evict_batch),
         }
     }

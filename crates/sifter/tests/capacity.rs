@@ -679,37 +679,3 @@ fn set_capacity_drops_the_values_it_evicts() {
         assert_eq!(left, kept, "{p:?}: {left} values alive for {kept} entries");
     }
 }
-
-/// A small cache batches its queue operations only once a second thread inserts: until then
-/// it evicts one victim per insert, so it holds exactly its capacity once full (batched, it
-/// may hold up to a batch less one fewer); after, it batches wherever its size calls for it.
-/// A large cache batches from the start.
-#[test]
-fn small_caches_batch_only_once_a_second_thread_inserts() {
-    for (policy, cd) in configs() {
-        let c: Arc<Cache<u64, u64>> = Arc::new(
-            Cache::builder().capacity(500).policy(policy).consecutive_detection(cd).build(),
-        );
-        for k in 0..5_000u64 {
-            c.insert(k, k);
-            assert_eq!(c.len() as u64, (k + 1).min(500), "{policy:?}/{cd} after key {k}");
-        }
-        assert_eq!(c.queue_batches(), (1, 1), "{policy:?}/{cd}: one thread, no batches");
-        let c2 = Arc::clone(&c);
-        std::thread::spawn(move || c2.insert(u64::MAX, 0)).join().unwrap();
-        // How big the batches are depends on the stripes, so on the machine's cores: on 2
-        // cores (16 stripes) 500 entries batch 3 at a time; on 8 or more, not at all.
-        let stripes = std::thread::available_parallelism().map_or(4, |n| n.get() * 8).clamp(4, 64);
-        let queues = matches!(
-            policy,
-            Policy::Mobius | Policy::Clock | Policy::Fifo | Policy::NbqClock | Policy::S3Fifo
-        );
-        let batches = queues && 500 / (stripes.next_power_of_two() * 8) > 1;
-        assert_eq!(c.queue_batches() != (1, 1), batches, "{policy:?}/{cd}: two threads");
-        c.validate().unwrap();
-        let big: Cache<u64, u64> =
-            Cache::builder().capacity(100_000).policy(policy).consecutive_detection(cd).build();
-        let full = if queues { (8, 8) } else { (1, 1) };
-        assert_eq!(big.queue_batches(), full, "{policy:?}/{cd}: 100,000 entries, no insert yet");
-    }
-}
