@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 for i in $(seq 1 ${ROUNDS:-6}); do
   /tmp/sifter-0ca7 bench -c mobius,quick_cache -t 1,2 -s ${SIZES:-10k} -w zipf:alpha=1.0,keys=1000000 \
-    -r 3 --no-plots -o A$i > /dev/null 2>&1
+    -r 3 --no-plots -o ${TAG:-}A$i > /dev/null 2>&1
   /tmp/sifter-b32 bench -c mobius,quick_cache -t 1,2 -s ${SIZES:-10k} -w zipf:alpha=1.0,keys=1000000 \
-    -r 3 --no-plots -o B$i > /dev/null 2>&1
+    -r 3 --no-plots -o ${TAG:-}B$i > /dev/null 2>&1
   echo "round $i done"
 done
