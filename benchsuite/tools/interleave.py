@@ -4,7 +4,10 @@
 Runs each build's `sifter bench` in turn, round after round (so host slowdowns hit every build
 alike), keeps each run's results.csv under OUT/<name>-<round>/, and prints, per build and
 configuration, the ratio of one cache to another within each run (the only figure that means
-anything on a shared machine), their mean, and the mean throughput and hit ratios.
+anything on a shared machine), their mean, and the mean throughput and hit ratios. Then,
+paired by round: each build's ratio over the base build's (the first --build, or --base), and
+each build's own scaling (the numerator cache at each thread count over its fewest threads in
+the same run), as geometric means over rounds with [2 standard errors].
 
     python3 benchsuite/tools/interleave.py --rounds 6 --out /tmp/ab \\
         --build old=/tmp/sifter-old --build new=target/release/sifter \\
@@ -18,6 +21,7 @@ import csv
 import glob
 import os
 import statistics
+import math
 import subprocess
 import sys
 
@@ -61,6 +65,74 @@ def summarize(out, num, den):
               f"{statistics.mean(x[2] for x in v):.4f} / {statistics.mean(x[3] for x in v):.4f}")
 
 
+def load_runs(out):
+    """{(build, round): {(cache, mode, size, threads): (mops, hit ratio)}}"""
+    runs = {}
+    for d in glob.glob(os.path.join(out, "*-*")):
+        name, _, rnd = os.path.basename(d).rpartition("-")
+        path = os.path.join(d, "results.csv")
+        if not rnd.isdigit() or not os.path.exists(path):
+            continue
+        runs[(name, int(rnd))] = {
+            (row["cache"], row["mode"], row["size"], row["threads"]):
+                (float(row["mops_median"]), float(row["hit_ratio"] or 0))
+            for row in csv.DictReader(open(path))
+        }
+    return runs
+
+
+def geo(values):
+    """Geometric mean [2 s.e.] of positive values, as text."""
+    logs = [math.log(v) for v in values]
+    g = statistics.mean(logs)
+    if len(logs) < 2:
+        return f"{math.exp(g):.3f} (1 round)"
+    se = statistics.stdev(logs) / math.sqrt(len(logs))
+    return f"{math.exp(g):.3f} [{math.exp(g - 2 * se):.3f}, {math.exp(g + 2 * se):.3f}]"
+
+
+def paired(out, num, den, base):
+    runs = load_runs(out)
+    names = sorted({n for n, _ in runs})
+    if base is None:
+        base = names[0] if names else None
+    if base not in names:
+        return
+    configs = sorted({k[1:] for r in runs.values() for k in r if k[0] == num},
+                     key=lambda c: (c[0], float(c[1]), int(c[2])))
+
+    def ratio(run, c):
+        n, d = run.get((num,) + c), run.get((den,) + c)
+        return n[0] / d[0] if n and d and d[0] > 0 else None
+
+    others = [n for n in names if n != base]
+    if others:
+        print(f"\npaired by round: ({num} / {den}) of each build over {base}'s, geomean [2 s.e.]")
+        for c in configs:
+            for n in others:
+                v = []
+                for (b, r), run in runs.items():
+                    if b != n or (base, r) not in runs:
+                        continue
+                    x, y = ratio(run, c), ratio(runs[(base, r)], c)
+                    if x and y:
+                        v.append(x / y)
+                if v:
+                    print(f"  {c[0]:<8} {c[1]:<6} {c[2]:>3} thr  {n} / {base}: {geo(v)}")
+    print(f"\nscaling: {num} at each thread count over its fewest threads, same run")
+    for c in configs:
+        lo = min((k for k in configs if k[:2] == c[:2]), key=lambda k: int(k[2]))
+        if lo == c:
+            continue
+        for n in names:
+            v = [run[(num,) + c][0] / run[(num,) + lo][0]
+                 for (b, _), run in runs.items()
+                 if b == n and (num,) + c in run and (num,) + lo in run
+                 and run[(num,) + lo][0] > 0]
+            if v:
+                print(f"  {c[0]:<8} {c[1]:<6} {c[2]:>3} ÷ {lo[2]} thr  {n}: {geo(v)}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", action="append", default=[], metavar="NAME=BINARY",
@@ -70,6 +142,8 @@ def main():
     ap.add_argument("--num", default="mobius", help="cache whose throughput is the numerator")
     ap.add_argument("--den", default="quick_cache", help="cache whose throughput is the denominator")
     ap.add_argument("--summarize-only", action="store_true")
+    ap.add_argument("--base", help="build the others are paired against (default: the first "
+                    "--build, or the first name in OUT with --summarize-only)")
     ap.add_argument("bench_args", nargs=argparse.REMAINDER,
                     help="after --: the arguments of `sifter bench` (both caches must be in -c)")
     a = ap.parse_args()
@@ -84,7 +158,10 @@ def main():
         if not builds or not bench_args:
             ap.error("give at least one --build and the bench arguments after --")
         run(builds, a.rounds, a.out, bench_args)
+        if a.base is None:
+            a.base = builds[0][0]
     summarize(a.out, a.num, a.den)
+    paired(a.out, a.num, a.den, a.base)
 
 
 if __name__ == "__main__":
