@@ -43,7 +43,7 @@ use crate::sync::{AtomicU8, Backoff, SpinLock};
 use crate::{BuildError, Policy};
 use crossbeam_utils::CachePadded;
 use std::borrow::Borrow;
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
@@ -94,10 +94,6 @@ struct Lists {
     pend_first: u32,
     pend_last: u32,
     pend_len: u32,
-    /// Victims of this stripe's last eviction scan (queue policies) beyond the one its insert
-    /// evicted, oldest first: detached from the queues but still live and in the index, each
-    /// evicted when one of the stripe's next inserts needs it (see [`Cache::evict_held`]).
-    held: VecDeque<u32>,
 }
 
 /// Most new entries a stripe gathers before enqueueing them as one chain (one tail CAS for all
@@ -108,12 +104,11 @@ struct Lists {
 /// the queues empty flushes every stripe.
 const BATCH: u32 = 8;
 
-/// Most victims an eviction scan of a queue policy or S3-FIFO detaches at once (caches without
-/// a weigher; fewer in small caches, see [`batches`]): one scan and one head CAS for all of
-/// them. A queue policy's insert evicts the first and its stripe holds the others, live, for
-/// its next inserts ([`Cache::evict_held`]); S3-FIFO evicts them all at once and their tokens
-/// serve the stripe's next inserts, so that cache holds up to `evict_batch - 1` entries per
-/// active stripe fewer than its capacity until those inserts come.
+/// Most victims an insert that must evict takes from a queue policy or S3-FIFO at once (caches
+/// without a weigher; fewer in small caches, see [`batches`]): one scan and one head CAS for
+/// all of them, and their tokens serve the stripe's next inserts without an eviction each. The
+/// cache then holds up to `evict_batch - 1` entries per active stripe fewer than its capacity
+/// until those inserts come.
 const EVICT_BATCH: usize = 8;
 
 /// The pending-chain length and the eviction batch of a cache of `capacity` with `stripes`
@@ -1698,14 +1693,6 @@ where
         want: usize,
         victims: &mut Victims,
     ) -> Option<u64> {
-        if let (Structure::Queues(q), true) = (&self.structure, self.evict_batch > 1) {
-            return match &self.expiration {
-                None => self.evict_held(q, &self.arena, st, tid, now, victims),
-                Some(_) => {
-                    self.evict_held(q, &Sweep { arena: &self.arena, now }, st, tid, now, victims)
-                }
-            };
-        }
         for _ in 0..4 {
             let mut taken = Taken::default();
             let to_ghost = match &self.expiration {
@@ -1718,104 +1705,35 @@ where
             let (mut freed, mut any) = (0, false);
             for &v in &taken.slots[..taken.len] {
                 // An S3-FIFO small-queue victim's fingerprint goes to the ghost.
-                any |= self.evict_victim(v, st, tid, now, to_ghost, &mut freed, victims);
-            }
-            if any {
-                return Some(freed);
-            }
-        }
-        None
-    }
-
-    /// [`Cache::evict_some`] for a queue policy that evicts in batches: one victim per call
-    /// (and the removed slots met before it), the stripe's held victims first. Each held
-    /// victim is evicted only now, unless it was used since its scan, when it gets its pass
-    /// instead (`Queues::keep_late`). With none held, one scan detaches up to `evict_batch`
-    /// victims: the first is evicted, the stripe holds the others. So a batch neither lowers
-    /// the number of entries the cache holds nor decides early for the entries it holds: at
-    /// one thread the policy evicts what it would one victim at a time, in its order (within
-    /// a pass's place in the dormant queue: a held victim used since goes behind the batch's
-    /// runs, which its scan moved at once).
-    fn evict_held<N: Nodes>(
-        &self,
-        q: &Queues,
-        n: &N,
-        st: &Stripe,
-        tid: usize,
-        now: u64,
-        victims: &mut Victims,
-    ) -> Option<u64> {
-        let (mut freed, mut any) = (0, false);
-        while freed == 0 {
-            let Some(v) = st.lists.lock().held.pop_front() else { break };
-            if !q.keep_late(n, v) {
-                any |= self.evict_victim(v, st, tid, now, false, &mut freed, victims);
-            }
-        }
-        if any {
-            return Some(freed);
-        }
-        for _ in 0..4 {
-            let mut taken = Taken::default();
-            self.take_victims(n, st, tid, self.evict_batch, &mut taken)?;
-            let mut i = 0;
-            while i < taken.len && freed == 0 {
-                any |= self.evict_victim(taken.slots[i], st, tid, now, false, &mut freed, victims);
-                i += 1;
-            }
-            if i < taken.len {
-                st.lists.lock().held.extend(&taken.slots[i..taken.len]);
-            }
-            if any {
-                return Some(freed);
-            }
-        }
-        None
-    }
-
-    /// Unlinks victim `v` (the policy let go of it): adds the tokens that frees to `freed` and
-    /// pushes `v` to `victims` for the caller to retire (or leaves a removed slot to its hollow
-    /// entry); puts it back in the policy if it cannot go yet. True if it went (evicted, or a
-    /// removed slot taken out of the policy). `to_ghost`: an S3-FIFO small-queue victim, whose
-    /// fingerprint goes to the ghost.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn evict_victim(
-        &self,
-        v: u32,
-        st: &Stripe,
-        tid: usize,
-        now: u64,
-        to_ghost: bool,
-        freed: &mut u64,
-        victims: &mut Victims,
-    ) -> bool {
-        match self.unlink_slot(v, st, tid, RemovalCause::Evicted, now, to_ghost) {
-            Unlink::Done(w) => {
-                victims.push(v);
-                *freed += w;
-                true
-            }
-            Unlink::Gone => {
-                self.count_garbage(st, -1);
-                if self.let_go(v) {
-                    victims.push(v);
-                }
-                true
-            }
-            // Its key could not be hashed, or its insert is still in flight (only a queue
-            // policy's gathered slot): it stays, back in the policy.
-            Unlink::Kept | Unlink::NotYet => {
-                match &self.structure {
-                    Structure::Queues(q) => q.insert(&self.arena, v),
-                    Structure::Locked(l) => l.insert(v),
-                    Structure::S3(q) => {
-                        q.insert(&self.arena, q.local(tid), v, self.weight_of(v), true)
+                match self.unlink_slot(v, st, tid, RemovalCause::Evicted, now, to_ghost) {
+                    Unlink::Done(w) => {
+                        victims.push(v);
+                        freed += w;
+                        any = true;
                     }
+                    Unlink::Gone => {
+                        self.count_garbage(st, -1);
+                        if self.let_go(v) {
+                            victims.push(v);
+                        }
+                        any = true;
+                    }
+                    // Its key could not be hashed, or its insert is still in flight (only a
+                    // queue policy's gathered slot): it stays, back in the policy.
+                    Unlink::Kept | Unlink::NotYet => match &self.structure {
+                        Structure::Queues(q) => q.insert(&self.arena, v),
+                        Structure::Locked(l) => l.insert(v),
+                        Structure::S3(q) => {
+                            q.insert(&self.arena, q.local(tid), v, self.weight_of(v), true)
+                        }
+                    },
                 }
-                false
+            }
+            if any {
+                return Some(freed);
             }
         }
+        None
     }
 
     /// Asks the CPU for the home buckets of a batch of victims, for writing, before the
@@ -1945,20 +1863,8 @@ where
         let mut any = false;
         for st in self.stripes.iter() {
             any |= self.flush_stripe(st);
-            any |= self.release_held(st);
         }
         any
-    }
-
-    /// Gives `st`'s held victims back to a queue policy (at the active queue's tail, their
-    /// bits kept): an eviction found the queues empty, and they are all it can take.
-    fn release_held(&self, st: &Stripe) -> bool {
-        let Structure::Queues(q) = &self.structure else { return false };
-        let held = std::mem::take(&mut st.lists.lock().held);
-        for &s in &held {
-            q.insert(&self.arena, s);
-        }
-        !held.is_empty()
     }
 
     /// Enqueues `st`'s pending chain; true if there was one.
@@ -2688,8 +2594,6 @@ where
                     s = crate::raw::queue::slot(self.arena.next_word(s));
                 }
             }
-            // Victims held for the stripe's next inserts (queue policies).
-            pending.extend(l.held.iter().copied());
         }
         let mut held = match &self.structure {
             Structure::Queues(q) => q.items(&self.arena),

@@ -202,12 +202,6 @@ impl Queues {
         let hw = a.head();
         let start = slot(hw);
         if start == NIL {
-            // The caller's held-back new entries belong in the active queue, which then is
-            // not empty: one at a time, Mobius scans them rather than switching (a switch
-            // here would send them to the other queue, behind its survivors).
-            if at_tail() {
-                return Step::Rescan;
-            }
             if mobius && slot(d.head()) != NIL {
                 self.switch(w);
                 return Step::Retry;
@@ -322,21 +316,6 @@ impl Queues {
         }
         out.len = found;
         Step::Victim
-    }
-
-    /// Victim `s`, detached by an earlier [`Queues::evict_many`] and held since by the caller
-    /// (still live), is about to be evicted: if it was used meanwhile, it gets the pass the
-    /// scan would have given it now (to the dormant queue's tail, CLOCK's and NbQ-CLOCK's one
-    /// queue, its bit cleared or its count lowered) and the call returns true; the caller then
-    /// no longer holds it. False: evict it.
-    pub fn keep_late<N: Nodes>(&self, n: &N, s: u32) -> bool {
-        // Relaxed: the bit is a hint, as in the scan.
-        if self.mode == Mode::Fifo || !n.marked(s, 1) {
-            return false;
-        }
-        let (_, _, d) = self.queues();
-        self.requeue(n, s, s, d);
-        true
     }
 
     /// Collects removed slots (replaced or removed entries, still queued until a scan reaches
