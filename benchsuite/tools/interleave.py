@@ -26,6 +26,12 @@ import subprocess
 import sys
 
 
+def entries(row):
+    """The cache's size in entries where the CSV has it (else its `size` column, a fraction
+    of the keys the stream touches)."""
+    return row.get("capacity") or row["size"]
+
+
 def run(builds, rounds, out, bench_args):
     for r in range(1, rounds + 1):
         for name, binary in builds:
@@ -47,7 +53,7 @@ def summarize(out, num, den):
             continue
         tp, hr = {}, {}
         for row in csv.DictReader(open(path)):
-            k = (row["cache"], row["mode"], row["size"], row["threads"])
+            k = (row["cache"], row["mode"], entries(row), row["threads"])
             tp[k] = float(row["mops_median"])
             hr[k] = float(row["hit_ratio"] or 0)
         for k, v in tp.items():
@@ -74,7 +80,7 @@ def load_runs(out):
         if not rnd.isdigit() or not os.path.exists(path):
             continue
         runs[(name, int(rnd))] = {
-            (row["cache"], row["mode"], row["size"], row["threads"]):
+            (row["cache"], row["mode"], entries(row), row["threads"]):
                 (float(row["mops_median"]), float(row["hit_ratio"] or 0))
             for row in csv.DictReader(open(path))
         }
