@@ -44,22 +44,13 @@ def run(builds, rounds, out, bench_args):
             )
 
 
-def summarize(out, num, den):
+def summarize(runs, num, den):
     res = collections.defaultdict(list)
-    for d in sorted(glob.glob(os.path.join(out, "*-*"))):
-        name = os.path.basename(d).rsplit("-", 1)[0]
-        path = os.path.join(d, "results.csv")
-        if not os.path.exists(path):
-            continue
-        tp, hr = {}, {}
-        for row in csv.DictReader(open(path)):
-            k = (row["cache"], row["mode"], entries(row), row["threads"])
-            tp[k] = float(row["mops_median"])
-            hr[k] = float(row["hit_ratio"] or 0)
-        for k, v in tp.items():
-            kd = (den,) + k[1:]
-            if k[0] == num and kd in tp and tp[kd] > 0:
-                res[(name,) + k[1:]].append((v / tp[kd], v, hr[k], hr[kd]))
+    for (name, _), run in sorted(runs.items()):
+        for k, (v, h) in run.items():
+            d = run.get((den,) + k[1:])
+            if k[0] == num and d and d[0] > 0:
+                res[(name,) + k[1:]].append((v / d[0], v, h, d[1]))
     print(f"{'build':<10} {'mode':<8} {'size':<6} {'thr':>3}  {num} / {den} per round  "
           f"(mean)  {num} Mops/s  hit ratios")
     for k in sorted(res, key=lambda k: (k[1], float(k[2]), int(k[3]), k[0])):
@@ -97,12 +88,12 @@ def geo(values):
     return f"{math.exp(g):.3f} [{math.exp(g - 2 * se):.3f}, {math.exp(g + 2 * se):.3f}]"
 
 
-def paired(out, num, den, base):
-    runs = load_runs(out)
+def paired(runs, num, den, base):
     names = sorted({n for n, _ in runs})
     if base is None:
         base = names[0] if names else None
     if base not in names:
+        print(f"\nno runs of the base build {base!r} to pair against", file=sys.stderr)
         return
     configs = sorted({k[1:] for r in runs.values() for k in r if k[0] == num},
                      key=lambda c: (c[0], float(c[1]), int(c[2])))
@@ -166,8 +157,9 @@ def main():
         run(builds, a.rounds, a.out, bench_args)
         if a.base is None:
             a.base = builds[0][0]
-    summarize(a.out, a.num, a.den)
-    paired(a.out, a.num, a.den, a.base)
+    runs = load_runs(a.out)
+    summarize(runs, a.num, a.den)
+    paired(runs, a.num, a.den, a.base)
 
 
 if __name__ == "__main__":
