@@ -25,7 +25,7 @@ use crate::BenchError;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use sifter_trace::{Op as TraceOp, TraceSource};
+use sifter_trace::{Op as TraceOp, TraceError, TraceSource};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -267,24 +267,23 @@ impl Workload {
                 Ok((seqs, distinct.len() as u64))
             }
             Kind::Trace(arg) => {
-                let kind = arg.split_once(':').map_or(arg.as_str(), |(k, _)| k);
-                if !std::path::Path::new(arg).exists()
-                    && !sifter_trace::synth::KINDS.contains(&kind)
-                {
-                    let traces: Vec<&str> = sifter_trace::synth::KINDS
-                        .iter()
-                        .copied()
-                        .filter(|k| !KINDS.contains(k))
-                        .collect();
-                    return Err(BenchError::Config(format!(
-                        "workload {arg:?}: no such file, nor a workload kind ({}; or the trace \
-                         generators {})",
-                        KINDS.join(", "),
-                        traces.join(", ")
-                    )));
-                }
-                let src = TraceSource::parse(arg, None)
-                    .map_err(|e| BenchError::Config(format!("workload {arg}: {e}")))?;
+                let src = TraceSource::parse(arg, None).map_err(|e| match e {
+                    // Worded for the bench, whose own kinds the trace layer does not know.
+                    TraceError::NotFound(_) => {
+                        let traces: Vec<&str> = sifter_trace::synth::KINDS
+                            .iter()
+                            .copied()
+                            .filter(|k| !KINDS.contains(k))
+                            .collect();
+                        BenchError::Config(format!(
+                            "workload {arg:?}: no such file, nor a workload kind ({}; or the \
+                             trace generators {})",
+                            KINDS.join(", "),
+                            traces.join(", ")
+                        ))
+                    }
+                    e => BenchError::Config(format!("workload {arg}: {e}")),
+                })?;
                 let mut ops = Vec::new();
                 let mut distinct = HashSet::new();
                 for r in src.requests().map_err(|e| BenchError::Config(e.to_string()))? {
@@ -457,6 +456,24 @@ mod tests {
         assert_eq!(p[0], p[1], "per-thread mode: the same sequence");
         let k = unpack(p[0][0]).1;
         assert_ne!(thread_key(k, 0, Mode::PerThread), thread_key(k, 1, Mode::PerThread));
+    }
+
+    /// A spec that is neither a bench kind, a trace generator nor a file is refused with both
+    /// lists of kinds; a malformed generator spec with the trace layer's own message.
+    #[test]
+    fn an_unknown_workload_names_every_kind() {
+        let e = Workload::parse("nosuch:alpha=1")
+            .unwrap()
+            .generate(1, 10, Mode::Shared)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"nosuch:alpha=1\": no such file, nor a workload kind"), "{e}");
+        for kind in ["zipf", "ycsb", "cachebench", "uniform", "twophase"] {
+            assert!(e.contains(kind), "{kind} missing from {e}");
+        }
+        let e = Workload::parse("uniform:n=oops").unwrap().generate(1, 10, Mode::Shared);
+        let e = e.unwrap_err().to_string();
+        assert!(e.starts_with("workload uniform:n=oops: ") && !e.contains("no such file"), "{e}");
     }
 
     /// A trace in shared mode is cut into one consecutive part per thread (so no thread's

@@ -51,6 +51,13 @@ pub enum TraceError {
     /// A format or generator spec is malformed, or the format could not be detected.
     #[error("{0}")]
     Spec(String),
+    /// A trace argument that names neither an existing file nor a synthetic workload (the
+    /// argument as given).
+    #[error(
+        "{0}: no such file (and not a synthetic workload: {kinds})",
+        kinds = crate::synth::KINDS.join(", ")
+    )]
+    NotFound(String),
 }
 
 impl TraceError {

@@ -61,10 +61,7 @@ impl TraceSource {
         }
         let path = PathBuf::from(arg);
         if !path.exists() {
-            return Err(TraceError::Spec(format!(
-                "{arg}: no such file (and not a synthetic workload: {})",
-                synth::KINDS.join(", ")
-            )));
+            return Err(TraceError::NotFound(arg.into()));
         }
         let format = format.map(Format::parse).transpose()?;
         Ok(TraceSource::File { path, format })
