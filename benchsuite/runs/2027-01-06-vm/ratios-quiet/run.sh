@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Issue 11's and 12's ratios on the day (stop 86): N processes of the default bench on the
+# issue's stream, one after another. Usage: SIFTER=path/to/sifter ./run.sh [N]
+set -euo pipefail
+cd "$(dirname "$0")"
+S=${SIFTER:-../../../../target/release/sifter}
+for i in $(seq "${FIRST:-1}" "${1:-6}"); do
+  $S bench -c mobius,quick_cache,s3fifo,nbq-clock -t 1,2 -s 10k,100k \
+    -w zipf:alpha=1.0,keys=1000000 -r 3 -q --no-plots -o p$i > p$i.txt
+done
