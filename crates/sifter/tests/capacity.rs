@@ -359,9 +359,14 @@ fn replacing_hot_entries<S: std::hash::BuildHasher>(
         let mut fresh = n;
         for round in 0..rounds {
             // Half the keys hot: the scan keeps finding victims among the others and the
-            // one-time keys, so Mobius never switches to the queue the hot ones went to.
-            for k in (0..n).step_by(2) {
-                c.get(&k);
+            // one-time keys, so Mobius never switches to the queue the hot ones went to. (Two
+            // hits a round: S3-FIFO promotes a key from its small queue at the second, and with
+            // one its ghost forgot the hot keys among the one-time ones, so none was resident
+            // and none was replaced in place.)
+            for _ in 0..2 {
+                for k in (0..n).step_by(2) {
+                    c.get(&k);
+                }
             }
             for k in fresh..fresh + 3 * n {
                 if c.get(&k).is_none() {
@@ -369,6 +374,15 @@ fn replacing_hot_entries<S: std::hash::BuildHasher>(
                 }
             }
             fresh += 3 * n;
+            let tag = format!("{p:?} cd={cd} round {round}");
+            let resident: Vec<u64> = (0..n).filter(|k| c.peek(k).is_some()).collect();
+            // The premise: the policies that keep hit keys hold the hot half here, so the
+            // loop below replaces them in place (the others evicted them among the one-time
+            // keys and insert them afresh).
+            if matches!(p, Policy::Mobius | Policy::Sieve | Policy::S3Fifo) {
+                let hot = resident.iter().filter(|&&k| k % 2 == 0).count() as u64;
+                assert_eq!(hot, n / 2, "{tag}: hot keys not resident ({c:?})");
+            }
             let rejected = c.rejected();
             for k in 0..n {
                 c.insert(k, k + round);
@@ -376,10 +390,24 @@ fn replacing_hot_entries<S: std::hash::BuildHasher>(
             // (The first replacement in a full cache evicts: an insert takes its tokens before
             // the old version gives its own back. A queue policy's cache evicts up to 8 at a
             // time, so up to 8 go.)
+            let replaced = resident.iter().filter(|&&k| c.peek(&k) == Some(k + round)).count();
+            assert!(
+                replaced + 8 >= resident.len(),
+                "{tag}: {replaced} of {} replaced entries kept ({c:?})",
+                resident.len()
+            );
+            // The keys inserted afresh take the one-time keys' places, except under S3-FIFO:
+            // there they enter the small queue, whose own FIFO order may evict a few of them
+            // (0–8 of the 1,000 in 2,400 runs, as the policy decides). For every policy the
+            // replaced entries' slots came back: the cache did not shrink (it is full but for
+            // the tokens of one batch of evictions, up to 8).
             let kept = (0..n).filter(|k| c.peek(k) == Some(k + round)).count() as u64;
-            assert!(kept + 8 >= n, "{p:?} cd={cd} round {round}: {kept} of {n} kept ({c:?})");
-            assert_eq!(c.rejected(), rejected, "{p:?} cd={cd} round {round}: inserts rejected");
-            c.validate().unwrap_or_else(|e| panic!("{p:?} cd={cd} round {round}: {e}"));
+            if p != Policy::S3Fifo {
+                assert!(kept + 8 >= n, "{tag}: {kept} of {n} kept ({c:?})");
+            }
+            assert!(c.len() as u64 + 8 >= n, "{tag}: the cache shrank to {} ({c:?})", c.len());
+            assert_eq!(c.rejected(), rejected, "{tag}: inserts rejected");
+            c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
         }
     }
 }
