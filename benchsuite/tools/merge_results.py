@@ -32,6 +32,12 @@ def main():
                 if k not in rows:
                     sys.exit(f"{f}: (size {k[0]}, {k[1]} threads, {k[2]}) is not in {files[0]}")
                 rows[k]["mops_runs"] += r["mops_runs"]
+                # The host's transfer time per run (sifter bench since stop 87): kept run for
+                # run beside mops_runs when both files have it, else dropped from the row.
+                if "transfer_ns_runs" in rows[k] and "transfer_ns_runs" in r:
+                    rows[k]["transfer_ns_runs"] += r["transfer_ns_runs"]
+                else:
+                    rows[k].pop("transfer_ns_runs", None)
     with open(out, "w") as o:
         json.dump(base, o)
 

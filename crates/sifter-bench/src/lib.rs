@@ -8,12 +8,15 @@
 //!   a measured phase on the rest (never a replay of the warm-up) of a fixed request count per
 //!   thread (ending when the first thread is done) or a fixed duration, with sampled latencies
 //!   in HdrHistograms;
-//! * [`summarize`]: medians and min–max over repeated runs.
+//! * [`summarize`]: medians and min–max over repeated runs;
+//! * [`host`]: the host's cache-line transfer time between two CPUs, which multi-thread
+//!   figures on a VM depend on (each multi-thread run records it).
 //!
 //! The `sifter bench` command (crate `sifter-cli`) drives it and writes tables, CSV, JSON and
 //! plots.
 
 pub mod adapter;
+pub mod host;
 pub mod run;
 pub mod workload;
 
@@ -63,6 +66,9 @@ pub struct Summary {
     pub mops_max: f64,
     /// Every run's throughput, in run order.
     pub mops_runs: Vec<f64>,
+    /// Every run's cache-line transfer time in ns ([`RunResult::transfer_ns`]), in run order;
+    /// NaN for runs without one (one thread).
+    pub transfer_ns_runs: Vec<f64>,
     /// Hit ratio of the median run.
     pub hit_ratio: f64,
     /// The share of the median run's hits that wrote the policy's shared state
@@ -86,6 +92,8 @@ pub struct Summary {
 /// it came from for hit ratio and latencies), min and max.
 pub fn summarize(cache: &str, threads: usize, capacity: u64, runs: &[RunResult]) -> Summary {
     let mops_runs: Vec<f64> = runs.iter().map(RunResult::mops).collect();
+    let transfer_ns_runs: Vec<f64> =
+        runs.iter().map(|r| r.transfer_ns.unwrap_or(f64::NAN)).collect();
     let mut order: Vec<usize> = (0..runs.len()).collect();
     order.sort_by(|&a, &b| mops_runs[a].total_cmp(&mops_runs[b]));
     let (lo, hi) = (order.first().copied(), order.last().copied());
@@ -98,6 +106,7 @@ pub fn summarize(cache: &str, threads: usize, capacity: u64, runs: &[RunResult])
             mops_min: f64::NAN,
             mops_max: f64::NAN,
             mops_runs,
+            transfer_ns_runs,
             hit_ratio: f64::NAN,
             hit_writes: f64::NAN,
             latency: Vec::new(),
@@ -143,6 +152,7 @@ pub fn summarize(cache: &str, threads: usize, capacity: u64, runs: &[RunResult])
         mops_min: lo.map_or(f64::NAN, |i| mops_runs[i]),
         mops_max: hi.map_or(f64::NAN, |i| mops_runs[i]),
         mops_runs: mops_runs.clone(),
+        transfer_ns_runs,
         hit_ratio: r.hit_ratio(),
         hit_writes: r.hit_write_share(),
         latency,

@@ -254,6 +254,10 @@ pub struct RunResult {
     /// The measured phase's hits that wrote the policy's shared state, for the caches that
     /// count them ([`BenchCache::hit_writes`]).
     pub hit_writes: Option<u64>,
+    /// Multi-thread runs: the longer of the host's cache-line transfer times measured just
+    /// before and just after the measured phase, in ns ([`crate::host::line_transfer_ns`]);
+    /// `None` at one thread (or where the probe gives no figure).
+    pub transfer_ns: Option<f64>,
 }
 
 impl RunResult {
@@ -395,8 +399,12 @@ fn step(cx: Ctx<'_>, w: &mut Worker, op: Op, k: u64, timed: bool) {
 /// Operations between checks of the stop flag.
 const BATCH: u64 = 64;
 
+/// How long each of a multi-thread run's two probes of the host takes.
+const PROBE: Duration = Duration::from_millis(10);
+
 /// Warm-up then measured phase of `cache` (built with room for `capacity` entries) over the
-/// threads' sequences.
+/// threads' sequences. A multi-thread run also probes the host just before and just after the
+/// measured phase ([`RunResult::transfer_ns`]), 10 ms each.
 pub fn run(
     cache: &dyn BenchCache,
     capacity: u64,
@@ -436,6 +444,9 @@ pub fn run(
     let stop = AtomicBool::new(false);
     let barrier = Barrier::new(threads + 1);
     let main = std::thread::current();
+    // The host's state around the phase (multi-thread runs only: one thread shares nothing).
+    let probe = || (threads > 1).then(|| crate::host::line_transfer_ns(PROBE)).flatten();
+    let transfer_before = probe();
     // Before the phase and after it, with no operation in flight: exact.
     let writes_before = cache.hit_writes();
     let (workers, elapsed) = std::thread::scope(|s| {
@@ -529,7 +540,21 @@ pub fn run(
         }
     }
     let hit_writes = writes_before.zip(cache.hit_writes()).map(|(a, b)| b - a);
-    Ok(RunResult { ops, elapsed, classes, warmup, warmup_requests, filled, exhausted, hit_writes })
+    let transfer_ns = match (transfer_before, probe()) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    Ok(RunResult {
+        ops,
+        elapsed,
+        classes,
+        warmup,
+        warmup_requests,
+        filled,
+        exhausted,
+        hit_writes,
+        transfer_ns,
+    })
 }
 
 /// Where the warm-up of a sequence of `len` requests may end: after at least `passes × len`

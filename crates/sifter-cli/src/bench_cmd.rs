@@ -5,7 +5,9 @@ use crate::sim::{Bars, STOP};
 use anyhow::{Context, Result};
 use sifter_bench::adapter::{make, CACHES};
 pub use sifter_lab::report::list;
-use sifter_lab::report::{csv_text, exhausted_warning, measure, plots, table_text, BenchSpec};
+use sifter_lab::report::{
+    csv_text, exhausted_warning, measure, plots, table_text, transfer_note, BenchSpec,
+};
 use std::path::PathBuf;
 
 /// Arguments of `sifter bench`.
@@ -162,6 +164,9 @@ pub fn run_cmd(a: BenchArgs) -> Result<()> {
     eprintln!("wrote {}", names.join(", "));
     if let Some(w) = exhausted_warning(&a.spec(), &report.rows) {
         eprintln!("{w}");
+    }
+    if let Some(n) = transfer_note(&report.rows) {
+        eprintln!("{n}");
     }
     Ok(())
 }

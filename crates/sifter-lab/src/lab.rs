@@ -6,7 +6,9 @@
 //! queueing model's predictions and a measured-vs-predicted check. Written as tables, CSV, JSON
 //! and one self-contained HTML page with the plots inline.
 
-use crate::report::{csv_text, exhausted_warning, measure, plots, table_text, BenchSpec, Row};
+use crate::report::{
+    csv_text, exhausted_warning, measure, plots, table_text, transfer_note, BenchSpec, Row,
+};
 use crate::table::{machine, sim_csv, table};
 use anyhow::{Context, Result};
 use sifter_sim::registry::{names, PolicySpec};
@@ -317,6 +319,9 @@ fn throughput_section(
     );
     if let Some(w) = &short {
         let _ = write!(text, "\n{w}\n");
+    }
+    if let Some(n) = transfer_note(&report.rows) {
+        let _ = write!(text, "\n{n}\n");
     }
     let mut h = format!(
         "<h2 id=\"throughput\">Throughput of the concurrent caches</h2><figure>{}<figcaption>Throughput \
@@ -939,6 +944,7 @@ mod tests {
                 mops_min: mops,
                 mops_max: mops,
                 mops_runs: vec![mops],
+                transfer_ns_runs: vec![f64::NAN],
                 hit_ratio: hit,
                 hit_writes: f64::NAN,
                 latency: Vec::new(),

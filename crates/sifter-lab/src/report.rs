@@ -349,6 +349,31 @@ pub fn exhausted_warning(a: &BenchSpec, rows: &[Row]) -> Option<String> {
     })
 }
 
+/// A note when the host's cache-line transfer time between CPUs changed between multi-thread
+/// runs by more than 2× ([`sifter_bench::run::RunResult::transfer_ns`]): on a VM whose two
+/// vCPUs sometimes move a line 4× slower, every cache that writes shared memory runs about 3×
+/// slower at two threads in those runs, so figures compare only within runs of one state.
+/// `None` if no run was probed or the times stayed within 2×.
+pub fn transfer_note(rows: &[Row]) -> Option<String> {
+    let all: Vec<f64> = rows
+        .iter()
+        .flat_map(|r| r.summary.transfer_ns_runs.iter().copied())
+        .filter(|x| !x.is_nan())
+        .collect();
+    let lo = all.iter().copied().reduce(f64::min)?;
+    let hi = all.iter().copied().reduce(f64::max)?;
+    (hi > 2.0 * lo).then(|| {
+        let slow = all.iter().filter(|&&x| x > 2.0 * lo).count();
+        format!(
+            "note: the host's cache-line transfer time between CPUs ranged {lo:.0}-{hi:.0} ns \
+             over the multi-thread runs ({slow} of {} runs above twice the fastest; per run in \
+             results.csv, column transfer_ns_runs). Caches that write shared memory run slower \
+             in the slow runs: compare multi-thread figures within runs of one state.",
+            all.len()
+        )
+    })
+}
+
 /// A size for tables and file names: as given when short (`0.1`), else six decimals (a
 /// number of entries as a fraction of the key space: the table adds the capacity).
 fn short_size(x: f64) -> String {
@@ -453,6 +478,7 @@ pub fn csv_text(rows: &[Row]) -> String {
     }
     // Last, so that the earlier columns keep their places.
     head.push("hit_writes".into());
+    head.push("transfer_ns_runs".into());
     let mut out = csv_line(&head.iter().map(String::as_str).collect::<Vec<_>>());
     for r in rows {
         let s = &r.summary;
@@ -486,6 +512,10 @@ pub fn csv_text(rows: &[Row]) -> String {
         }
         // The share of hits that wrote the policy's state; blank for caches that do not count.
         f.push(if s.hit_writes.is_nan() { String::new() } else { format!("{:.5}", s.hit_writes) });
+        // The host's cache-line transfer time per run (multi-thread runs), in run order.
+        let transfers: Vec<String> =
+            s.transfer_ns_runs.iter().filter(|x| !x.is_nan()).map(|x| format!("{x:.1}")).collect();
+        f.push(transfers.join(" "));
         out.push_str(&csv_line(&f.iter().map(String::as_str).collect::<Vec<_>>()));
     }
     out
@@ -730,6 +760,18 @@ mod tests {
         };
         assert_eq!(cap(Mode::PerThread, 2), 2 * cap(Mode::PerThread, 1));
         assert_eq!(cap(Mode::Shared, 2), cap(Mode::Shared, 1));
+        // One transfer time per run, and only the multi-thread runs probe the host (a probe
+        // may give no figure on a machine busy with other tests: NaN then).
+        for x in &r.rows {
+            let t = &x.summary.transfer_ns_runs;
+            assert_eq!(t.len(), 2, "{}", x.summary.cache);
+            if x.summary.threads == 1 {
+                assert!(t.iter().all(|v| v.is_nan()), "{t:?}");
+            } else {
+                assert!(t.iter().all(|v| v.is_nan() || *v > 0.0), "{t:?}");
+            }
+        }
+        assert_eq!(csv.lines().next().unwrap().rsplit(',').next(), Some("transfer_ns_runs"));
         for bad in ["nope", ""] {
             let mut b = a.clone();
             b.caches = bad.into();
@@ -738,6 +780,21 @@ mod tests {
         let mut b = a.clone();
         b.threads = "0".into();
         assert!(measure(&b, &Silent, &AtomicBool::new(false)).is_err());
+    }
+
+    #[test]
+    fn a_change_of_the_hosts_transfer_time_is_noted() {
+        let row = |threads: usize, transfers: Vec<f64>| {
+            let mut summary = summarize("mobius", threads, 100, &[]);
+            summary.transfer_ns_runs = transfers;
+            Row { mode: Mode::Shared, size: 0.1, summary }
+        };
+        // Steady (within 2×), or no multi-thread run: nothing to say.
+        assert_eq!(transfer_note(&[row(1, vec![f64::NAN; 3])]), None);
+        assert_eq!(transfer_note(&[row(2, vec![42.0, 60.0]), row(1, vec![f64::NAN])]), None);
+        // The host's slow state in one run of three.
+        let n = transfer_note(&[row(2, vec![42.0, 190.0]), row(4, vec![45.0])]).expect("noted");
+        assert!(n.contains("42-190 ns") && n.contains("1 of 3 runs"), "{n}");
     }
 
     /// A short run of `caches` at one and two threads (2,000 keys, no warm-up passes, no
