@@ -18,7 +18,14 @@ files. Repetitions of one process share its hash seed and memory layout, so thei
 understates the variation between processes, and an interval over one file's repetitions is
 too narrow; the interval over files is the one to quote.
 
-  paired_ratios.py [--geomean] results.json [more.json ...] mobius/quick_cache s3fifo/mobius mobius@16/mobius@2
+`--host fast` (or `slow`) keeps only the repetitions whose multi-thread runs found the host's
+cache-line transfer time within (or beyond) twice the smallest of all the files' figures
+(`transfer_ns_runs`, recorded by sifter bench since stop 87; a one-thread run has none and
+never excludes its repetition). On a VM whose vCPUs sometimes move a line 4× slower, every
+cache with shared writes runs ~3× slower at two threads then (docs/BENCHMARKS.md, "The host's
+two-thread modes are its cache-line transfer time"): this compares caches within one state.
+
+  paired_ratios.py [--geomean] [--host fast|slow] results.json [more.json ...] mobius/quick_cache s3fifo/mobius mobius@16/mobius@2
 """
 import json
 import math
@@ -37,6 +44,8 @@ def side(spec):
 
 
 GEOMEAN = False
+# `--host`: None, or ("fast" | "slow", the threshold in ns).
+HOST = None
 
 
 def summary(rs):
@@ -48,9 +57,24 @@ def summary(rs):
     return f"{statistics.median(rs):.3f} [{min(rs):.2f}–{max(rs):.2f}]".ljust(28)
 
 
+def kept(a, b):
+    """The repetitions of a pair of (throughputs, transfer times) rows that `--host` keeps, as
+    (numerator, denominator) throughput lists."""
+    (ma, ta), (mb, tb) = a, b
+    idx = range(min(len(ma), len(mb)))
+    if HOST is not None:
+        state, limit = HOST
+        def figures(i):
+            return [t[i] for t in (ta, tb) if t is not None and i < len(t) and t[i] is not None]
+        # A repetition with no figure (one thread on both sides) is kept in either state.
+        idx = [i for i in idx if not figures(i) or any(x > limit for x in figures(i)) == (state == "slow")]
+    return [ma[i] for i in idx], [mb[i] for i in idx]
+
+
 def cell(runs):
-    """`runs`: per results file, the (numerator, denominator) throughputs of its repetitions
-    (None where the file lacks the point)."""
+    """`runs`: per results file, the (numerator, denominator) rows of its repetitions, each
+    (throughputs, transfer times or None), or None where the file lacks the point."""
+    runs = [kept(a, b) for a, b in runs if a and b]
     runs = [(a, b) for a, b in runs if a and b]
     if not runs:
         return "-".ljust(28)
@@ -64,10 +88,16 @@ def cell(runs):
 
 
 def main():
-    global GEOMEAN
+    global GEOMEAN, HOST
     args = sys.argv[1:]
-    if args and args[0] == "--geomean":
-        GEOMEAN, args = True, args[1:]
+    state = None
+    while args and args[0] in ("--geomean", "--host"):
+        if args[0] == "--geomean":
+            GEOMEAN, args = True, args[1:]
+        else:
+            if len(args) < 2 or args[1] not in ("fast", "slow"):
+                sys.exit("--host takes fast or slow")
+            state, args = args[1], args[2:]
     files = [a for a in args if a.endswith(".json")]
     specs = [a for a in args if not a.endswith(".json")]
     if not files or not specs:
@@ -76,7 +106,16 @@ def main():
     for f in files:
         d = json.load(open(f))
         reports = d["report"] if isinstance(d["report"], list) else [d["report"]]
-        bys.append({(r["size"], r["threads"], r["cache"]): r["mops_runs"] for rep in reports for r in rep["rows"]})
+        bys.append({
+            (r["size"], r["threads"], r["cache"]): (r["mops_runs"], r.get("transfer_ns_runs"))
+            for rep in reports for r in rep["rows"]
+        })
+    if state is not None:
+        figures = [t for by in bys for _, ts in by.values() for t in (ts or []) if t is not None]
+        if not figures:
+            sys.exit("--host: no transfer_ns_runs in these files (sifter bench before stop 87, or no multi-thread run)")
+        HOST = (state, 2 * min(figures))
+        print(f"host {state}: repetitions whose transfer times are {'within' if state == 'fast' else 'beyond'} {HOST[1]:.1f} ns")
     pairs = []
     for p in specs:
         if p.count("/") != 1:
