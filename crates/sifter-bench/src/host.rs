@@ -25,8 +25,8 @@ struct Line(AtomicU64);
 /// The time, in nanoseconds, one cache line written on one CPU takes to be read on another,
 /// measured by two threads handing a counter back and forth for about `budget` (the fastest
 /// of five bursts: a stall of the scheduler or the hypervisor only ever slows a burst, while
-/// the host's slow state, lasting seconds, slows all five). `None` when the process may use a single CPU (a transfer would then be a
-/// context switch, not a line's move).
+/// the host's slow state, lasting seconds, slows all five). `None` when the process may use a
+/// single CPU (a transfer would then be a context switch, not a line's move).
 ///
 /// The threads are not pinned, like the bench's workers: on an otherwise idle machine they
 /// run on two CPUs, and the probe measures what the workers' shared writes meet. On a busy
