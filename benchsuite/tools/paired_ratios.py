@@ -114,6 +114,8 @@ def main():
         figures = [t for by in bys for _, ts in by.values() for t in (ts or []) if t is not None]
         if not figures:
             sys.exit("--host: no transfer_ns_runs in these files (sifter bench before stop 87, or no multi-thread run)")
+        # The factor is sifter's own (`SLOW_TRANSFER` in crates/sifter-lab/src/report.rs): the
+        # runs `sifter bench` and `sifter lab` call slow are the ones dropped here.
         HOST = (state, 2 * min(figures))
         print(f"host {state}: repetitions whose transfer times are {'within' if state == 'fast' else 'beyond'} {HOST[1]:.1f} ns")
     pairs = []

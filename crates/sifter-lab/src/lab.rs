@@ -7,7 +7,8 @@
 //! and one self-contained HTML page with the plots inline.
 
 use crate::report::{
-    csv_text, exhausted_warning, measure, plots, table_text, transfer_note, BenchSpec, Row,
+    csv_text, exhausted_warning, measure, plots, table_text, transfer_note, transfer_range,
+    BenchSpec, Row,
 };
 use crate::table::{machine, sim_csv, table};
 use anyhow::{Context, Result};
@@ -351,6 +352,9 @@ fn throughput_section(
     if let Some(w) = &short {
         let _ = write!(h, "<p><strong>{}</strong></p>", esc(w));
     }
+    if let Some(p) = transfer_html(&report.rows) {
+        h.push_str(&p);
+    }
     h.push_str(&html_table(&header, &rows));
     h.push_str(
         "<p><em>Hits writing</em> is the share of the measured hits that wrote the policy's shared \
@@ -391,6 +395,25 @@ fn throughput_section(
             "rows": report.rows,
         }),
     })
+}
+
+/// The report's paragraph on the host's cache-line transfer time during the multi-thread runs
+/// (`None` if none was probed), with [`transfer_note`] in bold when the host changed state.
+fn transfer_html(rows: &[Row]) -> Option<String> {
+    let r = transfer_range(rows)?;
+    let mut p = format!(
+        "<p>During the multi-thread runs the host moved a cache line from one CPU to another in \
+         {:.0}–{:.0} ns (probed for 10 ms just before and just after each measured phase; per \
+         run in <code>bench/results.csv</code>, column <code>transfer_ns_runs</code>). On a \
+         virtual machine this time can grow 4× for seconds at a time, and caches that write \
+         shared memory then run up to 3× slower with two threads: compare multi-thread figures \
+         only between runs that saw similar times.</p>",
+        r.lo, r.hi
+    );
+    if let Some(n) = transfer_note(rows) {
+        let _ = write!(p, "<p><strong>{}</strong></p>", esc(&n));
+    }
+    Some(p)
 }
 
 struct Section {
@@ -954,6 +977,29 @@ mod tests {
                 exhausted_runs: 0,
             },
         }
+    }
+
+    #[test]
+    fn the_report_gives_the_hosts_transfer_times_and_notes_a_change_of_state() {
+        let probed = |cache: &str, threads: usize, t: Vec<f64>| {
+            let mut r = row(cache, threads, 10.0, 0.5);
+            r.summary.transfer_ns_runs = t;
+            r
+        };
+        // One thread only: nothing probed, no paragraph.
+        assert_eq!(transfer_html(&[row("mobius", 1, 10.0, 0.5)]), None);
+        let steady = [row("mobius", 1, 10.0, 0.5), probed("mobius", 2, vec![41.6, 55.0])];
+        let p = transfer_html(&steady).expect("a paragraph");
+        assert!(p.contains("in 42–55 ns"), "{p}");
+        assert!(!p.contains("<strong>"), "{p}");
+        let changed = [
+            probed("mobius", 2, vec![41.6, 190.2]),
+            probed("quick_cache", 2, vec![43.0, f64::NAN]),
+        ];
+        let p = transfer_html(&changed).expect("a paragraph");
+        assert!(p.contains("in 42–190 ns"), "{p}");
+        assert!(p.contains("<strong>note: the host's cache-line transfer time"), "{p}");
+        assert!(p.contains("(1 of 3 runs above twice the fastest"), "{p}");
     }
 
     #[test]

@@ -349,12 +349,11 @@ pub fn exhausted_warning(a: &BenchSpec, rows: &[Row]) -> Option<String> {
     })
 }
 
-/// A note when the host's cache-line transfer time between CPUs changed between multi-thread
-/// runs by more than 2× ([`sifter_bench::run::RunResult::transfer_ns`]): on a VM whose two
-/// vCPUs sometimes move a line 4× slower, every cache that writes shared memory runs about 3×
-/// slower at two threads in those runs, so figures compare only within runs of one state.
-/// `None` if no run was probed or the times stayed within 2×.
-pub fn transfer_note(rows: &[Row]) -> Option<String> {
+/// The host's cache-line transfer times over the multi-thread runs of `rows`
+/// ([`sifter_bench::run::RunResult::transfer_ns`]): the fastest, the slowest, how many runs
+/// took more than [`SLOW_TRANSFER`] times the fastest, and how many runs gave a figure. `None`
+/// if no run was probed.
+pub fn transfer_range(rows: &[Row]) -> Option<TransferRange> {
     let all: Vec<f64> = rows
         .iter()
         .flat_map(|r| r.summary.transfer_ns_runs.iter().copied())
@@ -362,14 +361,39 @@ pub fn transfer_note(rows: &[Row]) -> Option<String> {
         .collect();
     let lo = all.iter().copied().reduce(f64::min)?;
     let hi = all.iter().copied().reduce(f64::max)?;
-    (hi > 2.0 * lo).then(|| {
-        let slow = all.iter().filter(|&&x| x > 2.0 * lo).count();
+    let slow = all.iter().filter(|&&x| x > SLOW_TRANSFER * lo).count();
+    Some(TransferRange { lo, hi, slow, runs: all.len() })
+}
+
+/// A run whose cache-line transfer time is more than this many times the fastest run's is in
+/// the host's slow state (`benchsuite/tools/paired_ratios.py --host` uses the same factor).
+pub const SLOW_TRANSFER: f64 = 2.0;
+
+/// What [`transfer_range`] found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TransferRange {
+    /// The fastest and slowest transfer times, ns.
+    pub lo: f64,
+    pub hi: f64,
+    /// Runs slower than [`SLOW_TRANSFER`] × `lo`.
+    pub slow: usize,
+    /// Runs with a figure.
+    pub runs: usize,
+}
+
+/// A note when the host's cache-line transfer time between CPUs changed between multi-thread
+/// runs by more than [`SLOW_TRANSFER`]× ([`transfer_range`]): on a VM whose two vCPUs
+/// sometimes move a line 4× slower, every cache that writes shared memory runs about 3×
+/// slower at two threads in those runs, so figures compare only within runs of one state.
+/// `None` if no run was probed or the times stayed within the factor.
+pub fn transfer_note(rows: &[Row]) -> Option<String> {
+    let TransferRange { lo, hi, slow, runs } = transfer_range(rows)?;
+    (slow > 0).then(|| {
         format!(
             "note: the host's cache-line transfer time between CPUs ranged {lo:.0}-{hi:.0} ns \
-             over the multi-thread runs ({slow} of {} runs above twice the fastest; per run in \
+             over the multi-thread runs ({slow} of {runs} runs above twice the fastest; per run in \
              results.csv, column transfer_ns_runs). Caches that write shared memory run slower \
-             in the slow runs: compare multi-thread figures within runs of one state.",
-            all.len()
+             in the slow runs: compare multi-thread figures within runs of one state."
         )
     })
 }
