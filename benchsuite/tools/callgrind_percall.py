@@ -13,6 +13,13 @@ those functions. Needs valgrind (apt-get install valgrind). Usage:
   callgrind_percall.py --sifter target/release/sifter -c multistep,lru,clock \
       [--bench-args "-w zipf:alpha=1.0,keys=10000000 -s 0.9 --sequence 8000000 --requests 1000000"]
 
+`--parts DEPTH` also breaks each operation's instructions down by where they come from in
+the source, with nothing changed in the build: each executed instruction's chain of inlined
+functions (`addr2line -i`), outermost first, cut to DEPTH levels, sifter's and its
+dependencies' functions only (the standard library's frames left out), summed per call of the
+operation (one more callgrind run per operation, without the cache simulation). A part names
+the whole call path inlined into the operation, e.g. `insert_inner > acquire > evict_some`.
+
 `--sites N` also lists, per cache, the N instructions with the most first-level data misses
 and where they are in the source: the chain of inlined functions (innermost first, the
 standard library's frames left out) as `addr2line -i` (binutils) reads it from the binary's
@@ -58,6 +65,75 @@ def miss_sites(path):
         d1, ir = sites.get(a, (0, 0))
         sites[a] = (d1 + ev["D1mr"] + ev["D1mw"], ir + ev["Ir"])
     return sites
+
+
+def self_ir(path):
+    """{instruction address: instructions executed} from a callgrind file written with
+    --dump-instr=yes --compress-pos=no (self costs: a `calls=` line's next line is skipped)."""
+    ir = {}
+    after_call = False
+    for line in open(path):
+        if line.startswith("calls="):
+            after_call = True
+            continue
+        m = re.match(r"^(0x[0-9a-f]+)\s+\d+\s+(\d+)", line)
+        if not m:
+            continue
+        if after_call:
+            after_call = False
+            continue
+        a = int(m.group(1), 16)
+        ir[a] = ir.get(a, 0) + int(m.group(2))
+    return ir
+
+
+def function_chains(binary, addrs):
+    """{address: [function, ...]} outermost first, the standard library's frames left out and
+    generic parameters dropped, by `addr2line -a -f -i` (in batches)."""
+    chains = {}
+    addrs = sorted(addrs)
+    for i in range(0, len(addrs), 4000):
+        out = subprocess.run(["addr2line", "-a", "-f", "-i", "-C", "-e", binary]
+                             + [hex(a) for a in addrs[i:i + 4000]],
+                             capture_output=True, text=True, check=True).stdout.splitlines()
+        cur, funcs, expect_func = None, [], False
+        for line in out:
+            if re.fullmatch(r"0x[0-9a-f]+", line):
+                if cur is not None:
+                    chains[cur] = funcs
+                cur, funcs, expect_func = int(line, 16), [], True
+            elif expect_func:
+                funcs.append(line)
+                expect_func = False
+            else:
+                # The place line after each function line: std's frames are dropped with it.
+                if "/rustc/" in line and funcs:
+                    funcs.pop()
+                expect_func = True
+        if cur is not None:
+            chains[cur] = funcs
+    def simple(f):
+        while True:
+            g = re.sub(r"<[^<>]*>", "", f)
+            if g == f:
+                break
+            f = g
+        return f.replace("{{closure}}", "{closure}").split("::")[-1] or f
+    return {a: [simple(f) for f in reversed(fs)] for a, fs in chains.items()}
+
+
+def parts(binary, path, calls, depth):
+    """Lines `instructions per call  part`, most first, from a run toggled on one operation."""
+    ir = self_ir(path)
+    chains = function_chains(binary, ir)
+    by = {}
+    for a, n in ir.items():
+        key = " > ".join(chains.get(a, [])[:depth]) or "?"
+        by[key] = by.get(key, 0) + n
+    lines = [f"    {n / calls:8.1f}  {k}" for k, n in sorted(by.items(), key=lambda kv: -kv[1])
+             if n / calls >= 0.5]
+    lines.append(f"    {sum(by.values()) / calls:8.1f}  (total)")
+    return lines
 
 
 def inline_chain(binary, addr, frames=4):
@@ -109,13 +185,18 @@ def main():
                     help="simulated last-level cache: size,associativity,line (this VM's L3 is "
                          "32 MiB per lscpu, but its cpuid reports 320 MB, which valgrind "
                          "would otherwise simulate)")
+    ap.add_argument("--parts", type=int, default=0, metavar="DEPTH",
+                    help="also break each operation's instructions down by inlined function "
+                         "chains, DEPTH levels (see above)")
     args = ap.parse_args()
     if not shutil.which("valgrind"):
         sys.exit("valgrind not found (apt-get install valgrind)")
-    if args.sites and not shutil.which("addr2line"):
-        sys.exit("--sites needs addr2line (apt-get install binutils)")
+    if (args.sites or args.parts) and not shutil.which("addr2line"):
+        sys.exit("--sites and --parts need addr2line (apt-get install binutils)")
     if args.sites < 0:
         sys.exit("--sites: a count of instructions, 0 or more")
+    if args.parts < 0:
+        sys.exit("--parts: a depth, 0 (off) or more")
     print(f"{'cache':12} {'op':7} {'calls':>10} {'Ir/call':>8} {'D1 miss/call':>12} "
           f"{'LL miss/call':>12}")
     for cache in args.caches.split(","):
@@ -133,6 +214,7 @@ def main():
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             incl, calls = parse_tree(out)
             gets = 0
+            op_calls = {}
             for op, pat in FUNCS.items():
                 # The adapter's function, wherever its first line was inlined from (sifter's
                 # own caches inline theirs from cache.rs): the entry with the most calls.
@@ -145,9 +227,23 @@ def main():
                 e = incl[name]
                 if op == "get":
                     gets = n
+                op_calls[op] = n
                 print(f"{cache:12} {op:7} {n:>10} {e['Ir'] / n:>8.1f} "
                       f"{(e['D1mr'] + e['D1mw']) / n:>12.2f} {(e['DLmr'] + e['DLmw']) / n:>12.3f}",
                       flush=True)
+            for op, pat in FUNCS.items() if args.parts else ():
+                n = op_calls.get(op)
+                if not n:
+                    continue
+                pout = os.path.join(tmp, f"parts-{op}.out")
+                pcmd = ["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-pos=no",
+                        "--collect-atstart=no", f"--toggle-collect=*{pat}",
+                        f"--callgrind-out-file={pout}"] + cmd[cmd.index(args.sifter):]
+                print(f"# {' '.join(pcmd)}", file=sys.stderr, flush=True)
+                subprocess.run(pcmd, check=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+                print(f"  {cache} {op}: instructions per call by part")
+                print("\n".join(parts(args.sifter, pout, n, args.parts)), flush=True)
             if args.sites:
                 top = sorted(miss_sites(out).items(), key=lambda kv: -kv[1][0])[:args.sites]
                 for addr, (d1, ir) in top:
