@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# A/B of two builds in alternated processes, Mobius and quick_cache paired in each process.
+# Usage: A=bin B=bin [ROUNDS=40] [THREADS=1,2] [SIZES=10k] ./ab.sh TAG_A TAG_B
+set -euo pipefail
+cd "$(dirname "$0")"
+for i in $(seq 1 "${ROUNDS:-40}"); do
+  for side in A B; do
+    bin=${!side}; tag=$([ $side = A ] && echo "$1" || echo "$2")
+    $bin bench -c mobius,quick_cache -t "${THREADS:-1,2}" -s "${SIZES:-10k}" \
+      -w zipf:alpha=1.0,keys=1000000 -r 3 -q --no-plots -o "$tag/r$i" > /dev/null 2>&1
+  done
+done
+echo done
