@@ -43,11 +43,10 @@ FUNCS = {"get": "BenchCache>::get", "insert": "BenchCache>::insert"}
 EVENTS = ["Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"]
 
 
-def miss_sites(path):
-    """{instruction address: (first-level data misses, instructions executed)} from a
-    callgrind file written with --dump-instr=yes --compress-pos=no: each cost line's self
-    cost (a `calls=` line's following line is the call's inclusive cost, skipped)."""
-    sites = {}
+def self_costs(path):
+    """(instruction address, [event counts]) for each cost line of a callgrind file written
+    with --dump-instr=yes --compress-pos=no: self costs only (a `calls=` line's following line
+    is the call's inclusive cost, skipped). An address may come more than once."""
     after_call = False
     for line in open(path):
         if line.startswith("calls="):
@@ -59,31 +58,26 @@ def miss_sites(path):
         if after_call:
             after_call = False
             continue
-        vals = [int(x) for x in m.group(2).split()] + [0] * len(EVENTS)
-        ev = dict(zip(EVENTS, vals))
-        a = int(m.group(1), 16)
+        yield int(m.group(1), 16), [int(x) for x in m.group(2).split()]
+
+
+def miss_sites(path):
+    """{instruction address: (first-level data misses, instructions executed)} from a run
+    with --cache-sim=yes (see `self_costs`)."""
+    sites = {}
+    for a, vals in self_costs(path):
+        ev = dict(zip(EVENTS, vals + [0] * len(EVENTS)))
         d1, ir = sites.get(a, (0, 0))
         sites[a] = (d1 + ev["D1mr"] + ev["D1mw"], ir + ev["Ir"])
     return sites
 
 
 def self_ir(path):
-    """{instruction address: instructions executed} from a callgrind file written with
-    --dump-instr=yes --compress-pos=no (self costs: a `calls=` line's next line is skipped)."""
+    """{instruction address: instructions executed} from a run without the cache simulation
+    (its one event is Ir; see `self_costs`)."""
     ir = {}
-    after_call = False
-    for line in open(path):
-        if line.startswith("calls="):
-            after_call = True
-            continue
-        m = re.match(r"^(0x[0-9a-f]+)\s+\d+\s+(\d+)", line)
-        if not m:
-            continue
-        if after_call:
-            after_call = False
-            continue
-        a = int(m.group(1), 16)
-        ir[a] = ir.get(a, 0) + int(m.group(2))
+    for a, vals in self_costs(path):
+        ir[a] = ir.get(a, 0) + vals[0]
     return ir
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# A/B of two builds in alternated processes, Mobius and quick_cache paired in each process.
-# Usage: A=bin B=bin [ROUNDS=40] [THREADS=1,2] [SIZES=10k] ./ab.sh TAG_A TAG_B
+# A/B of two builds in alternated processes, Mobius and quick_cache paired in each process,
+# results into OUT/TAG_A/rN and OUT/TAG_B/rN (OUT relative to this directory).
+# Usage: OUT=dir A=bin B=bin [ROUNDS=40] [THREADS=1,2] [SIZES=10k] ./ab.sh TAG_A TAG_B
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/${OUT:?give OUT, a directory here}"
 for i in $(seq 1 "${ROUNDS:-40}"); do
   for side in A B; do
     bin=${!side}; tag=$([ $side = A ] && echo "$1" || echo "$2")
