@@ -3,7 +3,9 @@
 # results into OUT/TAG_A/rN and OUT/TAG_B/rN (OUT relative to this directory).
 # Usage: OUT=dir A=bin B=bin [ROUNDS=40] [THREADS=1,2] [SIZES=10k] ./ab.sh TAG_A TAG_B
 set -euo pipefail
-cd "$(dirname "$0")/${OUT:?give OUT, a directory here}"
+cd "$(dirname "$0")"
+mkdir -p "${OUT:?give OUT, a directory here}"
+cd "$OUT"
 for i in $(seq 1 "${ROUNDS:-40}"); do
   for side in A B; do
     bin=${!side}; tag=$([ $side = A ] && echo "$1" || echo "$2")
