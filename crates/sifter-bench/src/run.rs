@@ -400,7 +400,7 @@ fn step(cx: Ctx<'_>, w: &mut Worker, op: Op, k: u64, timed: bool) {
 const BATCH: u64 = 64;
 
 /// How long each of a multi-thread run's two probes of the host takes.
-const PROBE: Duration = Duration::from_millis(10);
+pub const PROBE: Duration = Duration::from_millis(10);
 
 /// Warm-up then measured phase of `cache` (built with room for `capacity` entries) over the
 /// threads' sequences. A multi-thread run also probes the host just before and just after the

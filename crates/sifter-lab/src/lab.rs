@@ -403,12 +403,14 @@ fn transfer_html(rows: &[Row]) -> Option<String> {
     let r = transfer_range(rows)?;
     let mut p = format!(
         "<p>During the multi-thread runs the host moved a cache line from one CPU to another in \
-         {:.0}–{:.0} ns (probed for 10 ms just before and just after each measured phase; per \
+         {:.0}–{:.0} ns (probed for {} ms just before and just after each measured phase; per \
          run in <code>bench/results.csv</code>, column <code>transfer_ns_runs</code>). On a \
          virtual machine this time can grow 4× for seconds at a time, and caches that write \
          shared memory then run up to 3× slower with two threads: compare multi-thread figures \
          only between runs that saw similar times.</p>",
-        r.lo, r.hi
+        r.lo,
+        r.hi,
+        sifter_bench::run::PROBE.as_millis()
     );
     if let Some(n) = transfer_note(rows) {
         let _ = write!(p, "<p><strong>{}</strong></p>", esc(&n));
