@@ -398,7 +398,8 @@ fn throughput_section(
 }
 
 /// The report's paragraph on the host's cache-line transfer time during the multi-thread runs
-/// (`None` if none was probed), with [`transfer_note`] in bold when the host changed state.
+/// (`None` if none was probed), and in bold how many runs were in the host's slow state
+/// ([`crate::report::SLOW_TRANSFER`]) when there were any.
 fn transfer_html(rows: &[Row]) -> Option<String> {
     let r = transfer_range(rows)?;
     let mut p = format!(
@@ -412,8 +413,16 @@ fn transfer_html(rows: &[Row]) -> Option<String> {
         r.hi,
         sifter_bench::run::PROBE.as_millis()
     );
-    if let Some(n) = transfer_note(rows) {
-        let _ = write!(p, "<p><strong>{}</strong></p>", esc(&n));
+    if r.slow > 0 {
+        let _ = write!(
+            p,
+            "<p><strong>The host changed state during this lab: {} of {} multi-thread runs took \
+             more than {}× the fastest run's time. Compare multi-thread figures only within runs \
+             of one state.</strong></p>",
+            r.slow,
+            r.runs,
+            crate::report::SLOW_TRANSFER
+        );
     }
     Some(p)
 }
@@ -1000,8 +1009,10 @@ mod tests {
         ];
         let p = transfer_html(&changed).expect("a paragraph");
         assert!(p.contains("in 42–190 ns"), "{p}");
-        assert!(p.contains("<strong>note: the host's cache-line transfer time"), "{p}");
-        assert!(p.contains("(1 of 3 runs above twice the fastest"), "{p}");
+        // The change of state said once, in bold, without the range again.
+        assert!(p.contains("<strong>The host changed state during this lab: 1 of 3"), "{p}");
+        assert!(p.contains("more than 2× the fastest run's time"), "{p}");
+        assert_eq!(p.matches("190").count(), 1, "{p}");
     }
 
     #[test]

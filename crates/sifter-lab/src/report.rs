@@ -391,9 +391,10 @@ pub fn transfer_note(rows: &[Row]) -> Option<String> {
     (slow > 0).then(|| {
         format!(
             "note: the host's cache-line transfer time between CPUs ranged {lo:.0}-{hi:.0} ns \
-             over the multi-thread runs ({slow} of {runs} runs above twice the fastest; per run in \
-             results.csv, column transfer_ns_runs). Caches that write shared memory run slower \
-             in the slow runs: compare multi-thread figures within runs of one state."
+             over the multi-thread runs ({slow} of {runs} runs above {SLOW_TRANSFER}× the \
+             fastest; per run in results.csv, column transfer_ns_runs). Caches that write shared \
+             memory run slower in the slow runs: compare multi-thread figures within runs of \
+             one state."
         )
     })
 }
@@ -818,7 +819,7 @@ mod tests {
         assert_eq!(transfer_note(&[row(2, vec![42.0, 60.0]), row(1, vec![f64::NAN])]), None);
         // The host's slow state in one run of three.
         let n = transfer_note(&[row(2, vec![42.0, 190.0]), row(4, vec![45.0])]).expect("noted");
-        assert!(n.contains("42-190 ns") && n.contains("1 of 3 runs"), "{n}");
+        assert!(n.contains("42-190 ns") && n.contains("1 of 3 runs above 2× the fastest"), "{n}");
     }
 
     /// A short run of `caches` at one and two threads (2,000 keys, no warm-up passes, no
