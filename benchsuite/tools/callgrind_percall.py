@@ -211,7 +211,7 @@ def main():
             op_calls = {}
             for op, pat in FUNCS.items():
                 # The adapter's function, wherever its first line was inlined from (sifter's
-                # own caches inline theirs from cache.rs): the entry with the most calls.
+                # own caches inline theirs from the cache module): the entry with the most calls.
                 cands = [f for f in calls if pat in f and f in incl]
                 name = max(cands, key=lambda f: calls[f], default=None)
                 n = calls.get(name, 0) if name else 0

@@ -1,5 +1,5 @@
 //! The unsafe core: the slot arena, the index, the lock-free queue and the epochs that decide
-//! when a slot may be reused. Safe APIs are built on top in `policy/` and `cache.rs`.
+//! when a slot may be reused. Safe APIs are built on top in `policy/` and `cache/`.
 
 pub(crate) mod epoch;
 pub(crate) mod ghost;

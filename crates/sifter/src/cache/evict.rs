@@ -1,0 +1,748 @@
+//! Capacity tokens, slot allocation, eviction and reclamation: the stripes' tokens and lists,
+//! the policy's victims, the pending chains of new entries, retirement to the limbo and the
+//! free lists, hollowing removed entries (see the module docs of [`super`]).
+
+use super::*;
+
+impl<K, V, S> Cache<K, V, S>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Send + Sync + 'static,
+    S: BuildHasher,
+{
+    /// Takes up to `want` victims from the policy (more than one only from the queue
+    /// policies and S3-FIFO, in one scan) and unlinks them from the index: pushes them to
+    /// `victims` (to be retired by the caller; it has room for `want`) and returns the tokens
+    /// that freed (not credited anywhere yet), or `None` if the policy had nothing to give.
+    #[inline(always)]
+    pub(super) fn evict_some(
+        &self,
+        st: &Stripe,
+        tid: usize,
+        now: u64,
+        want: usize,
+        victims: &mut Victims,
+    ) -> Option<u64> {
+        for _ in 0..4 {
+            let mut taken = Taken::default();
+            let to_ghost = match &self.expiration {
+                None => self.take_victims(&self.arena, st, tid, want, &mut taken),
+                Some(_) => {
+                    self.take_victims(&Sweep { arena: &self.arena, now }, st, tid, want, &mut taken)
+                }
+            }?;
+            self.prefetch_victims(&taken, to_ghost);
+            let (mut freed, mut any) = (0, false);
+            for &v in &taken.slots[..taken.len] {
+                // An S3-FIFO small-queue victim's fingerprint goes to the ghost.
+                match self.unlink_slot(v, st, tid, RemovalCause::Evicted, now, to_ghost) {
+                    Unlink::Done(w) => {
+                        victims.push(v);
+                        freed += w;
+                        any = true;
+                    }
+                    Unlink::Gone => {
+                        self.count_garbage(st, -1);
+                        if self.let_go(v) {
+                            victims.push(v);
+                        }
+                        any = true;
+                    }
+                    // Its key could not be hashed, or its insert is still in flight (only a
+                    // queue policy's gathered slot): it stays, back in the policy.
+                    Unlink::Kept | Unlink::NotYet => match &self.structure {
+                        Structure::Queues(q) => q.insert(&self.arena, v),
+                        Structure::Locked(l) => l.insert(v),
+                        Structure::S3(q) => {
+                            q.insert(&self.arena, q.local(tid), v, self.weight_of(v), true)
+                        }
+                    },
+                }
+            }
+            if any {
+                return Some(freed);
+            }
+        }
+        None
+    }
+
+    /// Asks the CPU for the home buckets of a batch of victims, for writing, before the
+    /// unlink loop writes them one after another (each behind a locked CAS): their
+    /// invalidations elsewhere overlap instead of following one another; and, for S3-FIFO's
+    /// small-queue victims (`to_ghost`), their ghost buckets too (each gets a fingerprint in
+    /// the loop; one at a time, each was a miss of its own: half of the insert path's stalls
+    /// at 100k entries, docs/BENCHMARKS.md). Only without a weigher, whose slots keep the
+    /// hash's low half (else the key would be hashed twice).
+    #[inline]
+    pub(super) fn prefetch_victims(&self, taken: &Taken, to_ghost: bool) {
+        if taken.len < 2 || self.weigher.is_some() {
+            return;
+        }
+        let ghost = match (to_ghost, &self.structure) {
+            (true, Structure::S3(q)) => Some(&q.ghost),
+            _ => None,
+        };
+        for &v in &taken.slots[..taken.len] {
+            let slot = self.slot(v);
+            // Acquire: as in `unlink_slot` (a LIVE slot's meta word was written before it was
+            // published, and is not written again until it is retired).
+            if slot.state.load(Ordering::Acquire) == LIVE {
+                // SAFETY: LIVE, and held through the policy by us: not reused under us.
+                let home = unsafe { slot.meta() };
+                self.index.prefetch_home(home);
+                if let Some(g) = ghost {
+                    g.at(home).prefetch(true);
+                }
+            }
+        }
+    }
+
+    /// Up to `want` of the policy's victims (more than one only from the queue policies and
+    /// S3-FIFO), seen through `n`, into `out`, for an insert of stripe `st`; whether their
+    /// fingerprints go to the ghost (S3-FIFO's small queue); `None` if the policy had none.
+    #[inline]
+    pub(super) fn take_victims<N: Nodes>(
+        &self,
+        n: &N,
+        st: &Stripe,
+        tid: usize,
+        want: usize,
+        out: &mut Taken,
+    ) -> Option<bool> {
+        match &self.structure {
+            Structure::Queues(q) => {
+                // A scan that reaches the tail first enqueues this stripe's gathered entries
+                // (see `Queues::evict_many`); queues found empty take every stripe's chain.
+                let at_tail = || self.batch > 1 && self.flush_stripe(st);
+                (q.evict_many(n, want, out, at_tail)
+                    || (self.flush_pending() && q.evict_many(n, want, out, at_tail)))
+                .then_some(false)
+            }
+            Structure::Locked(l) => {
+                out.slots[0] = l.evict(n)?;
+                out.len = 1;
+                Some(false)
+            }
+            Structure::S3(q) => {
+                let local = q.local(tid);
+                let weight = |s| self.weight_of(s);
+                q.evict(n, local, weight, want, out).or_else(|| {
+                    if self.flush_pending() {
+                        q.evict(n, local, weight, want, out)
+                    } else {
+                        None
+                    }
+                })
+            }
+        }
+    }
+
+    /// Whether an insert gathers its slot into the stripe's pending chain with the allocation.
+    ///
+    /// Queue policies gathering new entries into chains take the slot into the stripe's
+    /// pending chain with the allocation (one stripe lock for both): it is NEW until
+    /// published, and an eviction that meets it before puts it back. S3-FIFO gathers an entry
+    /// bound for small after publication, once the ghost has said where it goes (see
+    /// `insert_inner`: the ghost test waits for its line as long as it can; stop 68 measured
+    /// both).
+    #[inline]
+    pub(super) fn gathers_early(&self) -> bool {
+        self.batch > 1 && matches!(self.structure, Structure::Queues(_))
+    }
+
+    /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.
+    pub(super) fn gather(&self, st: &Stripe, s: u32) {
+        let full = self.pend(&mut st.lists.lock(), s);
+        if let Some((first, last)) = full {
+            self.enqueue_new(first, last);
+        }
+    }
+
+    /// Under a stripe's lock: adds slot `s` (the caller's, in no queue) to the pending chain;
+    /// returns the chain to enqueue if that filled it.
+    #[inline(always)]
+    pub(super) fn pend(&self, l: &mut Lists, s: u32) -> Option<(u32, u32)> {
+        reset(&self.arena, s);
+        if l.pend_len == 0 {
+            l.pend_first = s;
+        } else {
+            link_private(&self.arena, l.pend_last, s);
+        }
+        l.pend_last = s;
+        l.pend_len += 1;
+        (l.pend_len >= self.batch).then(|| {
+            l.pend_len = 0;
+            (l.pend_first, l.pend_last)
+        })
+    }
+
+    /// Enqueues a gathered chain of new slots where new entries go.
+    pub(super) fn enqueue_new(&self, first: u32, last: u32) {
+        match &self.structure {
+            Structure::Queues(q) => q.insert_chain(&self.arena, first, last),
+            Structure::S3(q) => q.enqueue_small_chain(&self.arena, first, last),
+            Structure::Locked(_) => unreachable!("locked lists do not gather"),
+        }
+    }
+
+    /// Enqueues every stripe's pending chain; true if there was any.
+    pub(super) fn flush_pending(&self) -> bool {
+        if matches!(self.structure, Structure::Locked(_)) {
+            return false;
+        }
+        let mut any = false;
+        for st in self.stripes.iter() {
+            any |= self.flush_stripe(st);
+        }
+        any
+    }
+
+    /// Enqueues `st`'s pending chain; true if there was one.
+    pub(super) fn flush_stripe(&self, st: &Stripe) -> bool {
+        let chain = {
+            let mut l = st.lists.lock();
+            (l.pend_len > 0).then(|| {
+                l.pend_len = 0;
+                (l.pend_first, l.pend_last)
+            })
+        };
+        if let Some((first, last)) = chain {
+            self.enqueue_new(first, last);
+        }
+        chain.is_some()
+    }
+
+    /// Evicts one victim, crediting its tokens to `st` and retiring it there.
+    pub(super) fn evict_and_retire(&self, st: &Stripe, tid: usize, now: u64) -> bool {
+        let mut victims = Victims::default();
+        match self.evict_some(st, tid, now, 1, &mut victims) {
+            Some(w) => {
+                self.credit(st, w);
+                let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Retires slot `s` (out of the index and the policy) into `st`'s limbo.
+    pub(super) fn retire(&self, st: &Stripe, s: u32) {
+        let _ = self.retire_and_pop(st, &[s], false, false);
+    }
+
+    /// Retires `victims` into `st`'s limbo and, if `pop`, takes a free slot — under one lock;
+    /// with `gather` too, the slot joins the stripe's pending chain (see [`Cache::gather`])
+    /// there, and a chain it fills is enqueued.
+    #[inline(always)]
+    pub(super) fn retire_and_pop(
+        &self,
+        st: &Stripe,
+        victims: &[u32],
+        pop: bool,
+        gather: bool,
+    ) -> Option<u32> {
+        if victims.is_empty() && !pop {
+            return None;
+        }
+        for &s in victims {
+            let state = &self.slot(s).state;
+            // Relaxed: we own the slot; the epoch read below is ordered after its unlinking.
+            // A hollowed slot stays EMPTY (its contents are gone).
+            if !self.hollows || state.load(Ordering::Relaxed) != EMPTY {
+                state.store(RETIRED, Ordering::Relaxed);
+            }
+        }
+        // The epoch to retire with, and whether the victims may skip the limbo: with no thread
+        // pinned, only a slot some hazard names must wait (see `Epochs::quiet`). A victim
+        // reused at once is usually still in this core's cache (the free list hands out its
+        // last slot first); one that waited two epoch advances rarely is.
+        let (e, quiet) = if victims.is_empty() {
+            (0, None)
+        } else {
+            (self.epochs.retire_epoch(), self.epochs.quiet())
+        };
+        let (advance, got, full) = {
+            let mut l = st.lists.lock();
+            let (mut advance, mut at_once) = (false, 0);
+            for &s in victims {
+                if quiet.is_some_and(|q| !q.may_name(s)) {
+                    l.free.push(s);
+                    at_once += 1;
+                } else {
+                    advance |= l.retire(s, e);
+                }
+            }
+            if at_once > 0 {
+                advance |= l.freed_at_once(at_once);
+            }
+            let got = if !pop {
+                None
+            } else if at_once > 0 && l.free.len() > at_once as usize {
+                // Slots were free before these victims (collected from the limbo, or left by
+                // removals), and may hold old contents that only a reuse drops: take the
+                // oldest, else the victims pushed over them at every eviction would keep them
+                // below for good (the victims serve the next inserts).
+                Some(l.free.swap_remove(0))
+            } else {
+                l.free.pop()
+            };
+            let mut full = None;
+            if let Some(s) = got {
+                if let Some(&after) = l.free.last() {
+                    // The stripe's next insert writes this one: fetch its (cold) line
+                    // meanwhile.
+                    self.arena.prefetch(after, true);
+                }
+                if gather {
+                    full = self.pend(&mut l, s);
+                }
+            }
+            (advance, got, full)
+        };
+        if let Some((first, last)) = full {
+            self.enqueue_new(first, last);
+        }
+        if advance {
+            let adv = self.epochs.try_advance();
+            self.collect(st, &adv);
+        }
+        got
+    }
+
+    /// The policy let go of removed slot `s` (DEAD, HOLLOW, or LIVE with its index word
+    /// gone): whether to retire it now. With hollowing, a DEAD slot whose contents are not
+    /// dropped yet is left to its hollow entry (see `raw/slot.rs`).
+    #[inline]
+    pub(super) fn let_go(&self, s: u32) -> bool {
+        !self.hollows || let_go(&self.slot(s).state) == LetGo::Retire
+    }
+
+    #[inline]
+    pub(super) fn credit(&self, st: &Stripe, w: u64) {
+        // Relaxed (all token moves): counters whose exactness comes from each move being one
+        // RMW; no other memory is published through them.
+        st.tokens.fetch_add(w, Ordering::Relaxed);
+    }
+
+    #[inline]
+    pub(super) fn count_live(&self, st: &Stripe, d: i64) {
+        if self.weigher.is_some() {
+            // Relaxed: a statistic.
+            st.live.fetch_add(d, Ordering::Relaxed);
+        }
+    }
+
+    /// LIVE → DEAD, by the thread whose CAS removed slot `s`'s index word, counted (in `st`)
+    /// as a removed slot a queue policy still holds. A CAS, not a store: the policy may already
+    /// have taken the slot and retired it (an eviction that found the word gone, which counted
+    /// it out), and RETIRED must stay. True if this call marked it: the caller then calls
+    /// [`Cache::hollow_later`] once out of the index's locks.
+    pub(super) fn mark_removed(&self, st: &Stripe, s: u32) -> bool {
+        // Release: pairs with the Acquire in `unlink_slot`, which orders our unlinking before
+        // the retirement that depends on it.
+        let marked = self
+            .slot(s)
+            .state
+            .compare_exchange(LIVE, DEAD, Ordering::Release, Ordering::Relaxed)
+            .is_ok();
+        self.count_garbage(st, 1);
+        marked
+    }
+
+    /// Slot `s` was marked DEAD by the caller (its index word is gone) and stays in a queue:
+    /// with hollowing, its contents are dropped once no reader can see them (a hollow entry in
+    /// `st`'s limbo), not when the queue lets go of it (see `raw/slot.rs`). Called outside the
+    /// index's locks: collecting may drop values, which runs their `Drop`.
+    pub(super) fn hollow_later(&self, st: &Stripe, s: u32) {
+        if !self.hollows {
+            return;
+        }
+        // After the unlinking (see `Epochs::retire_epoch`).
+        let e = self.epochs.retire_epoch();
+        let advance = st.lists.lock().retire_hollow(s, e);
+        if advance {
+            let adv = self.epochs.try_advance();
+            self.collect(st, &adv);
+        }
+    }
+
+    /// Collects `st`'s limbo for advance attempt `adv` (see [`Lists::collect`]), then drops
+    /// the contents of the hollow entries that freed.
+    pub(super) fn collect(&self, st: &Stripe, adv: &Advance) {
+        self.collect_then(st, adv, |_| ());
+    }
+
+    /// [`Cache::collect`], running `then` on the lists under the same lock (before the hollow
+    /// entries' contents are dropped, outside it).
+    pub(super) fn collect_then<R>(
+        &self,
+        st: &Stripe,
+        adv: &Advance,
+        then: impl FnOnce(&mut Lists) -> R,
+    ) -> R {
+        let (r, hollow) = {
+            let mut l = st.lists.lock();
+            l.collect(adv);
+            (then(&mut l), std::mem::take(&mut l.hollow))
+        };
+        self.hollow(st, hollow);
+        r
+    }
+
+    /// Drops the contents of removed slots whose hollow entries' grace period is over, and
+    /// retires those their queue let go of meanwhile (see `raw/slot.rs`, hollowing).
+    #[cold]
+    pub(super) fn hollow(&self, st: &Stripe, slots: Vec<u32>) {
+        if slots.is_empty() {
+            return;
+        }
+        let mut retire = Vec::new();
+        for &s in &slots {
+            let slot = self.slot(s);
+            // A panicking `Drop` is resumed when the operation ends.
+            panics::defer(|| {
+                // SAFETY: `s` was marked DEAD (LIVE → DEAD by its remover's CAS, which made
+                // this hollow entry), so its contents are this entry's alone: the queue's
+                // holder never drops a DEAD slot's contents (`let_go` hands it to us), and
+                // the slot is not reused before both let go. The grace period is over: no
+                // thread can still read them.
+                unsafe { slot.drop_contents() }
+            });
+            if !hollowed(&slot.state) {
+                retire.push(s);
+            }
+        }
+        let _ = self.retire_and_pop(st, &retire, false, false);
+    }
+
+    /// Counts `d` removed slots left in (+) or taken out of (−) a queue policy.
+    #[inline]
+    pub(super) fn count_garbage(&self, st: &Stripe, d: i64) {
+        if !matches!(self.structure, Structure::Locked(_)) {
+            // Relaxed: a count read to decide whether to sweep (and exact when quiescent).
+            st.garbage.fetch_add(d, Ordering::Relaxed);
+        }
+    }
+
+    /// Returns a stripe's tokens above `spill` to the pool.
+    pub(super) fn spill(&self, st: &Stripe) {
+        let t = st.tokens.load(Ordering::Relaxed);
+        if t > self.spill {
+            let extra = t - self.spill;
+            if st
+                .tokens
+                .compare_exchange(t, self.spill, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                self.pool.fetch_add(extra, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Takes `w` tokens from `st`, if it has them.
+    #[inline]
+    pub(super) fn take(st: &Stripe, w: u64) -> bool {
+        let mut t = st.tokens.load(Ordering::Relaxed);
+        while t >= w {
+            match st.tokens.compare_exchange_weak(t, t - w, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => t = now,
+            }
+        }
+        false
+    }
+
+    /// Moves up to `want` tokens from the pool into `st`; false if the pool was empty.
+    pub(super) fn refill(&self, st: &Stripe, want: u64) -> bool {
+        let n = take_up_to(&self.pool, want);
+        if n > 0 {
+            self.credit(st, n);
+        }
+        n > 0
+    }
+
+    /// Gets `w` tokens for an insert: from the stripe, the pool, by evicting (victims go to
+    /// `victims`, for the caller to retire), or from the other stripes. False if none came
+    /// within the attempt bound.
+    #[inline(always)]
+    pub(super) fn acquire(
+        &self,
+        st: &Stripe,
+        tid: usize,
+        now: u64,
+        w: u64,
+        victims: &mut Victims,
+    ) -> bool {
+        if Self::take(st, w) {
+            return true;
+        }
+        // Eviction timing (feature `profile`) starts at the first eviction.
+        #[cfg(feature = "profile")]
+        let mut t0 = None;
+        let mut backoff = Backoff::default();
+        let mut got = false;
+        // Scans that took only removed slots (no tokens, but progress: their slots are
+        // reclaimed) do not count as attempts, up to about once round the arena: after many
+        // updates the queues' fronts can hold more removed slots than the attempts would scan.
+        let (mut attempt, mut removed_only) = (0, 0);
+        // Computed only when a scan freed nothing (a division; most acquisitions end at their
+        // first scan).
+        let most_removed_only = || self.arena.count() / self.evict_batch + 1;
+        while attempt < ATTEMPTS {
+            attempt += 1;
+            if self.refill(st, w.max(self.spill)) {
+                if Self::take(st, w) {
+                    got = true;
+                    break;
+                }
+                continue;
+            }
+            #[cfg(feature = "profile")]
+            if t0.is_none() {
+                t0 = crate::profile::start();
+            }
+            if victims.len + self.evict_batch > victims.slots.len() {
+                let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
+                victims.len = 0;
+            }
+            if let Some(freed) = self.evict_some(st, tid, now, self.evict_batch, victims) {
+                // The common case at steady state: the victims free what we need (one of them
+                // exactly that, the others the stripe's next inserts'), and our own tokens
+                // never touch the stripe.
+                if freed >= w {
+                    if freed > w {
+                        self.credit(st, freed - w);
+                    }
+                    got = true;
+                    break;
+                }
+                self.credit(st, freed);
+                if Self::take(st, w) {
+                    got = true;
+                    break;
+                }
+                if freed == 0 && removed_only < most_removed_only() {
+                    removed_only += 1;
+                    attempt -= 1;
+                }
+                continue;
+            }
+            // Nothing in the pool or the policy: the tokens are in other stripes, or held by
+            // inserts in flight.
+            for other in self.stripes.iter() {
+                let t = other.tokens.swap(0, Ordering::Relaxed);
+                if t > 0 {
+                    self.credit(st, t);
+                }
+            }
+            if Self::take(st, w) {
+                got = true;
+                break;
+            }
+            backoff.snooze();
+        }
+        #[cfg(feature = "profile")]
+        crate::profile::stop(t0);
+        got
+    }
+
+    /// A slot for a new entry, ours: EMPTY, or with old contents for [`Cache::prepare`] to
+    /// drop; `None` if none could be had within the attempt bound and then [`SLOT_WAIT`]. With
+    /// `gather`, the slot is in `st`'s pending chain (see [`Cache::gather`]).
+    pub(super) fn alloc(
+        &self,
+        st: &Stripe,
+        tid: usize,
+        now: u64,
+        victims: &[u32],
+        gather: bool,
+    ) -> Option<u32> {
+        let got = self.retire_and_pop(st, victims, true, gather);
+        if let Some(s) = got {
+            return Some(s);
+        }
+        let s = self.alloc_slow(st, tid, now)?;
+        if gather {
+            self.gather(st, s);
+        }
+        Some(s)
+    }
+
+    /// [`Cache::alloc`] when the stripe's free list is empty.
+    #[cold]
+    pub(super) fn alloc_slow(&self, st: &Stripe, tid: usize, now: u64) -> Option<u32> {
+        let mut backoff = Backoff::default();
+        let mut deadline = None;
+        let mut attempt = 0;
+        loop {
+            if attempt > 0 {
+                let got = self.retire_and_pop(st, &[], true, false);
+                if let Some(s) = got {
+                    return Some(s);
+                }
+            }
+            // Relaxed: uniqueness comes from the RMW; the slot was never published.
+            // Never-used slots of the base array (grown chunks go to free lists directly).
+            if self.fresh.load(Ordering::Relaxed) < self.arena.base_len() {
+                let s = self.fresh.fetch_add(1, Ordering::Relaxed);
+                if s < self.arena.base_len() {
+                    return Some(s as u32);
+                }
+            }
+            // Slots retired at epoch e are reusable at e + 2: up to two advances.
+            let mut adv = self.epochs.try_advance();
+            let mut got = None;
+            for i in 0..2 {
+                if i > 0 {
+                    adv = self.epochs.try_advance();
+                }
+                got = self.collect_then(st, &adv, |l| l.free.pop());
+                if got.is_some() {
+                    break;
+                }
+            }
+            if let Some(s) = got {
+                return Some(s);
+            }
+            // Other stripes' free slots (those of idle threads).
+            for other in self.stripes.iter() {
+                if std::ptr::eq(&**other, st) {
+                    continue;
+                }
+                let Some(mut l) = other.lists.try_lock() else { continue };
+                l.collect(&adv);
+                let hollow = std::mem::take(&mut l.hollow);
+                let n = l.free.len().div_ceil(2);
+                if hollow.is_empty() && n == 0 {
+                    continue;
+                }
+                let at = l.free.len() - n;
+                let taken: Vec<u32> = l.free.drain(at..).collect();
+                drop(l);
+                self.hollow(st, hollow);
+                if n > 0 {
+                    let mut mine = st.lists.lock();
+                    mine.free.extend_from_slice(&taken);
+                    let s = mine.free.pop();
+                    drop(mine);
+                    if let Some(s) = s {
+                        return Some(s);
+                    }
+                }
+            }
+            // Removed entries still queued hold slots: sweep some out of the queues' fronts
+            // (without evicting anything, the order kept) and go round again to reuse them
+            // (the epoch advances above).
+            if self.sweep_removed(st, tid, false) {
+                attempt += 1;
+                continue;
+            }
+            // Every slot is live, in limbo or held by the queues as removed (a thread
+            // preempted while pinned holds the epochs back, or updates left removed slots
+            // deep in the queues). Grow the arena by a chunk (up to twice its size) rather
+            // than wait.
+            if let Some(range) = self.arena.grow() {
+                let mut l = st.lists.lock();
+                l.free.extend(range.rev());
+                if let Some(s) = l.free.pop() {
+                    return Some(s);
+                }
+            }
+            // Past that, sweep with rotation, which reaches removed slots anywhere (and gives
+            // the live ones it passes a pass): updates of random keys leave removed slots all
+            // along the queues, and without it inserts evicted live entries for slots. Only
+            // then evict (the scan takes removed slots first where it finds them) and wait.
+            if self.sweep_removed(st, tid, true) {
+                attempt += 1;
+                continue;
+            }
+            if attempt >= ATTEMPTS / 4 && self.evict_and_retire(st, tid, now) {
+                self.spill(st);
+            }
+            if attempt + 1 >= ATTEMPTS {
+                // Out of attempts: go on (yielding) until the deadline, then give up.
+                let now = std::time::Instant::now();
+                match deadline {
+                    None => deadline = Some(now + SLOT_WAIT),
+                    Some(d) if now >= d => return None,
+                    Some(_) => {}
+                }
+            }
+            backoff.snooze();
+            attempt += 1;
+        }
+    }
+
+    /// When the queues hold removed slots: sweeps up to [`SWEEP`] slots from the front of each
+    /// queue (`rotate`: see [`Queues::sweep`](crate::policy::queues::Queues::sweep)) and
+    /// retires the removed ones into `st`'s limbo; true if it retired any (reusable after two
+    /// epoch advances).
+    pub(super) fn sweep_removed(&self, st: &Stripe, tid: usize, rotate: bool) -> bool {
+        if self.garbage() <= 0 {
+            return false;
+        }
+        let mut dead = Vec::new();
+        // A rotating sweep goes on until it finds some (each round walks the next slots of
+        // each queue), at most about once round the arena.
+        let rounds = if rotate { self.arena.count() / SWEEP + 1 } else { 1 };
+        for _ in 0..rounds {
+            match &self.structure {
+                Structure::Queues(q) => q.sweep(&self.arena, SWEEP, &mut dead, rotate),
+                Structure::S3(q) => q.sweep(
+                    &self.arena,
+                    q.local(tid),
+                    |s| self.weight_of(s),
+                    SWEEP,
+                    &mut dead,
+                    rotate,
+                ),
+                Structure::Locked(_) => return false,
+            }
+            if !dead.is_empty() {
+                break;
+            }
+        }
+        self.count_garbage(st, -(dead.len() as i64));
+        let any = !dead.is_empty();
+        dead.retain(|&s| self.let_go(s));
+        let _ = self.retire_and_pop(st, &dead, false, false);
+        any
+    }
+
+    /// Drops the old contents of a slot [`Cache::alloc`] handed out (outside any lock), so
+    /// that [`Slot::fill`] may overwrite it. Without drop glue there is nothing to drop: the
+    /// old contents are overwritten as they are (and the slot is not written twice).
+    #[inline(always)]
+    pub(super) fn prepare(&self, slot: &Slot<K, V>) {
+        if std::mem::needs_drop::<K>() || std::mem::needs_drop::<V>() {
+            // A panicking `Drop` of the old contents is resumed when the insert has finished.
+            panics::defer(|| {
+                // SAFETY: the slot came from `alloc`: never used, or from a free list (retired
+                // at least two epochs ago, or freed at once when no thread was pinned and no
+                // hazard named it: `Epochs::quiet`; either way no thread can still read it),
+                // handed to us alone.
+                unsafe { slot.clear() }
+            });
+        }
+    }
+
+    /// Makes every retired slot that no pinned thread can see reusable, and drops its contents
+    /// (and the contents of removed slots whose hollow entries that frees).
+    pub(super) fn reclaim(&self) {
+        let mut adv = self.epochs.try_advance();
+        for _ in 0..2 {
+            adv = self.epochs.try_advance();
+        }
+        for st in self.stripes.iter() {
+            let taken = self.collect_then(st, &adv, |l| std::mem::take(&mut l.free));
+            for &s in &taken {
+                panics::defer(|| {
+                    // SAFETY: from a free list (see `prepare`); we hold these slots until they
+                    // go back below.
+                    unsafe { self.slot(s).clear() }
+                });
+            }
+            st.lists.lock().free.extend_from_slice(&taken);
+        }
+    }
+}
