@@ -22,6 +22,8 @@ echo "== cargo test"
 cargo test --workspace --locked
 echo "== cargo doc -D warnings (broken or private intra-doc links)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+echo "== cargo doc -D warnings, private items too (the internals' docs and their links)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --document-private-items
 echo "== loom model checks (crates/sifter/tests/loom.rs)"
 scripts/loom.sh --locked
 echo "== Miri on the small tests of the unsafe core (crates/sifter/tests/{miri_small,capacity}.rs)"
