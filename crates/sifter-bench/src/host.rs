@@ -135,11 +135,12 @@ mod tests {
             assert_eq!(t, None);
             return;
         }
-        // A transfer takes at least a nanosecond, and at most half of a burst (4 ms here) that
-        // made one round trip. On a machine busy with other tests every burst may give up (a
-        // partner off its CPU): no figure then.
+        // A transfer takes at least a nanosecond. A burst (4 ms here) gives up after four times
+        // its length, so one that made a single round trip gives at most half of that, 8 ms,
+        // and a little (the clock is read now and then). On a machine busy with other tests
+        // every burst may give up (a partner off its CPU): no figure then.
         if let Some(t) = t {
-            assert!(t > 1.0 && t <= 2e6 + 1e5, "{t} ns");
+            assert!(t > 1.0 && t < 1e7, "{t} ns");
         }
     }
 
