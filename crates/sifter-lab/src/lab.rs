@@ -8,7 +8,7 @@
 
 use crate::report::{
     csv_text, exhausted_warning, measure, plots, table_text, transfer_note, transfer_range,
-    BenchSpec, Row,
+    BenchSpec, Row, SLOW_TRANSFER,
 };
 use crate::table::{machine, sim_csv, table};
 use anyhow::{Context, Result};
@@ -399,7 +399,7 @@ fn throughput_section(
 
 /// The report's paragraph on the host's cache-line transfer time during the multi-thread runs
 /// (`None` if none was probed), and in bold how many runs were in the host's slow state
-/// ([`crate::report::SLOW_TRANSFER`]) when there were any.
+/// ([`SLOW_TRANSFER`]) when there were any.
 fn transfer_html(rows: &[Row]) -> Option<String> {
     let r = transfer_range(rows)?;
     let mut p = format!(
@@ -421,7 +421,7 @@ fn transfer_html(rows: &[Row]) -> Option<String> {
              of one state.</strong></p>",
             r.slow,
             r.runs,
-            crate::report::SLOW_TRANSFER
+            SLOW_TRANSFER
         );
     }
     Some(p)
