@@ -419,9 +419,7 @@ fn transfer_html(rows: &[Row]) -> Option<String> {
             "<p><strong>The host changed state during this lab: {} of {} multi-thread runs took \
              more than {}× the fastest run's time. Compare multi-thread figures only within runs \
              of one state.</strong></p>",
-            r.slow,
-            r.runs,
-            SLOW_TRANSFER
+            r.slow, r.runs, SLOW_TRANSFER
         );
     }
     Some(p)
