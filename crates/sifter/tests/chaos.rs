@@ -1,0 +1,502 @@
+//! Every operation of the API at once: oversubscribed threads (16 on a small machine) mix
+//! lookups, inserts, per-entry lifetimes, removals, `compute`, the loaders, `remove_if`,
+//! `get_many`, iteration, `retain`, `clear`, `purge_expired` and `set_capacity` on one cache,
+//! for every policy, with and without a weigher, with and without expiry on a clock that
+//! another thread moves. `stress.rs` checks the core operations hard; this test checks that the
+//! rest of the API keeps the same invariants while everything else runs:
+//!
+//! * every value any operation hands out (a lookup, a removal, `compute`'s view, the loaders,
+//!   `remove_if`'s predicate, `get_many`, the iterator, `retain`'s predicate, the listener)
+//!   belongs to the key it came with;
+//! * **expiry**: a lookup never returns a value whose deadline had passed before the lookup
+//!   began, and the listener reports `Expired` only for a value whose deadline has passed
+//!   (each value carries bounds of its deadline, taken from the clock before and after the
+//!   operation that stored it);
+//! * `len()` and `weight()` never read more than the built capacity plus the inserts in flight
+//!   (one per thread), and at rest (after each phase) not more than the capacity then set;
+//!   `validate()` holds after each phase;
+//! * every stored value leaves exactly once, by the cause the statistics count (listener calls
+//!   per cause against `evictions`, `expirations`, `updates`, `removals`), and every value
+//!   created is dropped exactly once once the cache is dropped.
+//!
+//! Short by default; `SIFTER_STRESS_SECS` sets each run's length (as in `stress.rs`).
+
+#![allow(clippy::unwrap_used)] // tests: a failed join is a failure
+
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use sifter::{Cache, ManualClock, Op, Policy, RemovalCause};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+/// Never expires (a deadline bound that no clock reading reaches).
+const NEVER: u64 = u64::MAX;
+/// The builder's time to live in the runs with expiry.
+const TTL: Duration = Duration::from_millis(20);
+/// Phases per run: the threads stop after each for the checks at rest.
+const PHASES: usize = 3;
+
+/// Values created and dropped.
+#[derive(Debug, Default)]
+struct Counts {
+    created: AtomicUsize,
+    dropped: AtomicUsize,
+}
+
+/// A value that knows its key, bounds of its deadline, and counts its drops.
+#[derive(Debug)]
+struct Val {
+    key: u64,
+    /// Who made it (thread, sequence number): the maker alone sets `upper`.
+    id: (usize, u64),
+    /// The deadline is at least this (clock read before the storing operation, plus the
+    /// lifetime): an `Expired` report before the clock reaches it is wrong.
+    lower: u64,
+    /// The deadline is at most this (clock read after the storing operation returned, plus
+    /// the lifetime; 0 until then): a lookup that began at or after it must not return the
+    /// value.
+    upper: AtomicU64,
+    counts: Arc<Counts>,
+}
+
+impl Drop for Val {
+    fn drop(&mut self) {
+        self.counts.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+type V = Arc<Val>;
+
+/// How long an entry lives, as the test knows it: `None` never expires.
+fn nanos(d: Option<Duration>) -> Option<u64> {
+    d.map(|d| d.as_nanos() as u64)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Config {
+    policy: Policy,
+    cd: bool,
+    weighted: bool,
+    expiry: bool,
+    cap: u64,
+    threads: usize,
+    seed: u64,
+}
+
+impl Config {
+    fn tag(&self) -> String {
+        let Config { policy, cd, weighted, expiry, cap, threads, seed } = *self;
+        format!(
+            "{policy:?} cd={cd} weighted={weighted} expiry={expiry} cap={cap} \
+             threads={threads} seed={seed}"
+        )
+    }
+}
+
+/// Listener calls per cause.
+#[derive(Debug, Default)]
+struct Reports([AtomicU64; 5]);
+
+fn cause_index(c: RemovalCause) -> usize {
+    match c {
+        RemovalCause::Evicted => 0,
+        RemovalCause::Expired => 1,
+        RemovalCause::Removed => 2,
+        RemovalCause::Replaced => 3,
+        RemovalCause::Cleared => 4,
+    }
+}
+
+impl Reports {
+    fn get(&self, c: RemovalCause) -> u64 {
+        self.0[cause_index(c)].load(Ordering::Relaxed)
+    }
+    fn total(&self) -> u64 {
+        self.0.iter().map(|a| a.load(Ordering::Relaxed)).sum()
+    }
+}
+
+fn weight(k: &u64) -> u64 {
+    k % 3 + 1
+}
+
+/// One worker's view: the cache, the clock and what it needs to make values.
+struct Worker<'a> {
+    cfg: Config,
+    cache: &'a Cache<u64, V>,
+    clock: &'a ManualClock,
+    counts: &'a Arc<Counts>,
+    tid: usize,
+    seq: u64,
+    tag: &'a str,
+}
+
+impl Worker<'_> {
+    fn now(&self) -> u64 {
+        use sifter::Clock;
+        self.clock.now().as_nanos() as u64
+    }
+
+    /// The lifetime a plain insert, `compute` or a load gives (the builder's).
+    fn default_life(&self) -> Option<u64> {
+        if self.cfg.expiry {
+            nanos(Some(TTL))
+        } else {
+            None
+        }
+    }
+
+    /// A new value for `k` that will be stored with lifetime `life`, made after the clock
+    /// read `before` (taken before the storing operation began).
+    fn make(&mut self, k: u64, before: u64, life: Option<u64>) -> V {
+        self.seq += 1;
+        self.counts.created.fetch_add(1, Ordering::Relaxed);
+        Arc::new(Val {
+            key: k,
+            id: (self.tid, self.seq),
+            lower: life.map_or(NEVER, |l| before.saturating_add(l)),
+            upper: AtomicU64::new(0),
+            counts: self.counts.clone(),
+        })
+    }
+
+    /// After the operation that stored `v` (made by this worker) returned.
+    fn stored(&self, v: &V, life: Option<u64>) {
+        if v.id.0 == self.tid {
+            let upper = life.map_or(NEVER, |l| self.now().saturating_add(l));
+            v.upper.store(upper, Ordering::Relaxed);
+        }
+    }
+
+    /// A value handed out for `k` by an operation that began at clock reading `began` (a
+    /// lookup: `check_live`, it must not have expired before then).
+    fn check(&self, k: u64, v: &Val, began: u64, check_live: bool) {
+        assert_eq!(v.key, k, "{}: a value of key {} handed out for key {k}", self.tag, v.key);
+        if check_live && self.cfg.expiry {
+            // Relaxed: the maker's own later store; 0 means not known yet.
+            let upper = v.upper.load(Ordering::Relaxed);
+            assert!(
+                upper == 0 || upper > began,
+                "{}: key {k} returned by a lookup that began at {began} ns, after its \
+                 deadline (at most {upper} ns)",
+                self.tag
+            );
+        }
+    }
+
+    fn key(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {
+        let keys = self.cfg.cap * 4;
+        (rng.random::<f64>().powi(3) * keys as f64) as u64
+    }
+
+    /// One random operation.
+    fn step(&mut self, rng: &mut Xoshiro256PlusPlus) {
+        let cache = self.cache;
+        let k = self.key(rng);
+        let t0 = self.now();
+        match rng.random_range(0..1000) {
+            // Read-through.
+            0..300 => match cache.get(&k) {
+                Some(v) => self.check(k, &v, t0, true),
+                None => {
+                    let life = self.default_life();
+                    let v = self.make(k, t0, life);
+                    cache.insert(k, v.clone());
+                    self.stored(&v, life);
+                }
+            },
+            300..380 => {
+                if let Some(v) = cache.peek(&k) {
+                    self.check(k, &v, t0, true);
+                }
+            }
+            380..420 => {
+                let _ = cache.contains_key(&k);
+            }
+            420..540 => {
+                let life = self.default_life();
+                let v = self.make(k, t0, life);
+                cache.insert(k, v.clone());
+                self.stored(&v, life);
+            }
+            540..600 => {
+                if self.cfg.expiry {
+                    let d = match rng.random_range(0..4) {
+                        0 => None,
+                        _ => Some(Duration::from_micros(rng.random_range(500..30_000))),
+                    };
+                    let v = self.make(k, t0, nanos(d));
+                    cache.insert_with_ttl(k, v.clone(), d);
+                    self.stored(&v, nanos(d));
+                }
+            }
+            600..680 => {
+                if let Some(v) = cache.remove(&k) {
+                    self.check(k, &v, t0, false);
+                }
+            }
+            680..740 => {
+                let life = self.default_life();
+                let what = rng.random_range(0..3);
+                let out = cache.compute(k, |cur| {
+                    if let Some(v) = cur {
+                        // A value `compute` shows was live when it looked: no expired one.
+                        self.check(k, v, t0, true);
+                    }
+                    match what {
+                        0 => Op::Put(self.make(k, t0, life)),
+                        1 => Op::Remove,
+                        _ => Op::Keep,
+                    }
+                });
+                if let Some(v) = out {
+                    self.check(k, &v, t0, false);
+                    if what == 0 {
+                        self.stored(&v, life);
+                    }
+                }
+            }
+            740..820 => {
+                let life = self.default_life();
+                let mut made = None;
+                let v = cache.get_with(k, || {
+                    let v = self.make(k, t0, life);
+                    made = Some(v.id);
+                    v
+                });
+                // A waiter may get a value another thread loaded: fresh from its loader, not
+                // from a lookup, so no liveness check.
+                self.check(k, &v, t0, false);
+                if made == Some(v.id) {
+                    self.stored(&v, life);
+                }
+            }
+            820..860 => {
+                let life = self.default_life();
+                let fail = rng.random_range(0..4) == 0;
+                let mut made = None;
+                let r = cache.try_get_with(k, || {
+                    if fail {
+                        return Err("refused");
+                    }
+                    let v = self.make(k, t0, life);
+                    made = Some(v.id);
+                    Ok(v)
+                });
+                if let Ok(v) = r {
+                    self.check(k, &v, t0, false);
+                    if made == Some(v.id) {
+                        self.stored(&v, life);
+                    }
+                }
+            }
+            860..900 => {
+                let drop_it = rng.random::<bool>();
+                cache.remove_if(&k, |v| {
+                    self.check(k, v, t0, false);
+                    drop_it
+                });
+            }
+            900..960 => {
+                let ks: Vec<u64> = (0..4).map(|_| self.key(rng)).collect();
+                for (k, v) in ks.iter().zip(cache.get_many(ks.iter())) {
+                    if let Some(v) = v {
+                        self.check(*k, &v, t0, true);
+                    }
+                }
+            }
+            960..990 => {
+                let (cap, threads) = (self.cfg.cap, self.cfg.threads as u64);
+                if self.cfg.weighted {
+                    let w = cache.weight();
+                    assert!(w <= cap + 3 * threads, "{}: weight() read {w}", self.tag);
+                } else {
+                    let len = cache.len() as u64;
+                    assert!(len <= cap + threads, "{}: len() read {len}", self.tag);
+                }
+            }
+            990..996 => {
+                for (k, v) in cache.iter().take(64) {
+                    self.check(k, &v, t0, true);
+                }
+            }
+            996..998 => {
+                let keep = rng.random_range(0..3);
+                cache.retain(|k, v| {
+                    self.check(*k, v, t0, true);
+                    k % 3 != keep
+                });
+            }
+            998 => {
+                if self.cfg.expiry {
+                    cache.purge_expired();
+                }
+            }
+            _ => {
+                if rng.random_range(0..8) == 0 {
+                    cache.clear();
+                } else {
+                    let cap = self.cfg.cap;
+                    let c = rng.random_range((cap / 2).max(4).min(cap)..=cap);
+                    cache.set_capacity(c).unwrap_or_else(|e| panic!("{}: {e}", self.tag));
+                }
+            }
+        }
+    }
+}
+
+/// Runs `cfg` for `PHASES` phases of `dur`; returns the expirations counted.
+fn run(cfg: Config, dur: Duration) -> u64 {
+    let tag = cfg.tag();
+    let counts = Arc::new(Counts::default());
+    let reports = Arc::new(Reports::default());
+    let clock = ManualClock::new();
+    let (r, lc, ltag) = (reports.clone(), clock.clone(), tag.clone());
+    let listener = move |k: &u64, v: &V, cause: RemovalCause| {
+        assert_eq!(*k, v.key, "{ltag}: listener given another key's value");
+        if cause == RemovalCause::Expired {
+            use sifter::Clock;
+            let now = lc.now().as_nanos() as u64;
+            assert!(
+                v.lower <= now,
+                "{ltag}: key {k} reported expired at {now} ns, before its deadline (at least {} ns)",
+                v.lower
+            );
+        }
+        r.0[cause_index(cause)].fetch_add(1, Ordering::Relaxed);
+    };
+    let mut b = Cache::builder()
+        .policy(cfg.policy)
+        .consecutive_detection(cfg.cd)
+        .eviction_listener(listener)
+        .clock(clock.clone());
+    if cfg.expiry {
+        b = b.time_to_live(TTL);
+    }
+    let cache: Arc<Cache<u64, V>> = Arc::new(if cfg.weighted {
+        b.weight_capacity(cfg.cap).weigher(|k: &u64, _: &V| weight(k)).build()
+    } else {
+        b.capacity(cfg.cap).build()
+    });
+    let mut seq_base = 0;
+    for phase in 0..PHASES {
+        let barrier = Arc::new(Barrier::new(cfg.threads));
+        let stop = Arc::new(AtomicBool::new(false));
+        let handles: Vec<_> = (0..cfg.threads)
+            .map(|tid| {
+                let (cache, clock, counts, barrier, stop, tag) = (
+                    cache.clone(),
+                    clock.clone(),
+                    counts.clone(),
+                    barrier.clone(),
+                    stop.clone(),
+                    tag.clone(),
+                );
+                std::thread::spawn(move || {
+                    let seed = cfg.seed * 1_000_003 + (phase * 1000 + tid) as u64;
+                    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+                    let mut w = Worker {
+                        cfg,
+                        cache: &cache,
+                        clock: &clock,
+                        counts: &counts,
+                        tid,
+                        seq: seq_base,
+                        tag: &tag,
+                    };
+                    barrier.wait();
+                    let end = Instant::now() + dur;
+                    let mut ops = 0u64;
+                    loop {
+                        ops += 1;
+                        if ops.is_multiple_of(64) {
+                            if tid == 0 && cfg.expiry {
+                                // Up to 2 ms at a time: lifetimes of 0.5–30 ms run out.
+                                clock.advance(Duration::from_micros(rng.random_range(0..2000)));
+                            }
+                            if Instant::now() >= end || stop.load(Ordering::Relaxed) {
+                                break;
+                            }
+                        }
+                        w.step(&mut rng);
+                    }
+                    stop.store(true, Ordering::Relaxed);
+                    (ops, w.seq)
+                })
+            })
+            .collect();
+        let mut last_seq = seq_base;
+        for h in handles {
+            let (_ops, seq) = h.join().unwrap_or_else(|_| panic!("{tag}: a worker panicked"));
+            last_seq = last_seq.max(seq);
+        }
+        seq_base = last_seq;
+        cache.validate().unwrap_or_else(|e| panic!("{tag}, phase {phase}: {e}"));
+        let (cap, len, w) = (cache.capacity(), cache.len() as u64, cache.weight());
+        if cfg.weighted {
+            assert!(w <= cap, "{tag}, phase {phase}: weight {w} over capacity {cap} at rest");
+        } else {
+            assert!(len <= cap, "{tag}, phase {phase}: len {len} over capacity {cap} at rest");
+        }
+    }
+    if cfg.expiry {
+        // Past every deadline: `purge_expired` leaves only the entries that never expire.
+        clock.advance(Duration::from_secs(1));
+        cache.purge_expired();
+        for (k, v) in cache.iter() {
+            assert_eq!(v.lower, NEVER, "{tag}: key {k} outlived its deadline and a purge");
+        }
+        cache.validate().unwrap_or_else(|e| panic!("{tag} after the purge: {e}"));
+    }
+    let s = cache.stats();
+    cache.clear();
+    cache.validate().unwrap_or_else(|e| panic!("{tag} after clear: {e}"));
+    assert_eq!(cache.len(), 0, "{tag}");
+    let after = cache.stats();
+    // Every value stored left exactly once, reported with the cause the statistics count.
+    let stored = after.inserts + after.updates;
+    assert_eq!(reports.total(), stored, "{tag}: listener calls against values stored ({s:?})");
+    assert_eq!(reports.get(RemovalCause::Evicted), after.evictions, "{tag}: evictions");
+    assert_eq!(reports.get(RemovalCause::Expired), after.expirations, "{tag}: expirations");
+    assert_eq!(reports.get(RemovalCause::Replaced), after.updates, "{tag}: updates");
+    assert_eq!(
+        reports.get(RemovalCause::Removed) + reports.get(RemovalCause::Cleared),
+        after.removals,
+        "{tag}: removals"
+    );
+    drop(cache);
+    let (created, dropped) =
+        (counts.created.load(Ordering::Relaxed), counts.dropped.load(Ordering::Relaxed));
+    assert_eq!(dropped, created, "{tag}: values created and dropped");
+    s.expirations
+}
+
+fn secs(default: f64) -> Duration {
+    let s =
+        std::env::var("SIFTER_STRESS_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(default);
+    Duration::from_secs_f64(s)
+}
+
+fn configs() -> Vec<(Policy, bool)> {
+    let mut v: Vec<(Policy, bool)> = Policy::ALL.iter().map(|&p| (p, true)).collect();
+    v.push((Policy::Mobius, false));
+    v
+}
+
+#[test]
+fn every_operation_at_once_keeps_the_invariants() {
+    let (mut seed, mut expired) = (0, 0);
+    for (policy, cd) in configs() {
+        for cap in [8u64, 64, 1_000] {
+            for weighted in [false, true] {
+                for expiry in [false, true] {
+                    seed += 1;
+                    let cfg = Config { policy, cd, weighted, expiry, cap, threads: 16, seed };
+                    expired += run(cfg, secs(0.02));
+                }
+            }
+        }
+    }
+    assert!(expired > 0, "no entry expired while the threads ran: the expiry paths went unchecked");
+}
