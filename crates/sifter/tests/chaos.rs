@@ -26,6 +26,7 @@
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use sifter::{Cache, ManualClock, Op, Policy, RemovalCause};
+use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -121,10 +122,40 @@ fn weight(k: &u64) -> u64 {
     k % 3 + 1
 }
 
+/// A hash shared by 16 consecutive keys: whole-hash collisions, so a key's home bucket (7
+/// words) overflows into the next ones and lookups compare keys (the cache spreads a hash,
+/// but equal hashes stay equal).
+#[derive(Debug, Clone, Copy, Default)]
+struct Clumped;
+
+#[derive(Debug, Default)]
+struct ClumpedHasher(u64);
+
+impl Hasher for ClumpedHasher {
+    fn finish(&self) -> u64 {
+        self.0 >> 4
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0 << 8 | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, k: u64) {
+        self.0 = k;
+    }
+}
+
+impl BuildHasher for Clumped {
+    type Hasher = ClumpedHasher;
+    fn build_hasher(&self) -> ClumpedHasher {
+        ClumpedHasher::default()
+    }
+}
+
 /// One worker's view: the cache, the clock and what it needs to make values.
-struct Worker<'a> {
+struct Worker<'a, S> {
     cfg: Config,
-    cache: &'a Cache<u64, V>,
+    cache: &'a Cache<u64, V, S>,
     clock: &'a ManualClock,
     counts: &'a Arc<Counts>,
     tid: usize,
@@ -132,7 +163,7 @@ struct Worker<'a> {
     tag: &'a str,
 }
 
-impl Worker<'_> {
+impl<S: BuildHasher> Worker<'_, S> {
     fn now(&self) -> u64 {
         use sifter::Clock;
         self.clock.now().as_nanos() as u64
@@ -346,8 +377,9 @@ impl Worker<'_> {
     }
 }
 
-/// Runs `cfg` for `PHASES` phases of `dur`; returns the expirations counted.
-fn run(cfg: Config, dur: Duration) -> u64 {
+/// Runs `cfg` for `PHASES` phases of `dur` on a cache hashing with `hasher`; returns the
+/// expirations counted.
+fn run<S: BuildHasher + Send + Sync + 'static>(cfg: Config, dur: Duration, hasher: S) -> u64 {
     let tag = cfg.tag();
     let counts = Arc::new(Counts::default());
     let reports = Arc::new(Reports::default());
@@ -370,11 +402,12 @@ fn run(cfg: Config, dur: Duration) -> u64 {
         .policy(cfg.policy)
         .consecutive_detection(cfg.cd)
         .eviction_listener(listener)
-        .clock(clock.clone());
+        .clock(clock.clone())
+        .hasher(hasher);
     if cfg.expiry {
         b = b.time_to_live(TTL);
     }
-    let cache: Arc<Cache<u64, V>> = Arc::new(if cfg.weighted {
+    let cache: Arc<Cache<u64, V, S>> = Arc::new(if cfg.weighted {
         b.weight_capacity(cfg.cap).weigher(|k: &u64, _: &V| weight(k)).build()
     } else {
         b.capacity(cfg.cap).build()
@@ -493,10 +526,26 @@ fn every_operation_at_once_keeps_the_invariants() {
                 for expiry in [false, true] {
                     seed += 1;
                     let cfg = Config { policy, cd, weighted, expiry, cap, threads: 16, seed };
-                    expired += run(cfg, secs(0.02));
+                    expired += run(cfg, secs(0.02), foldhash::fast::RandomState::default());
                 }
             }
         }
     }
     assert!(expired > 0, "no entry expired while the threads ran: the expiry paths went unchecked");
+}
+
+/// As above with every 16 consecutive keys sharing one hash: overflowing buckets, their
+/// pass-through counts and removals of overflowed entries, under every operation at once.
+#[test]
+fn every_operation_at_once_on_colliding_hashes() {
+    let mut seed = 500;
+    for (policy, cd) in configs() {
+        for cap in [64u64, 1_000] {
+            for (weighted, expiry) in [(false, false), (true, true)] {
+                seed += 1;
+                let cfg = Config { policy, cd, weighted, expiry, cap, threads: 16, seed };
+                run(cfg, secs(0.02), Clumped);
+            }
+        }
+    }
 }
