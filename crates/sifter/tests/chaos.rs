@@ -17,7 +17,8 @@
 //!   `validate()` holds after each phase;
 //! * every stored value leaves exactly once, by the cause the statistics count (listener calls
 //!   per cause against `evictions`, `expirations`, `updates`, `removals`), and every value
-//!   created is dropped exactly once once the cache is dropped.
+//!   created, and every key (they own heap memory and count their instances: the cache clones
+//!   and drops keys too), is dropped exactly once once the cache is dropped.
 //!
 //! Short by default; `SIFTER_STRESS_SECS` sets each run's length (as in `stress.rs`).
 
@@ -38,11 +39,54 @@ const TTL: Duration = Duration::from_millis(20);
 /// Phases per run: the threads stop after each for the checks at rest.
 const PHASES: usize = 3;
 
-/// Values created and dropped.
+/// Values created and dropped; keys alive (the cache clones and drops keys too).
 #[derive(Debug, Default)]
 struct Counts {
     created: AtomicUsize,
     dropped: AtomicUsize,
+    keys: AtomicUsize,
+}
+
+/// A key that owns heap memory (so the cache's key drops matter) and counts its instances.
+#[derive(Debug)]
+struct Key {
+    id: Box<u64>,
+    counts: Arc<Counts>,
+}
+
+impl Key {
+    fn new(id: u64, counts: &Arc<Counts>) -> Self {
+        counts.keys.fetch_add(1, Ordering::Relaxed);
+        Key { id: Box::new(id), counts: counts.clone() }
+    }
+    fn id(&self) -> u64 {
+        *self.id
+    }
+}
+
+impl Clone for Key {
+    fn clone(&self) -> Self {
+        Key::new(self.id(), &self.counts)
+    }
+}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        self.counts.keys.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, o: &Self) -> bool {
+        self.id() == o.id()
+    }
+}
+impl Eq for Key {}
+
+impl std::hash::Hash for Key {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u64(self.id());
+    }
 }
 
 /// A value that knows its key, bounds of its deadline, and counts its drops.
@@ -118,8 +162,8 @@ impl Reports {
     }
 }
 
-fn weight(k: &u64) -> u64 {
-    k % 3 + 1
+fn weight(k: &Key) -> u64 {
+    k.id() % 3 + 1
 }
 
 /// A hash shared by 16 consecutive keys: whole-hash collisions, so a key's home bucket (7
@@ -155,7 +199,7 @@ impl BuildHasher for Clumped {
 /// One worker's view: the cache, the clock and what it needs to make values.
 struct Worker<'a, S> {
     cfg: Config,
-    cache: &'a Cache<u64, V, S>,
+    cache: &'a Cache<Key, V, S>,
     clock: &'a ManualClock,
     counts: &'a Arc<Counts>,
     tid: usize,
@@ -221,34 +265,39 @@ impl<S: BuildHasher> Worker<'_, S> {
         (rng.random::<f64>().powi(3) * keys as f64) as u64
     }
 
+    fn owned(&self, k: u64) -> Key {
+        Key::new(k, self.counts)
+    }
+
     /// One random operation.
     fn step(&mut self, rng: &mut Xoshiro256PlusPlus) {
         let cache = self.cache;
         let k = self.key(rng);
+        let key = self.owned(k);
         let t0 = self.now();
         match rng.random_range(0..1000) {
             // Read-through.
-            0..300 => match cache.get(&k) {
+            0..300 => match cache.get(&key) {
                 Some(v) => self.check(k, &v, t0, true),
                 None => {
                     let life = self.default_life();
                     let v = self.make(k, t0, life);
-                    cache.insert(k, v.clone());
+                    cache.insert(key, v.clone());
                     self.stored(&v, life);
                 }
             },
             300..380 => {
-                if let Some(v) = cache.peek(&k) {
+                if let Some(v) = cache.peek(&key) {
                     self.check(k, &v, t0, true);
                 }
             }
             380..420 => {
-                let _ = cache.contains_key(&k);
+                let _ = cache.contains_key(&key);
             }
             420..540 => {
                 let life = self.default_life();
                 let v = self.make(k, t0, life);
-                cache.insert(k, v.clone());
+                cache.insert(key, v.clone());
                 self.stored(&v, life);
             }
             540..600 => {
@@ -258,19 +307,19 @@ impl<S: BuildHasher> Worker<'_, S> {
                         _ => Some(Duration::from_micros(rng.random_range(500..30_000))),
                     };
                     let v = self.make(k, t0, nanos(d));
-                    cache.insert_with_ttl(k, v.clone(), d);
+                    cache.insert_with_ttl(key, v.clone(), d);
                     self.stored(&v, nanos(d));
                 }
             }
             600..680 => {
-                if let Some(v) = cache.remove(&k) {
+                if let Some(v) = cache.remove(&key) {
                     self.check(k, &v, t0, false);
                 }
             }
             680..740 => {
                 let life = self.default_life();
                 let what = rng.random_range(0..3);
-                let out = cache.compute(k, |cur| {
+                let out = cache.compute(key, |cur| {
                     if let Some(v) = cur {
                         // A value `compute` shows was live when it looked: no expired one.
                         self.check(k, v, t0, true);
@@ -291,7 +340,7 @@ impl<S: BuildHasher> Worker<'_, S> {
             740..820 => {
                 let life = self.default_life();
                 let mut made = None;
-                let v = cache.get_with(k, || {
+                let v = cache.get_with(key, || {
                     let v = self.make(k, t0, life);
                     made = Some(v.id);
                     v
@@ -307,7 +356,7 @@ impl<S: BuildHasher> Worker<'_, S> {
                 let life = self.default_life();
                 let fail = rng.random_range(0..4) == 0;
                 let mut made = None;
-                let r = cache.try_get_with(k, || {
+                let r = cache.try_get_with(key, || {
                     if fail {
                         return Err("refused");
                     }
@@ -324,16 +373,16 @@ impl<S: BuildHasher> Worker<'_, S> {
             }
             860..900 => {
                 let drop_it = rng.random::<bool>();
-                cache.remove_if(&k, |v| {
+                cache.remove_if(&key, |v| {
                     self.check(k, v, t0, false);
                     drop_it
                 });
             }
             900..960 => {
-                let ks: Vec<u64> = (0..4).map(|_| self.key(rng)).collect();
+                let ks: Vec<Key> = (0..4).map(|_| self.owned(self.key(rng))).collect();
                 for (k, v) in ks.iter().zip(cache.get_many(ks.iter())) {
                     if let Some(v) = v {
-                        self.check(*k, &v, t0, true);
+                        self.check(k.id(), &v, t0, true);
                     }
                 }
             }
@@ -349,14 +398,14 @@ impl<S: BuildHasher> Worker<'_, S> {
             }
             990..996 => {
                 for (k, v) in cache.iter().take(64) {
-                    self.check(k, &v, t0, true);
+                    self.check(k.id(), &v, t0, true);
                 }
             }
             996..998 => {
                 let keep = rng.random_range(0..3);
                 cache.retain(|k, v| {
-                    self.check(*k, v, t0, true);
-                    k % 3 != keep
+                    self.check(k.id(), v, t0, true);
+                    k.id() % 3 != keep
                 });
             }
             998 => {
@@ -385,8 +434,9 @@ fn run<S: BuildHasher + Send + Sync + 'static>(cfg: Config, dur: Duration, hashe
     let reports = Arc::new(Reports::default());
     let clock = ManualClock::new();
     let (r, lc, ltag) = (reports.clone(), clock.clone(), tag.clone());
-    let listener = move |k: &u64, v: &V, cause: RemovalCause| {
-        assert_eq!(*k, v.key, "{ltag}: listener given another key's value");
+    let listener = move |k: &Key, v: &V, cause: RemovalCause| {
+        let k = k.id();
+        assert_eq!(k, v.key, "{ltag}: listener given another key's value");
         if cause == RemovalCause::Expired {
             use sifter::Clock;
             let now = lc.now().as_nanos() as u64;
@@ -407,8 +457,8 @@ fn run<S: BuildHasher + Send + Sync + 'static>(cfg: Config, dur: Duration, hashe
     if cfg.expiry {
         b = b.time_to_live(TTL);
     }
-    let cache: Arc<Cache<u64, V, S>> = Arc::new(if cfg.weighted {
-        b.weight_capacity(cfg.cap).weigher(|k: &u64, _: &V| weight(k)).build()
+    let cache: Arc<Cache<Key, V, S>> = Arc::new(if cfg.weighted {
+        b.weight_capacity(cfg.cap).weigher(|k: &Key, _: &V| weight(k)).build()
     } else {
         b.capacity(cfg.cap).build()
     });
@@ -478,7 +528,7 @@ fn run<S: BuildHasher + Send + Sync + 'static>(cfg: Config, dur: Duration, hashe
         clock.advance(Duration::from_secs(1));
         cache.purge_expired();
         for (k, v) in cache.iter() {
-            assert_eq!(v.lower, NEVER, "{tag}: key {k} outlived its deadline and a purge");
+            assert_eq!(v.lower, NEVER, "{tag}: key {} outlived its deadline and a purge", k.id());
         }
         cache.validate().unwrap_or_else(|e| panic!("{tag} after the purge: {e}"));
     }
@@ -502,6 +552,7 @@ fn run<S: BuildHasher + Send + Sync + 'static>(cfg: Config, dur: Duration, hashe
     let (created, dropped) =
         (counts.created.load(Ordering::Relaxed), counts.dropped.load(Ordering::Relaxed));
     assert_eq!(dropped, created, "{tag}: values created and dropped");
+    assert_eq!(counts.keys.load(Ordering::Relaxed), 0, "{tag}: keys left alive (or dropped twice)");
     s.expirations
 }
 
