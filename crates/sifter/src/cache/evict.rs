@@ -87,8 +87,8 @@ where
             // Acquire: as in `unlink_slot` (a LIVE slot's meta word was written before it was
             // published, and is not written again until it is retired).
             if slot.state.load(Ordering::Acquire) == LIVE {
-                // SAFETY: LIVE, and held through the policy by us: not reused under us.
-                let home = unsafe { slot.meta() };
+                // LIVE, and held through the policy by us: not reused under us.
+                let home = slot.meta();
                 self.index.prefetch_home(home);
                 if let Some(g) = ghost {
                     g.at(home).prefetch(true);

@@ -617,8 +617,8 @@ where
     #[inline(always)]
     fn home_hash(&self, s: u32, slot: &Slot<K, V>) -> Option<u32> {
         if self.weigher.is_none() {
-            // SAFETY: see above.
-            return Some(unsafe { slot.meta() });
+            // Meaningful: see above.
+            return Some(slot.meta());
         }
         self.rehash(s)
     }
@@ -640,8 +640,8 @@ where
         if self.weigher.is_none() {
             return 1;
         }
-        // SAFETY: see above.
-        u64::from(unsafe { self.slot(s).meta() })
+        // Meaningful: see above.
+        u64::from(self.slot(s).meta())
     }
 
     #[inline]

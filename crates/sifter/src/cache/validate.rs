@@ -33,8 +33,7 @@ where
             // SAFETY: quiescent, published.
             let k = unsafe { slot.key() };
             let w = self.weight_of(s);
-            // SAFETY: as above.
-            if self.weigher.is_none() && unsafe { slot.meta() } != self.hash(k) as u32 {
+            if self.weigher.is_none() && slot.meta() != self.hash(k) as u32 {
                 return Err(format!("slot {s} does not keep its key's hash"));
             }
             if !keys.insert(k) {

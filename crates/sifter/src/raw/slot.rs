@@ -62,7 +62,7 @@ use crate::raw::queue::Links;
 use crate::raw::table::{self, AllocError};
 use crate::raw::writing::Writing;
 use crate::sync::Mutex;
-use crate::sync::{AtomicU64, AtomicU8, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::alloc::{alloc, dealloc, Layout};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
@@ -79,8 +79,13 @@ pub(crate) use crate::raw::state::{
 pub(crate) struct Slot<K, V> {
     /// The entry's weight in a cache with a weigher; in the others (every weight 1), the low
     /// half of its key's hash, which names its home bucket: an eviction finds the entry's
-    /// index word without hashing the key again.
-    meta: UnsafeCell<u32>,
+    /// index word without hashing the key again. Atomic (Relaxed loads and stores, plain moves
+    /// on x86-64) because a thread may read it from a slot it does not own: S3-FIFO's scan
+    /// reads the weights of the entries it passes before its detaching CAS decides whether
+    /// they are its own, and another evictor may have taken, retired and reused one of them
+    /// meanwhile (the CAS then fails and the value read is dropped). As a plain `u32` that
+    /// read was a data race with the reuse's `fill` (Miri found it: `tests/chaos.rs`).
+    meta: AtomicU32,
     /// Queue link (queue policies).
     pub next: AtomicU64,
     /// The SIEVE/CLOCK reference bit. Hits store 1 only when it reads 0.
@@ -173,7 +178,7 @@ pub(crate) struct Arena<K, V> {
 
 fn empty_slot<K, V>() -> Slot<K, V> {
     Slot {
-        meta: UnsafeCell::new(0),
+        meta: AtomicU32::new(0),
         next: AtomicU64::new(u32::MAX as u64),
         visited: AtomicU8::new(0),
         place: AtomicU8::new(0),
@@ -420,12 +425,15 @@ impl<K, V> Slot<K, V> {
         unsafe { std::mem::replace((*self.value.get()).assume_init_mut(), value) }
     }
 
-    /// # Safety
-    /// As [`Slot::key`].
+    /// The meta word (see the field). Meaningful for a published slot that is not reused
+    /// under the caller (pinned, or held through the policy); a thread that reads it otherwise
+    /// gets some entry's word and must not act on it unless a later check says the slot was
+    /// the one it meant (a scan's detaching CAS).
     #[inline]
-    pub unsafe fn meta(&self) -> u32 {
-        // SAFETY: as `key`.
-        unsafe { *self.meta.get() }
+    pub fn meta(&self) -> u32 {
+        // Relaxed: written before the slot is published (ordered by the index word's or the
+        // state's Release, read with Acquire by the readers that act on it), or read as a hint.
+        self.meta.load(Ordering::Relaxed)
     }
 
     /// Drops the contents of a RETIRED (or, with `&mut`, any non-EMPTY) slot; it becomes EMPTY
@@ -477,11 +485,11 @@ impl<K, V> Slot<K, V> {
     pub unsafe fn fill(&self, key: K, value: V, meta: u32) {
         // SAFETY: exclusive, per the contract; no previous contents need a drop.
         unsafe {
-            *self.meta.get() = meta;
             (*self.key.get()).write(key);
             (*self.value.get()).write(value);
         }
         // Relaxed (all four): published with the slot by the index's Release CAS.
+        self.meta.store(meta, Ordering::Relaxed);
         self.visited.store(0, Ordering::Relaxed);
         self.place.store(0, Ordering::Relaxed);
         // Release: an evictor that takes the slot from a queue before it is published reads
