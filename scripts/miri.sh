@@ -9,4 +9,4 @@ if ! rustup +nightly component list --installed 2>/dev/null | grep -q '^miri'; t
   rustup +nightly component add miri rust-src
 fi
 MIRIFLAGS="${MIRIFLAGS:-}" \
-  cargo +nightly miri test -p sifter --test miri_small --test capacity "$@"
+  cargo +nightly miri test -p sifter --test miri_small --test capacity --test chaos --test multistep "$@"

@@ -426,9 +426,17 @@ impl<S: BuildHasher> Worker<'_, S> {
     }
 }
 
-/// Runs `cfg` for `PHASES` phases of `dur` on a cache hashing with `hasher`; returns the
+/// How long each thread runs in a phase.
+#[derive(Debug, Clone, Copy)]
+enum Length {
+    Time(Duration),
+    /// This many operations (Miri: its clock is not the work done).
+    Ops(u64),
+}
+
+/// Runs `cfg` for `PHASES` phases of `len` on a cache hashing with `hasher`; returns the
 /// expirations counted.
-fn run<S: BuildHasher + Send + Sync + 'static>(cfg: Config, dur: Duration, hasher: S) -> u64 {
+fn run<S: BuildHasher + Send + Sync + 'static>(cfg: Config, len: Length, hasher: S) -> u64 {
     let tag = cfg.tag();
     let counts = Arc::new(Counts::default());
     let reports = Arc::new(Reports::default());
@@ -489,16 +497,24 @@ fn run<S: BuildHasher + Send + Sync + 'static>(cfg: Config, dur: Duration, hashe
                         tag: &tag,
                     };
                     barrier.wait();
-                    let end = Instant::now() + dur;
+                    let (end, max_ops) = match len {
+                        Length::Time(d) => (Some(Instant::now() + d), u64::MAX),
+                        Length::Ops(n) => (None, n),
+                    };
                     let mut ops = 0u64;
                     loop {
                         ops += 1;
+                        if ops > max_ops {
+                            break;
+                        }
                         if ops.is_multiple_of(64) {
                             if tid == 0 && cfg.expiry {
                                 // Up to 2 ms at a time: lifetimes of 0.5–30 ms run out.
                                 clock.advance(Duration::from_micros(rng.random_range(0..2000)));
                             }
-                            if Instant::now() >= end || stop.load(Ordering::Relaxed) {
+                            if end.is_some_and(|e| Instant::now() >= e)
+                                || stop.load(Ordering::Relaxed)
+                            {
                                 break;
                             }
                         }
@@ -556,10 +572,10 @@ fn run<S: BuildHasher + Send + Sync + 'static>(cfg: Config, dur: Duration, hashe
     s.expirations
 }
 
-fn secs(default: f64) -> Duration {
+fn secs(default: f64) -> Length {
     let s =
         std::env::var("SIFTER_STRESS_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(default);
-    Duration::from_secs_f64(s)
+    Length::Time(Duration::from_secs_f64(s))
 }
 
 fn configs() -> Vec<(Policy, bool)> {
@@ -569,6 +585,10 @@ fn configs() -> Vec<(Policy, bool)> {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "hours under Miri: `every_operation_at_once_sized_for_miri` is its version"
+)]
 fn every_operation_at_once_keeps_the_invariants() {
     let (mut seed, mut expired) = (0, 0);
     for (policy, cd) in configs() {
@@ -588,6 +608,10 @@ fn every_operation_at_once_keeps_the_invariants() {
 /// As above with every 16 consecutive keys sharing one hash: overflowing buckets, their
 /// pass-through counts and removals of overflowed entries, under every operation at once.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "hours under Miri: `every_operation_at_once_sized_for_miri` is its version"
+)]
 fn every_operation_at_once_on_colliding_hashes() {
     let mut seed = 500;
     for (policy, cd) in configs() {
@@ -597,6 +621,26 @@ fn every_operation_at_once_on_colliding_hashes() {
                 let cfg = Config { policy, cd, weighted, expiry, cap, threads: 16, seed };
                 run(cfg, secs(0.02), Clumped);
             }
+        }
+    }
+}
+
+/// A small version for Miri (`scripts/miri.sh`), which checks the paths of every operation for
+/// undefined behaviour: three threads, a few dozen operations each per phase, on four policies
+/// (the lock-free queues, S3-FIFO's, NbQ-CLOCK's counters, a locked list), with expiry, with
+/// and without a weigher, on colliding hashes for half of them.
+#[test]
+fn every_operation_at_once_sized_for_miri() {
+    let ops = if cfg!(miri) { 40 } else { 2_000 };
+    let policies = [Policy::Mobius, Policy::S3Fifo, Policy::NbqClock, Policy::Lru];
+    for (i, policy) in policies.into_iter().enumerate() {
+        let weighted = i % 2 == 1;
+        let cfg =
+            Config { policy, cd: true, weighted, expiry: true, cap: 8, threads: 3, seed: 900 };
+        if i < 2 {
+            run(cfg, Length::Ops(ops), Clumped);
+        } else {
+            run(cfg, Length::Ops(ops), foldhash::fast::RandomState::default());
         }
     }
 }

@@ -115,3 +115,83 @@ fn every_value_is_dropped_once() {
     }
     assert_eq!(drops.load(Ordering::Relaxed), n);
 }
+
+/// A key that owns heap memory and counts its live instances: the sets move keys between
+/// ways (each step of a hit, each replacement), so a key moved twice or never dropped shows.
+#[derive(Debug)]
+struct Key(Box<u64>, Arc<AtomicUsize>);
+impl Key {
+    fn new(k: u64, live: &Arc<AtomicUsize>) -> Self {
+        live.fetch_add(1, Ordering::Relaxed);
+        Key(Box::new(k), live.clone())
+    }
+}
+impl Drop for Key {
+    fn drop(&mut self) {
+        self.1.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+impl PartialEq for Key {
+    fn eq(&self, o: &Self) -> bool {
+        *self.0 == *o.0
+    }
+}
+impl Eq for Key {}
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.hash(h)
+    }
+}
+
+/// Keys with heap memory, many threads: every key and value the cache took is dropped exactly
+/// once (moved through the ways by hits, replaced, removed, evicted, or with the cache).
+#[test]
+fn heap_keys_are_moved_and_dropped_once() {
+    let (threads, ops) = if cfg!(miri) { (2, 40) } else { (16, 20_000) };
+    for cap in [8u64, 64] {
+        let keys = Arc::new(AtomicUsize::new(0));
+        let (created, drops) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        {
+            let c: Arc<MultiStepCache<Key, Arc<Val>, 2, 4>> = Arc::new(MultiStepCache::new(cap));
+            let hs: Vec<_> = (0..threads as u64)
+                .map(|t| {
+                    let (c, keys, created, drops) =
+                        (c.clone(), keys.clone(), created.clone(), drops.clone());
+                    std::thread::spawn(move || {
+                        let mut x = t * 7919 + 1;
+                        for _ in 0..ops {
+                            x ^= x << 13;
+                            x ^= x >> 7;
+                            x ^= x << 17;
+                            let k = x % (cap * 3 + 1);
+                            let key = Key::new(k, &keys);
+                            match x % 10 {
+                                0 => {
+                                    if let Some(v) = c.remove(&key) {
+                                        assert_eq!(v.0, k, "another key's value removed");
+                                    }
+                                }
+                                1..=5 => {
+                                    if let Some(v) = c.get(&key) {
+                                        assert_eq!(v.0, k, "another key's value");
+                                    }
+                                }
+                                _ => {
+                                    created.fetch_add(1, Ordering::Relaxed);
+                                    c.insert(key, Arc::new(Val(k, drops.clone())));
+                                }
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+            c.validate().unwrap();
+            assert!(c.len() as u64 <= c.capacity());
+        }
+        assert_eq!(keys.load(Ordering::Relaxed), 0, "cap {cap}: keys left alive or dropped twice");
+        assert_eq!(drops.load(Ordering::Relaxed), created.load(Ordering::Relaxed), "cap {cap}");
+    }
+}
