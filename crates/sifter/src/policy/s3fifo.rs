@@ -337,6 +337,10 @@ impl S3Fifo {
     /// ends early where `budget` (the queue weights before the scan) says the one-at-a-time
     /// algorithm would turn to the other queue, so with one thread this takes exactly the
     /// victims that algorithm takes, and the runs land at main's tail in the same order.
+    /// The weights are read before the detaching CAS makes the slots ours: another evictor
+    /// may have taken, retired and reused one meanwhile, whose weight is then another entry's;
+    /// the CAS then fails (the head moved) and the scan's figures are dropped. (So the weight
+    /// is an atomic word: `raw/slot.rs`.)
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn scan<N: Nodes>(
