@@ -136,7 +136,9 @@ where
     /// Computes the entry of `key` from its current value atomically for that key: `f` sees
     /// the value (or `None`) and returns an [`Op`]; if another writer changed the key before
     /// the result is stored, `f` is called again with the new value. Returns the value the key
-    /// has afterwards. Counts as a write (insert, update or removal), not as a lookup.
+    /// has afterwards: `None` after [`Op::Put`] of a value heavier than the capacity, which is
+    /// not stored and removes the key's entry (as [`Cache::insert`] does). Counts as a write
+    /// (insert, update or removal), not as a lookup.
     ///
     /// ```
     /// use sifter::{Cache, Op};
@@ -169,8 +171,20 @@ where
             let done = match step {
                 Some(Step::Done(v)) => Some(v),
                 Some(Step::Put(v, cur)) => {
+                    #[cfg(all(feature = "test-hooks", not(loom)))]
+                    crate::raw::queue::hooks::decided();
                     let out = v.clone();
-                    self.insert_inner(key.clone(), v, None, Some(cur)).then_some(Some(out))
+                    // Stored: the key's value is `out`. Not stored: too heavy (the key's entry
+                    // was removed instead) or no room made (rare, see `rejected`; the old
+                    // value stays): what the key has now. The key changed since `f` saw it:
+                    // `f` decides again.
+                    self.insert_inner(key.clone(), v, None, Some(cur)).map(|stored| {
+                        if stored {
+                            Some(out)
+                        } else {
+                            self.peek(&key)
+                        }
+                    })
                 }
                 None => None,
             };

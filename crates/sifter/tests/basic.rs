@@ -91,6 +91,12 @@ fn weighted_caches() {
         }
         c.insert(7, vec![0; 2000]); // heavier than the cache: not stored, old value gone
         assert!(c.get(&7).is_none());
+        // `compute` likewise, and it returns what the key has afterwards: nothing.
+        c.insert(8, vec![0; 5]);
+        let heavy = |_: Option<&Vec<u8>>| sifter::Op::Put(vec![0; 2000]);
+        assert!(c.compute(8, heavy).is_none(), "{p:?}: a value too heavy to store");
+        assert!(c.get(&8).is_none(), "{p:?}: the old value of a key computed too heavy");
+        assert!(c.compute(9_999, heavy).is_none(), "{p:?}: an absent key computed too heavy");
         c.validate().unwrap_or_else(|e| panic!("{p:?}: {e}"));
     }
 }

@@ -707,3 +707,65 @@ fn set_capacity_drops_the_values_it_evicts() {
         assert_eq!(left, kept, "{p:?}: {left} values alive for {kept} entries");
     }
 }
+
+thread_local! {
+    static DECIDED_CACHE: std::cell::RefCell<Option<Arc<Cache<u64, u64>>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// In the gap of a `compute` (its decision taken, the slot it saw unprotected), the same
+/// thread removes the key and inserts others until every slot has been reused.
+fn churn_in_the_decision_gap() {
+    let c = DECIDED_CACHE.with(|c| c.borrow().clone()).expect("cache set");
+    c.remove(&1);
+    let cap = c.capacity();
+    for k in 0..cap * 4 {
+        c.insert(1_000 + k, k);
+    }
+}
+
+/// `compute` that decides to store a value heavier than the whole capacity removes the key's
+/// entry instead (as `insert` does) — the entry the closure saw, and only if it is still the
+/// key's: another key's entry now in that slot must stay. (Until stop 90 the removal went by
+/// slot number alone, so it removed whichever entry had taken the slot meanwhile.)
+#[test]
+fn compute_removes_only_the_entry_it_decided_on() {
+    let cap = 8u64;
+    for (p, cd) in configs() {
+        let removed: Arc<std::sync::Mutex<Vec<u64>>> = Arc::default();
+        let r = removed.clone();
+        let c: Arc<Cache<u64, u64>> = Arc::new(
+            Cache::builder()
+                .weight_capacity(cap)
+                .weigher(|_: &u64, v: &u64| if *v == u64::MAX { 1_000 } else { 1 })
+                .policy(p)
+                .consecutive_detection(cd)
+                .eviction_listener(move |k: &u64, _: &u64, cause| {
+                    if cause == sifter::RemovalCause::Removed {
+                        r.lock().unwrap().push(*k);
+                    }
+                })
+                .build(),
+        );
+        c.insert(1, 1);
+        DECIDED_CACHE.with(|d| *d.borrow_mut() = Some(c.clone()));
+        hooks::on_decided(Some(churn_in_the_decision_gap));
+        let mut calls = 0;
+        let out = c.compute(1, |cur| {
+            calls += 1;
+            match cur {
+                Some(_) => sifter::Op::Put(u64::MAX),
+                None => sifter::Op::Keep,
+            }
+        });
+        hooks::on_decided(None);
+        DECIDED_CACHE.with(|d| *d.borrow_mut() = None);
+        let tag = format!("{p:?} cd={cd}");
+        c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
+        let removed = removed.lock().unwrap().clone();
+        assert_eq!(removed, vec![1], "{tag}: removals (only key 1's, by the hook)");
+        // The key had gone when the store came: the closure ran again and saw it absent.
+        assert_eq!((out, calls), (None, 2), "{tag}");
+        assert_eq!(c.len() as u64, cap, "{tag}: the cache lost entries");
+    }
+}

@@ -319,20 +319,25 @@ impl<S: BuildHasher> Worker<'_, S> {
             680..740 => {
                 let life = self.default_life();
                 let what = rng.random_range(0..3);
+                let mut made = None;
                 let out = cache.compute(key, |cur| {
                     if let Some(v) = cur {
                         // A value `compute` shows was live when it looked: no expired one.
                         self.check(k, v, t0, true);
                     }
                     match what {
-                        0 => Op::Put(self.make(k, t0, life)),
+                        0 => {
+                            let v = self.make(k, t0, life);
+                            made = Some(v.id);
+                            Op::Put(v)
+                        }
                         1 => Op::Remove,
                         _ => Op::Keep,
                     }
                 });
                 if let Some(v) = out {
                     self.check(k, &v, t0, false);
-                    if what == 0 {
+                    if made == Some(v.id) {
                         self.stored(&v, life);
                     }
                 }

@@ -122,27 +122,38 @@ where
         panics::resume();
     }
 
-    /// Inserts (`ttl`: an explicit lifetime). With `expect`, only if the key's slot is still
-    /// `expect` (`Some(None)`: absent) when the home lock is taken: false if it was not (nothing
-    /// changed). The caller resumes listener panics.
+    /// Inserts (`ttl`: an explicit lifetime); whether the value was stored (not if it was too
+    /// heavy, which removes the key's entry instead, or if no room could be made). With
+    /// `expect`, only if the key's slot is still `expect` (`Some(None)`: absent) when the home
+    /// lock is taken: `None` if it was not (nothing changed). The caller resumes listener
+    /// panics.
     pub(crate) fn insert_inner(
         &self,
         key: K,
         value: V,
         ttl: Option<Option<std::time::Duration>>,
         expect: Option<Option<u32>>,
-    ) -> bool {
+    ) -> Option<bool> {
         let weight = match &self.weigher {
             Some(w) => w(&key, &value),
             None => 1,
         };
         if weight > self.capacity() || weight > u32::MAX as u64 {
-            if let Some(Some(e)) = expect {
-                let (_guard, tid) = self.pin();
-                return self.remove_slot(e, tid, RemovalCause::Removed, self.now());
-            }
-            self.remove_with(&key, |_| (), RemovalCause::Removed);
-            return true;
+            // Not stored: the key's entry leaves, as a stored value would have replaced it.
+            let Some(e) = expect else {
+                self.remove_with(&key, |_| (), RemovalCause::Removed);
+                return Some(false);
+            };
+            // A conditional insert: only the entry the caller decided on, if it is still the
+            // key's (by key, under its home lock: the slot number alone may name another
+            // key's entry by now, the slot reused since the caller saw it).
+            let mut seen = None;
+            let accept = |s| {
+                seen = Some(s);
+                Some(s) == e
+            };
+            let removed = self.remove_matching(&key, accept, |_| (), RemovalCause::Removed);
+            return (removed.is_some() || (e.is_none() && seen.is_none())).then_some(false);
         }
         let now = self.now();
         let times =
@@ -161,7 +172,7 @@ where
         // conditional insert's, nor where `in_place` says no).
         let (key, value) = if self.in_place && expect.is_none() && self.index.may_hold(hash) {
             match self.update_in_place(hash, key, value, times, tid) {
-                Ok(()) => return true,
+                Ok(()) => return Some(true),
                 Err(kv) => kv,
             }
         } else {
@@ -189,13 +200,13 @@ where
         if !took && !owes && !self.acquire(st, tid, now, weight, &mut victims) {
             let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
             self.rejected.fetch_add(1, Ordering::Relaxed);
-            return true;
+            return Some(false);
         }
         let early = self.gathers_early();
         let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
             self.credit(st, tokens);
             self.rejected.fetch_add(1, Ordering::Relaxed);
-            return true;
+            return Some(false);
         };
         #[cfg(all(feature = "test-hooks", not(loom)))]
         crate::raw::queue::hooks::unpublished();
@@ -245,7 +256,7 @@ where
                 if cur != e {
                     drop(lock);
                     drop(pin);
-                    return false; // `undo` retires the slot
+                    return None; // `undo` retires the slot
                 }
             }
             let inserted = self.index.insert(&lock, hash, s, self.pin_at(&mut pin), |o| {
@@ -371,7 +382,7 @@ where
         if owes && old.is_none() {
             self.pay_late(st, tid, now, weight);
         }
-        true
+        Some(true)
     }
 
     /// An update of a resident key that writes the new value over the old one in its slot: no
@@ -503,12 +514,28 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.remove_matching(key, |_| true, f, cause).flatten()
+    }
+
+    /// [`Cache::remove_with`] if `accept` takes the key's slot (asked only of slots holding
+    /// the key): `None` if nothing was removed, else `f`'s result (`None` for an expired entry).
+    pub(super) fn remove_matching<Q, R>(
+        &self,
+        key: &Q,
+        accept: impl FnMut(u32) -> bool,
+        f: impl FnOnce(&V) -> R,
+        cause: RemovalCause,
+    ) -> Option<Option<R>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let tid = thread_id();
         // A hazard on the slot found (an epoch pin only if the search compares a second
         // slot): a removal then holds back neither the reuse of other slots nor, unlike an
         // epoch pin, other threads' updates in place (see `Epochs::exclusive`).
         let mut pin = LazyPin::new(&self.epochs, tid);
-        let s = self.unlink_key(key, tid, self.pin_at(&mut pin))?;
+        let s = self.unlink_key(key, tid, self.pin_at(&mut pin), accept)?;
         let expired = self.expiration.as_ref().is_some_and(|e| {
             // Relaxed: see `lookup`.
             expired(self.arena.deadline(s).at.load(Ordering::Relaxed), e.now())
@@ -521,7 +548,7 @@ where
         self.left(s, tid, if expired { RemovalCause::Expired } else { cause });
         self.release_removed(s, tid);
         drop(pin);
-        r
+        Some(r)
     }
 
     /// Unlinks `key` from the index (LIVE → DEAD), crediting its tokens to the caller's stripe;
@@ -531,6 +558,7 @@ where
         key: &Q,
         tid: usize,
         pin: impl FnMut(u32) -> bool,
+        mut accept: impl FnMut(u32) -> bool,
     ) -> Option<u32>
     where
         K: Borrow<Q>,
@@ -542,7 +570,7 @@ where
             let lock = self.index.lock(hash);
             let s = self.index.remove(&lock, hash, pin, |s| {
                 // SAFETY: a published slot, protected (`pin`, before the comparison).
-                unsafe { self.slot(s).key() }.borrow() == key
+                unsafe { self.slot(s).key() }.borrow() == key && accept(s)
             })?;
             (s, self.mark_removed(st, s))
         };

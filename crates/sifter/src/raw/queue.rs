@@ -99,6 +99,7 @@ pub mod hooks {
         static GAP: Cell<Option<fn()>> = const { Cell::new(None) };
         static UNPUBLISHED: Cell<Option<fn()>> = const { Cell::new(None) };
         static PROTECTED: Cell<Option<fn()>> = const { Cell::new(None) };
+        static DECIDED: Cell<Option<fn()>> = const { Cell::new(None) };
     }
 
     /// Runs `slot`'s hook, if any: every time, or (`once`) taken out before it runs, so that
@@ -136,6 +137,15 @@ pub mod hooks {
     }
     pub(crate) fn protected() {
         run(&PROTECTED, true);
+    }
+    /// Runs `f` in this thread's `compute` calls between the closure's decision (the entry
+    /// it saw no longer protected) and the store or removal that acts on it: a thread
+    /// preempted there. Taken out before it runs.
+    pub fn on_decided(f: Option<fn()>) {
+        DECIDED.with(|g| g.set(f));
+    }
+    pub(crate) fn decided() {
+        run(&DECIDED, true);
     }
 }
 
