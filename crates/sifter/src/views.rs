@@ -155,6 +155,13 @@ where
         V: Clone,
     {
         loop {
+            // Pinned from the look to the store: an update in place waits for pins to go (see
+            // `Epochs::exclusive`), so while `f` decides and its result is stored, the key's
+            // value can change only by an insert that replaces its slot, which the store's
+            // expectation (the slot `f` saw, checked under the home lock) notices: `f` then
+            // decides again. (Unpinned in between, an update in place was lost: it kept the
+            // slot, so the expectation held, and the store overwrote a value `f` never saw.)
+            let _held = self.pin();
             let step = self.with_entry(&key, |found, tid| {
                 let cur = found.map(|(s, _)| s);
                 match f(found.map(|(_, v)| v)) {

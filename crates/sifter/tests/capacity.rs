@@ -769,3 +769,33 @@ fn compute_removes_only_the_entry_it_decided_on() {
         assert_eq!(c.len() as u64, cap, "{tag}: the cache lost entries");
     }
 }
+
+/// In the gap of a `compute`, the same thread updates the key (in place when it can).
+fn update_in_the_decision_gap() {
+    let c = DECIDED_CACHE.with(|c| c.borrow().clone()).expect("cache set");
+    c.insert(1, 100);
+}
+
+/// `compute` is atomic for its key: an update that lands between the closure's decision and
+/// its store (in place, in the same slot) makes the closure run again on the new value.
+#[test]
+fn compute_sees_an_update_in_place_in_its_gap() {
+    for (p, cd) in configs() {
+        let c: Arc<Cache<u64, u64>> =
+            Arc::new(Cache::builder().capacity(8).policy(p).consecutive_detection(cd).build());
+        c.insert(1, 1);
+        DECIDED_CACHE.with(|d| *d.borrow_mut() = Some(c.clone()));
+        hooks::on_decided(Some(update_in_the_decision_gap));
+        let mut seen = Vec::new();
+        let out = c.compute(1, |cur| {
+            seen.push(cur.copied());
+            sifter::Op::Put(cur.map_or(0, |v| v + 1))
+        });
+        hooks::on_decided(None);
+        DECIDED_CACHE.with(|d| *d.borrow_mut() = None);
+        let tag = format!("{p:?} cd={cd}");
+        assert_eq!(seen, vec![Some(1), Some(100)], "{tag}: the values the closure saw");
+        assert_eq!((out, c.get(&1)), (Some(101), Some(101)), "{tag}");
+        c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
+    }
+}

@@ -655,7 +655,7 @@ where
     }
 
     #[inline]
-    fn pin(&self) -> (Guard<'_>, usize) {
+    pub(crate) fn pin(&self) -> (Guard<'_>, usize) {
         let tid = thread_id();
         (self.epochs.pin(tid), tid)
     }
