@@ -7,6 +7,9 @@
 //! The loader's value is inserted into the cache *before* its registration is withdrawn, so
 //! a caller that finds no registration under the shard lock finds the value in the cache
 //! (unless it was evicted at once) — a value is not loaded twice for callers that overlap.
+//! It is inserted only if the key is still absent: a value inserted while the loader ran
+//! (a write-through of a fresher value, say) stays, as in Caffeine, where such an insert waits
+//! for the load and then replaces its value; the loaded value goes to the load's callers.
 //!
 //! Failure: a loader that panics (or whose future is dropped) withdraws its registration and
 //! wakes the waiters, which retry (one of them loads). `try_get_with`'s error is shared with the
@@ -194,6 +197,8 @@ where
 {
     /// Returns the value of `key`, computing it with `init` on a miss; concurrent misses on
     /// `key` run `init` once and the others wait for its value (other keys never wait).
+    /// `init`'s value is cached unless the key was inserted while `init` ran: that value is
+    /// newer and stays, and `init`'s goes only to this call and its waiters.
     ///
     /// If `init` panics the panic propagates to this caller, and waiters retry (one of them
     /// runs its own `init`). `init` may use the cache, except `get_with` on the same key
@@ -352,7 +357,10 @@ where
         match r {
             Ok(v) => {
                 self.count(Counter::LoadSuccesses, 1);
-                self.insert(key, v.clone());
+                // Only if the key is still absent: a value inserted while the loader ran is
+                // newer than what it read, and stays (the loaded value goes to the callers).
+                let _ = self.insert_inner(key, v.clone(), None, Some(None));
+                crate::panics::resume();
                 lead.outcome = Some(State::Loaded(v.clone()));
                 Ok(v)
             }

@@ -112,6 +112,22 @@ fn a_loader_may_load_other_keys_through_the_cache() {
     assert_eq!(c.stats().load_successes, 3);
 }
 
+/// A value inserted while the key loads is newer than what the loader read: it stays, and the
+/// loaded value goes only to the callers of the load (Caffeine's order, where such an insert
+/// waits for the load and then replaces its value).
+#[test]
+fn an_insert_during_the_load_is_not_overwritten_by_it() {
+    let c: Cache<u64, u64> = Cache::builder().capacity(100).build();
+    let v = c.get_with(1, || {
+        c.insert(1, 200); // say, a write-through of a fresher value
+        100 // what the loader read before that write
+    });
+    assert_eq!(v, 100, "the loader's callers get its value");
+    assert_eq!(c.peek(&1), Some(200), "the fresher value stays cached");
+    assert_eq!(c.stats().load_successes, 1);
+    c.validate().unwrap();
+}
+
 #[test]
 fn a_loader_reentering_its_own_key_panics_instead_of_hanging() {
     let c: Cache<u64, u64> = Cache::builder().capacity(100).build();
