@@ -10,6 +10,9 @@
 //! It is inserted only if the key is still absent: a value inserted while the loader ran
 //! (a write-through of a fresher value, say) stays, as in Caffeine, where such an insert waits
 //! for the load and then replaces its value; the loaded value goes to the load's callers.
+//! Nor is it inserted if `remove` or `clear` invalidated the load meanwhile (a flag on the
+//! registration, checked by the insert under the key's home lock: `Cache::invalidate_loads`),
+//! and later callers do not join an invalidated load.
 //!
 //! Failure: a loader that panics (or whose future is dropped) withdraws its registration and
 //! wakes the waiters, which retry (one of them loads). `try_get_with`'s error is shared with the
@@ -18,9 +21,11 @@
 use crate::cache::Cache;
 use crate::stats::Counter;
 use std::any::Any;
+use std::borrow::Borrow;
 use std::future::Future;
 use std::hash::{BuildHasher, Hash};
 use std::pin::pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::task::{Poll, Waker};
 use std::time::Instant;
@@ -34,6 +39,9 @@ pub(crate) struct Flight<V> {
     done: Condvar,
     /// The loading thread (a waiter on its own load would wait forever).
     owner: std::thread::ThreadId,
+    /// Set by a removal of the key while the load runs ([`Cache::invalidate_loads`]): its
+    /// value, read before the removal, is not cached (or taken out again).
+    invalidated: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -51,17 +59,21 @@ enum State<V> {
 type Shard<K, V> = Mutex<Vec<(u64, K, Arc<Flight<V>>)>>;
 
 /// The loads in flight of one cache.
-pub(crate) struct Loads<K, V>(OnceLock<Box<[Shard<K, V>]>>);
+pub(crate) struct Loads<K, V> {
+    shards: OnceLock<Box<[Shard<K, V>]>>,
+    /// Loads registered: a removal looks for loads of its key only when there are any.
+    in_flight: AtomicUsize,
+}
 
 impl<K, V> Default for Loads<K, V> {
     fn default() -> Self {
-        Loads(OnceLock::new())
+        Loads { shards: OnceLock::new(), in_flight: AtomicUsize::new(0) }
     }
 }
 
 impl<K, V> std::fmt::Debug for Loads<K, V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Loads").field("allocated", &self.0.get().is_some()).finish()
+        f.debug_struct("Loads").field("allocated", &self.shards.get().is_some()).finish()
     }
 }
 
@@ -73,7 +85,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl<K, V> Loads<K, V> {
     fn shard(&self, hash: u64) -> &Shard<K, V> {
-        let shards = self.0.get_or_init(|| (0..SHARDS).map(|_| Mutex::new(Vec::new())).collect());
+        let shards =
+            self.shards.get_or_init(|| (0..SHARDS).map(|_| Mutex::new(Vec::new())).collect());
         &shards[(hash >> 58) as usize % SHARDS]
     }
 }
@@ -121,8 +134,11 @@ where
             self.cache.count(Counter::LoadFailures, 1);
         }
         {
-            let mut shard = lock(self.cache.loads().shard(self.hash));
+            let loads = self.cache.loads();
+            let mut shard = lock(loads.shard(self.hash));
             shard.retain(|(_, _, f)| !Arc::ptr_eq(f, &self.flight));
+            // Relaxed: a hint for removals; registrations are counted SeqCst.
+            loads.in_flight.fetch_sub(1, Ordering::Relaxed);
         }
         let (wakers, blocked) = {
             let mut st = lock(&self.flight.state);
@@ -197,8 +213,12 @@ where
 {
     /// Returns the value of `key`, computing it with `init` on a miss; concurrent misses on
     /// `key` run `init` once and the others wait for its value (other keys never wait).
-    /// `init`'s value is cached unless the key was inserted while `init` ran: that value is
-    /// newer and stays, and `init`'s goes only to this call and its waiters.
+    /// `init`'s value is cached unless the key was inserted while `init` ran (that value is
+    /// newer and stays) or removed by [`Cache::remove`] or [`Cache::clear`] (an invalidation:
+    /// `init` may have read its source before the change the removal stands for); either way
+    /// `init`'s value goes only to this call and the waiters that joined before, and callers
+    /// after a removal load again. (`remove_if`, `retain` and `compute` act on the values they
+    /// see and do not invalidate loads.)
     ///
     /// If `init` panics the panic propagates to this caller, and waiters retry (one of them
     /// runs its own `init`). `init` may use the cache, except `get_with` on the same key
@@ -327,7 +347,11 @@ where
     /// more look in the cache, under the shard lock).
     fn join_or_lead(&self, hash: u64, key: &K) -> Role<V> {
         let mut shard = lock(self.loads().shard(hash));
-        if let Some((_, _, f)) = shard.iter().find(|(h, k, _)| *h == hash && k == key) {
+        // Not a load invalidated by a removal: its value is older than the removal, and this
+        // caller may have come after it (Relaxed: set under this shard's lock).
+        let current = |f: &Flight<V>| !f.invalidated.load(Ordering::Relaxed);
+        if let Some((_, _, f)) = shard.iter().find(|(h, k, f)| *h == hash && k == key && current(f))
+        {
             return Role::Wait(f.clone());
         }
         // A leader inserts before it withdraws: if there is no registration, a finished
@@ -339,8 +363,11 @@ where
             state: Mutex::new(State::Loading(Vec::new(), 0)),
             done: Condvar::new(),
             owner: std::thread::current().id(),
+            invalidated: AtomicBool::new(false),
         });
         shard.push((hash, key.clone(), f.clone()));
+        // SeqCst: before the loader runs (see `Cache::invalidate_loads`).
+        self.loads().in_flight.fetch_add(1, Ordering::SeqCst);
         Role::Lead(f)
     }
 
@@ -359,7 +386,13 @@ where
                 self.count(Counter::LoadSuccesses, 1);
                 // Only if the key is still absent: a value inserted while the loader ran is
                 // newer than what it read, and stays (the loaded value goes to the callers).
-                let _ = self.insert_inner(key, v.clone(), None, Some(None));
+                // Not if the key was removed meanwhile (see `Cache::invalidate_loads`).
+                let flight = &lead.flight;
+                // Relaxed: a shortcut; the insert looks again under the home lock.
+                if !flight.invalidated.load(Ordering::Relaxed) {
+                    let cancel = Some(&flight.invalidated);
+                    let _ = self.insert_inner(key, v.clone(), None, Some(None), cancel);
+                }
                 crate::panics::resume();
                 lead.outcome = Some(State::Loaded(v.clone()));
                 Ok(v)
@@ -370,6 +403,64 @@ where
                 lead.outcome = Some(State::Failed(e.clone()));
                 Err(e)
             }
+        }
+    }
+}
+
+impl<K, V, S> Cache<K, V, S>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Send + Sync + 'static,
+    S: BuildHasher,
+{
+    /// Called by `remove` (and `clear`, for every key) before it unlinks the entry: a load of
+    /// `key` in flight may have read its source before the change the removal stands for, so
+    /// its value must not be cached. Its flag is set here, and the loader's insert checks it
+    /// under the key's home lock, which the removal takes next: if the removal's lock comes
+    /// first, the insert sees the flag and stores nothing; if the insert's comes first, the
+    /// removal finds the loaded entry and removes it. A load registered after this call's
+    /// look at `in_flight` runs its loader after it, so after whatever the caller changed
+    /// before removing.
+    pub(crate) fn invalidate_loads<Q>(&self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let loads = self.loads();
+        // SeqCst: against the registration's count (see above).
+        if loads.in_flight.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let hash = self.hash_of(key);
+        let shard = lock(loads.shard(hash));
+        for (h, k, f) in shard.iter() {
+            if *h == hash && k.borrow() == key {
+                // Relaxed: ordered by the home lock (see above).
+                f.invalidated.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// [`Cache::invalidate_loads`] for every key (`clear`): each flag set, then each flagged
+    /// key's home lock taken and released, so that `clear`'s unlinking (which takes no home
+    /// lock) comes after every loaded entry's insert that did not see its flag.
+    pub(crate) fn invalidate_all_loads(&self) {
+        let loads = self.loads();
+        // SeqCst: as in `invalidate_loads`.
+        if loads.in_flight.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let Some(shards) = loads.shards.get() else { return };
+        let mut homes = Vec::new();
+        for shard in shards.iter() {
+            for (h, _, f) in lock(shard).iter() {
+                // Relaxed: ordered by the home lock below.
+                f.invalidated.store(true, Ordering::Relaxed);
+                homes.push(*h);
+            }
+        }
+        for h in homes {
+            self.pass_home_lock(h);
         }
     }
 }

@@ -185,8 +185,8 @@ where
                     // was removed instead) or no room made (rare, see `rejected`; the old
                     // value stays): what the key has now. The key changed since `f` saw it:
                     // `f` decides again.
-                    self.insert_inner(key.clone(), v, None, Some(cur)).map(|stored| {
-                        if stored {
+                    self.insert_inner(key.clone(), v, None, Some(cur), None).map(|stored| {
+                        if stored.is_some() {
                             Some(out)
                         } else {
                             self.peek(&key)

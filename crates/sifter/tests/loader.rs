@@ -128,6 +128,88 @@ fn an_insert_during_the_load_is_not_overwritten_by_it() {
     c.validate().unwrap();
 }
 
+/// `remove` or `clear` of the key while it loads (an invalidation: the source changed) means
+/// the loaded value, read before, is stale: it goes to the load's callers but is not cached.
+#[test]
+fn a_removal_during_the_load_keeps_its_value_out() {
+    type Remover = fn(&Cache<u64, u64>);
+    let removers: [(&str, Remover); 3] = [
+        ("remove", |c| {
+            c.remove(&1);
+        }),
+        ("clear", |c| c.clear()),
+        ("remove of another key", |c| {
+            c.remove(&2);
+        }),
+    ];
+    for (what, remove) in removers {
+        let c: Cache<u64, u64> = Cache::builder().capacity(100).build();
+        let v = c.get_with(1, || {
+            remove(&c);
+            100
+        });
+        assert_eq!(v, 100, "{what}: the loader's callers get its value");
+        let cached = c.peek(&1);
+        if what == "remove of another key" {
+            assert_eq!(cached, Some(100), "{what}: only the key's own removal invalidates");
+        } else {
+            assert_eq!(cached, None, "{what}: a value loaded before the removal was cached");
+        }
+        c.validate().unwrap();
+    }
+}
+
+/// Loaders reading a source while other threads change it and invalidate the key (the
+/// source's version goes up, then `remove`): a `get_with` that begins after an invalidation
+/// returned never gets a value read before it — from the cache, or by joining a load.
+#[test]
+fn invalidations_racing_loads_leave_nothing_stale() {
+    const KEYS: usize = 8;
+    let (threads, ops) = if cfg!(miri) { (3, 30) } else { (8, 10_000) };
+    for round in 0..if cfg!(miri) { 1 } else { 10 } {
+        let c: Arc<Cache<usize, u64>> = Arc::new(Cache::builder().capacity(64).build());
+        let source: Arc<Vec<AtomicU64>> = Arc::new((0..KEYS).map(|_| AtomicU64::new(0)).collect());
+        // The latest version whose invalidation has returned, per key.
+        let done: Arc<Vec<AtomicU64>> = Arc::new((0..KEYS).map(|_| AtomicU64::new(0)).collect());
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                let (c, source, done) = (c.clone(), source.clone(), done.clone());
+                std::thread::spawn(move || {
+                    let mut x = (round * 131 + t * 7919 + 1) as u64;
+                    for _ in 0..ops {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let k = (x % KEYS as u64) as usize;
+                        if x % 10 < 7 {
+                            let after = done[k].load(Ordering::SeqCst);
+                            let v = c.get_with(k, || {
+                                let v = source[k].load(Ordering::SeqCst);
+                                // Give a writer the chance to come between read and insert.
+                                std::thread::yield_now();
+                                v
+                            });
+                            assert!(
+                                v >= after,
+                                "round {round}, key {k}: version {v} after the invalidation of \
+                                 version {after} returned"
+                            );
+                        } else {
+                            let n = source[k].fetch_add(1, Ordering::SeqCst) + 1;
+                            c.remove(&k);
+                            done[k].fetch_max(n, Ordering::SeqCst);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        c.validate().unwrap();
+    }
+}
+
 #[test]
 fn a_loader_reentering_its_own_key_panics_instead_of_hanging() {
     let c: Cache<u64, u64> = Cache::builder().capacity(100).build();

@@ -719,6 +719,11 @@ where
         self.hash(key)
     }
 
+    /// Takes and releases the home lock of `hash` (see `Cache::invalidate_all_loads`).
+    pub(crate) fn pass_home_lock(&self, hash: u64) {
+        drop(self.index.lock(hash));
+    }
+
     /// A snapshot of the statistics (exact when no operation is in flight).
     ///
     /// ```
@@ -745,6 +750,7 @@ where
     /// Values are dropped once no reader can still be cloning them; with no other thread
     /// inside the cache, all are dropped before `clear` returns.
     pub fn clear(&self) {
+        self.invalidate_all_loads();
         {
             let (_guard, tid) = self.pin();
             let st = self.stripe(tid);

@@ -85,7 +85,7 @@ where
     /// that cannot get room within a bounded number of attempts is not stored either (see
     /// [`Cache::rejected`]).
     pub fn insert(&self, key: K, value: V) {
-        self.insert_inner(key, value, None, None);
+        self.insert_inner(key, value, None, None, None);
         panics::resume();
     }
 
@@ -118,22 +118,24 @@ where
             "insert_with_ttl on a cache built without expiry: enable it with \
              CacheBuilder::per_entry_expiry (or time_to_live, time_to_idle, expiry)"
         );
-        self.insert_inner(key, value, Some(ttl), None);
+        self.insert_inner(key, value, Some(ttl), None, None);
         panics::resume();
     }
 
-    /// Inserts (`ttl`: an explicit lifetime); whether the value was stored (not if it was too
-    /// heavy, which removes the key's entry instead, or if no room could be made). With
-    /// `expect`, only if the key's slot is still `expect` (`Some(None)`: absent) when the home
-    /// lock is taken: `None` if it was not (nothing changed). The caller resumes listener
-    /// panics.
+    /// Inserts (`ttl`: an explicit lifetime); the slot the value was stored in, `None` if it
+    /// was not stored (too heavy, which removes the key's entry instead, or no room could be
+    /// made). With `expect`, only if the key's slot is still `expect` (`Some(None)`: absent)
+    /// when the home lock is taken: `None` if it was not (nothing changed); likewise if
+    /// `cancel` is set by then (a loader's flag, set by a removal of the key before it takes
+    /// the home lock: see `Cache::invalidate_loads`). The caller resumes listener panics.
     pub(crate) fn insert_inner(
         &self,
         key: K,
         value: V,
         ttl: Option<Option<std::time::Duration>>,
         expect: Option<Option<u32>>,
-    ) -> Option<bool> {
+        cancel: Option<&std::sync::atomic::AtomicBool>,
+    ) -> Option<Option<u32>> {
         let weight = match &self.weigher {
             Some(w) => w(&key, &value),
             None => 1,
@@ -142,18 +144,19 @@ where
             // Not stored: the key's entry leaves, as a stored value would have replaced it.
             let Some(e) = expect else {
                 self.remove_with(&key, |_| (), RemovalCause::Removed);
-                return Some(false);
+                return Some(None);
             };
             // A conditional insert: only the entry the caller decided on, if it is still the
             // key's (by key, under its home lock: the slot number alone may name another
             // key's entry by now, the slot reused since the caller saw it).
+            self.invalidate_loads(&key);
             let mut seen = None;
             let accept = |s| {
                 seen = Some(s);
                 Some(s) == e
             };
             let removed = self.remove_matching(&key, accept, |_| (), RemovalCause::Removed);
-            return (removed.is_some() || (e.is_none() && seen.is_none())).then_some(false);
+            return (removed.is_some() || (e.is_none() && seen.is_none())).then_some(None);
         }
         let now = self.now();
         let times =
@@ -172,7 +175,7 @@ where
         // conditional insert's, nor where `in_place` says no).
         let (key, value) = if self.in_place && expect.is_none() && self.index.may_hold(hash) {
             match self.update_in_place(hash, key, value, times, tid) {
-                Ok(()) => return Some(true),
+                Ok(o) => return Some(Some(o)),
                 Err(kv) => kv,
             }
         } else {
@@ -200,13 +203,13 @@ where
         if !took && !owes && !self.acquire(st, tid, now, weight, &mut victims) {
             let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
             self.rejected.fetch_add(1, Ordering::Relaxed);
-            return Some(false);
+            return Some(None);
         }
         let early = self.gathers_early();
         let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
             self.credit(st, tokens);
             self.rejected.fetch_add(1, Ordering::Relaxed);
-            return Some(false);
+            return Some(None);
         };
         #[cfg(all(feature = "test-hooks", not(loom)))]
         crate::raw::queue::hooks::unpublished();
@@ -253,7 +256,10 @@ where
                     let other = unsafe { self.slot(o).key() };
                     other == key
                 });
-                if cur != e {
+                // Relaxed (the flag): set before the remover took this lock, whose Acquire
+                // (ours, after its Release) orders it before this load; a remover that takes
+                // the lock after us finds our entry and removes it.
+                if cur != e || cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
                     drop(lock);
                     drop(pin);
                     return None; // `undo` retires the slot
@@ -382,7 +388,7 @@ where
         if owes && old.is_none() {
             self.pay_late(st, tid, now, weight);
         }
-        Some(true)
+        Some(Some(s))
     }
 
     /// An update of a resident key that writes the new value over the old one in its slot: no
@@ -404,7 +410,7 @@ where
         value: V,
         times: Option<(u64, (u64, u64))>,
         tid: usize,
-    ) -> Result<(), (K, V)> {
+    ) -> Result<u32, (K, V)> {
         let mut pin = LazyPin::new(&self.epochs, tid);
         let lock = self.index.lock(hash);
         let found = self.index.find_locked(&lock, hash, self.pin_at(&mut pin), |o| {
@@ -448,7 +454,7 @@ where
         }
         panics::defer(move || drop(old));
         panics::defer(move || drop(key));
-        Ok(())
+        Ok(o)
     }
 
     /// Whether `key` (hash `hash`) is in the index (a full lookup: an entry that overflowed
@@ -514,12 +520,13 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.invalidate_loads(key);
         self.remove_matching(key, |_| true, f, cause).flatten()
     }
 
     /// [`Cache::remove_with`] if `accept` takes the key's slot (asked only of slots holding
     /// the key): `None` if nothing was removed, else `f`'s result (`None` for an expired entry).
-    pub(super) fn remove_matching<Q, R>(
+    pub(crate) fn remove_matching<Q, R>(
         &self,
         key: &Q,
         accept: impl FnMut(u32) -> bool,
