@@ -186,7 +186,7 @@ where
                     // value stays): what the key has now. The key changed since `f` saw it:
                     // `f` decides again.
                     self.insert_inner(key.clone(), v, None, Some(cur), None).map(|stored| {
-                        if stored.is_some() {
+                        if stored {
                             Some(out)
                         } else {
                             self.peek(&key)

@@ -122,9 +122,9 @@ where
         panics::resume();
     }
 
-    /// Inserts (`ttl`: an explicit lifetime); the slot the value was stored in, `None` if it
-    /// was not stored (too heavy, which removes the key's entry instead, or no room could be
-    /// made). With `expect`, only if the key's slot is still `expect` (`Some(None)`: absent)
+    /// Inserts (`ttl`: an explicit lifetime); whether the value was stored (not if it was too
+    /// heavy, which removes the key's entry instead, or if no room could be made). With
+    /// `expect`, only if the key's slot is still `expect` (`Some(None)`: absent)
     /// when the home lock is taken: `None` if it was not (nothing changed); likewise if
     /// `cancel` is set by then (a loader's flag, set by a removal of the key before it takes
     /// the home lock: see `Cache::invalidate_loads`). The caller resumes listener panics.
@@ -135,28 +135,13 @@ where
         ttl: Option<Option<std::time::Duration>>,
         expect: Option<Option<u32>>,
         cancel: Option<&std::sync::atomic::AtomicBool>,
-    ) -> Option<Option<u32>> {
+    ) -> Option<bool> {
         let weight = match &self.weigher {
             Some(w) => w(&key, &value),
             None => 1,
         };
         if weight > self.capacity() || weight > u32::MAX as u64 {
-            // Not stored: the key's entry leaves, as a stored value would have replaced it.
-            let Some(e) = expect else {
-                self.remove_with(&key, |_| (), RemovalCause::Removed);
-                return Some(None);
-            };
-            // A conditional insert: only the entry the caller decided on, if it is still the
-            // key's (by key, under its home lock: the slot number alone may name another
-            // key's entry by now, the slot reused since the caller saw it).
-            self.invalidate_loads(&key);
-            let mut seen = None;
-            let accept = |s| {
-                seen = Some(s);
-                Some(s) == e
-            };
-            let removed = self.remove_matching(&key, accept, |_| (), RemovalCause::Removed);
-            return (removed.is_some() || (e.is_none() && seen.is_none())).then_some(None);
+            return self.too_heavy(&key, expect);
         }
         let now = self.now();
         let times =
@@ -175,7 +160,7 @@ where
         // conditional insert's, nor where `in_place` says no).
         let (key, value) = if self.in_place && expect.is_none() && self.index.may_hold(hash) {
             match self.update_in_place(hash, key, value, times, tid) {
-                Ok(o) => return Some(Some(o)),
+                Ok(()) => return Some(true),
                 Err(kv) => kv,
             }
         } else {
@@ -203,13 +188,13 @@ where
         if !took && !owes && !self.acquire(st, tid, now, weight, &mut victims) {
             let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
             self.rejected.fetch_add(1, Ordering::Relaxed);
-            return Some(None);
+            return Some(false);
         }
         let early = self.gathers_early();
         let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
             self.credit(st, tokens);
             self.rejected.fetch_add(1, Ordering::Relaxed);
-            return Some(None);
+            return Some(false);
         };
         #[cfg(all(feature = "test-hooks", not(loom)))]
         crate::raw::queue::hooks::unpublished();
@@ -388,7 +373,29 @@ where
         if owes && old.is_none() {
             self.pay_late(st, tid, now, weight);
         }
-        Some(Some(s))
+        Some(true)
+    }
+
+    /// [`Cache::insert_inner`] of a value too heavy to store: the key's entry leaves, as a
+    /// stored value would have replaced it. Out of line: the insert path keeps few registers.
+    #[cold]
+    #[inline(never)]
+    fn too_heavy(&self, key: &K, expect: Option<Option<u32>>) -> Option<bool> {
+        let Some(e) = expect else {
+            self.remove_with(key, |_| (), RemovalCause::Removed);
+            return Some(false);
+        };
+        // A conditional insert: only the entry the caller decided on, if it is still the key's
+        // (by key, under its home lock: the slot number alone may name another key's entry by
+        // now, the slot reused since the caller saw it).
+        self.invalidate_loads(key);
+        let mut seen = None;
+        let accept = |s| {
+            seen = Some(s);
+            Some(s) == e
+        };
+        let removed = self.remove_matching(key, accept, |_| (), RemovalCause::Removed);
+        (removed.is_some() || (e.is_none() && seen.is_none())).then_some(false)
     }
 
     /// An update of a resident key that writes the new value over the old one in its slot: no
@@ -410,7 +417,7 @@ where
         value: V,
         times: Option<(u64, (u64, u64))>,
         tid: usize,
-    ) -> Result<u32, (K, V)> {
+    ) -> Result<(), (K, V)> {
         let mut pin = LazyPin::new(&self.epochs, tid);
         let lock = self.index.lock(hash);
         let found = self.index.find_locked(&lock, hash, self.pin_at(&mut pin), |o| {
@@ -454,7 +461,7 @@ where
         }
         panics::defer(move || drop(old));
         panics::defer(move || drop(key));
-        Ok(o)
+        Ok(())
     }
 
     /// Whether `key` (hash `hash`) is in the index (a full lookup: an entry that overflowed
