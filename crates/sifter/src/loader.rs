@@ -40,7 +40,7 @@ pub(crate) struct Flight<V> {
     /// The loading thread (a waiter on its own load would wait forever).
     owner: std::thread::ThreadId,
     /// Set by a removal of the key while the load runs ([`Cache::invalidate_loads`]): its
-    /// value, read before the removal, is not cached (or taken out again).
+    /// value, read before the removal, is not cached, and later callers do not join it.
     invalidated: AtomicBool,
 }
 
@@ -217,8 +217,9 @@ where
     /// newer and stays) or removed by [`Cache::remove`] or [`Cache::clear`] (an invalidation:
     /// `init` may have read its source before the change the removal stands for); either way
     /// `init`'s value goes only to this call and the waiters that joined before, and callers
-    /// after a removal load again. (`remove_if`, `retain` and `compute` act on the values they
-    /// see and do not invalidate loads.)
+    /// after a removal load again. (`remove_if`, `retain` and `compute` returning
+    /// [`Op::Remove`](crate::Op::Remove) act on the values they see and do not invalidate
+    /// loads.)
     ///
     /// If `init` panics the panic propagates to this caller, and waiters retry (one of them
     /// runs its own `init`). `init` may use the cache, except `get_with` on the same key

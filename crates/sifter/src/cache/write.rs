@@ -516,7 +516,8 @@ where
     }
 
     /// Removes `key` (reported with `cause`), applying `f` to its value while it is still
-    /// readable. An expired entry is removed as expired, and `None` returned.
+    /// readable. An expired entry is removed as expired, and `None` returned. Loads of `key`
+    /// in flight are invalidated first (see `Cache::invalidate_loads`).
     pub(super) fn remove_with<Q, R>(
         &self,
         key: &Q,
