@@ -155,13 +155,12 @@ where
         V: Clone,
     {
         loop {
-            // Pinned from the look to the store: an update in place waits for pins to go (see
-            // `Epochs::exclusive`), so while `f` decides and its result is stored, the key's
-            // value can change only by an insert that replaces its slot, which the store's
-            // expectation (the slot `f` saw, checked under the home lock) notices: `f` then
-            // decides again. (Unpinned in between, an update in place was lost: it kept the
-            // slot, so the expectation held, and the store overwrote a value `f` never saw.)
-            let _held = self.pin();
+            // The slot `f` saw is held from the read to the store (`Cache::hold_slot`): an
+            // update in place of it then replaces the entry in a new slot instead, and the
+            // store's expectation (the slot, checked under the home lock) notices: `f`
+            // decides again. (Without it, an update in place landing in between kept the
+            // slot, passed the expectation, and was overwritten by a value `f` never saw.)
+            let mut held = None;
             let step = self.with_entry(&key, |found, tid| {
                 let cur = found.map(|(s, _)| s);
                 match f(found.map(|(_, v)| v)) {
@@ -172,7 +171,11 @@ where
                             .remove_slot(s, tid, RemovalCause::Removed, self.now())
                             .then_some(Step::Done(None)),
                     },
-                    Op::Put(v) => Some(Step::Put(v, cur)),
+                    Op::Put(v) => {
+                        // Still pinned here: the slot is covered from the read on.
+                        held = cur.map(|s| self.hold_slot(tid, s));
+                        Some(Step::Put(v, cur))
+                    }
                 }
             });
             let done = match step {

@@ -770,10 +770,11 @@ fn compute_removes_only_the_entry_it_decided_on() {
     }
 }
 
-/// In the gap of a `compute`, the same thread updates the key (in place when it can).
+/// In the gap of a `compute`, another thread updates the key (in place when it can), and this
+/// one waits for it.
 fn update_in_the_decision_gap() {
     let c = DECIDED_CACHE.with(|c| c.borrow().clone()).expect("cache set");
-    c.insert(1, 100);
+    std::thread::spawn(move || c.insert(1, 100)).join().expect("the updating thread");
 }
 
 /// `compute` is atomic for its key: an update that lands between the closure's decision and
@@ -796,6 +797,39 @@ fn compute_sees_an_update_in_place_in_its_gap() {
         let tag = format!("{p:?} cd={cd}");
         assert_eq!(seen, vec![Some(1), Some(100)], "{tag}: the values the closure saw");
         assert_eq!((out, c.get(&1)), (Some(101), Some(101)), "{tag}");
+        c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
+    }
+}
+
+/// `compute` on many threads over a full cache: its inserts evict and reuse slots like any
+/// insert, and none is refused for want of a slot. (A first fix of the lost update above kept
+/// `compute` pinned across its insert; the pin held back the reuse of its own victims, and
+/// four threads had 1,300 of 800,000 computes rejected, 700 times slower.)
+#[test]
+fn computes_on_many_threads_reject_nothing() {
+    let ops = if cfg!(miri) { 50 } else { 50_000 };
+    for (p, cd) in configs() {
+        let c: Arc<Cache<u64, u64>> =
+            Arc::new(Cache::builder().capacity(1000).policy(p).consecutive_detection(cd).build());
+        let hs: Vec<_> = (0..4u64)
+            .map(|t| {
+                let c = c.clone();
+                std::thread::spawn(move || {
+                    let mut x = 12_345 + t;
+                    for _ in 0..ops {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        c.compute(x % 10_000, |v| sifter::Op::Put(v.map_or(1, |n| n + 1)));
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        let tag = format!("{p:?} cd={cd}");
+        assert_eq!(c.rejected(), 0, "{tag}: computes refused");
         c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
     }
 }

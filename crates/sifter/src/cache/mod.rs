@@ -47,7 +47,7 @@ use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues, Taken};
 use crate::policy::s3fifo::{S3Fifo, MAIN, MAX_FREQ};
-use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, LazyPin};
+use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, Hazard, LazyPin};
 use crate::raw::index::{pinned, spread, tag, First, Index, Inserted};
 use crate::raw::queue::Links;
 use crate::raw::slot::{
@@ -279,6 +279,14 @@ struct Stripe {
     /// each such slot they take out of the queues. The sum over stripes is exact when
     /// quiescent.
     garbage: AtomicI64,
+}
+
+/// A slot held by [`Cache::hold_slot`] until dropped.
+#[derive(Debug)]
+#[allow(dead_code)] // held for its drop
+pub(crate) enum Holding<'a> {
+    Hazard(Hazard<'a>),
+    Pin(Guard<'a>),
 }
 
 /// A concurrent cache. See the [crate docs](crate) for the consistency model and costs.
@@ -655,7 +663,7 @@ where
     }
 
     #[inline]
-    pub(crate) fn pin(&self) -> (Guard<'_>, usize) {
+    fn pin(&self) -> (Guard<'_>, usize) {
         let tid = thread_id();
         (self.epochs.pin(tid), tid)
     }
@@ -717,6 +725,20 @@ where
 
     pub(crate) fn hash_of<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
         self.hash(key)
+    }
+
+    /// Holds slot `s` for `compute` from its read to its store, so that no update in place
+    /// writes it meanwhile: such an update needs the slot to be named by no other thread's
+    /// hazard and no epoch to be pinned (`Epochs::exclusive`), else it replaces the entry in a
+    /// new slot, which `compute`'s store notices (its expectation is the slot). The caller is
+    /// pinned now (so the slot is covered from the read on); a hazard, which holds back no
+    /// other slot's reuse. A thread without a free hazard (beyond the records, or nested in
+    /// another of its operations) pins the epoch instead.
+    pub(crate) fn hold_slot(&self, tid: usize, s: u32) -> Holding<'_> {
+        match self.epochs.hazard(tid) {
+            Some(h) => Holding::Hazard(h.announce(s)),
+            None => Holding::Pin(self.epochs.pin(tid)),
+        }
     }
 
     /// Takes and releases the home lock of `hash` (see `Cache::invalidate_all_loads`).
