@@ -38,36 +38,51 @@ impl Drop for Val {
     }
 }
 
-fn stress<const M: usize, const P: usize>(cap: u64, threads: usize) {
+/// `threads` threads of random gets, inserts and removals on a cache of `cap` entries, keys
+/// made by `key` from numbers (with the family's live-key count, for heap keys); then every
+/// value created was dropped exactly once (evicted, replaced, removed, or with the cache;
+/// `get` returns `Arc` clones, which drop no value) and, if the keys count themselves, every
+/// key too.
+fn stress<K, const M: usize, const P: usize>(
+    cap: u64,
+    threads: usize,
+    key: fn(u64, &Arc<AtomicUsize>) -> K,
+) where
+    K: std::hash::Hash + Eq + Send + Sync + 'static,
+{
     let drops = Arc::new(AtomicUsize::new(0));
     let created = Arc::new(AtomicUsize::new(0));
+    let keys = Arc::new(AtomicUsize::new(0));
     {
-        let c: Arc<MultiStepCache<u64, Arc<Val>, M, P>> = Arc::new(MultiStepCache::new(cap));
+        let c: Arc<MultiStepCache<K, Arc<Val>, M, P>> = Arc::new(MultiStepCache::new(cap));
         let barrier = Arc::new(Barrier::new(threads));
         let hs: Vec<_> = (0..threads as u64)
             .map(|t| {
-                let (c, drops, created, barrier) =
-                    (c.clone(), drops.clone(), created.clone(), barrier.clone());
+                let (c, drops, created, keys, barrier) =
+                    (c.clone(), drops.clone(), created.clone(), keys.clone(), barrier.clone());
                 std::thread::spawn(move || {
                     barrier.wait();
                     let mut x = t * 7919 + 1;
-                    for _ in 0..if cfg!(miri) { 50 } else { 20_000 } {
+                    for _ in 0..if cfg!(miri) { 40 } else { 20_000 } {
                         x ^= x << 13;
                         x ^= x >> 7;
                         x ^= x << 17;
                         let k = x % (cap * 3 + 1);
+                        let kk = key(k, &keys);
                         match x % 10 {
                             0 => {
-                                c.remove(&k);
+                                if let Some(v) = c.remove(&kk) {
+                                    assert_eq!(v.0, k, "another key's value removed");
+                                }
                             }
                             1..=5 => {
-                                if let Some(v) = c.get(&k) {
+                                if let Some(v) = c.get(&kk) {
                                     assert_eq!(v.0, k, "another key's value");
                                 }
                             }
                             _ => {
                                 created.fetch_add(1, Ordering::Relaxed);
-                                c.insert(k, Arc::new(Val(k, drops.clone())));
+                                c.insert(kk, Arc::new(Val(k, drops.clone())));
                             }
                         }
                     }
@@ -80,20 +95,23 @@ fn stress<const M: usize, const P: usize>(cap: u64, threads: usize) {
         c.validate().unwrap();
         assert!(c.len() as u64 <= c.capacity());
     }
-    // Every value created was dropped exactly once (evicted, replaced, removed, or with the
-    // cache; `get` returns `Arc` clones, which drop no value).
-    assert_eq!(drops.load(Ordering::Relaxed), created.load(Ordering::Relaxed));
+    assert_eq!(drops.load(Ordering::Relaxed), created.load(Ordering::Relaxed), "cap {cap}");
+    assert_eq!(keys.load(Ordering::Relaxed), 0, "cap {cap}: keys left alive or dropped twice");
+}
+
+fn number(k: u64, _: &Arc<AtomicUsize>) -> u64 {
+    k
 }
 
 #[test]
 fn many_threads_tiny_and_larger_caches() {
     let threads = if cfg!(miri) { 2 } else { 16 };
-    stress::<2, 4>(8, threads);
-    stress::<1, 4>(4, threads);
+    stress::<_, 2, 4>(8, threads, number);
+    stress::<_, 1, 4>(4, threads, number);
     if !cfg!(miri) {
-        stress::<2, 4>(1000, threads);
-        stress::<4, 4>(64, threads);
-        stress::<2, 8>(1000, threads);
+        stress::<_, 2, 4>(1000, threads, number);
+        stress::<_, 4, 4>(64, threads, number);
+        stress::<_, 2, 8>(1000, threads, number);
     }
 }
 
@@ -147,51 +165,7 @@ impl std::hash::Hash for Key {
 /// once (moved through the ways by hits, replaced, removed, evicted, or with the cache).
 #[test]
 fn heap_keys_are_moved_and_dropped_once() {
-    let (threads, ops) = if cfg!(miri) { (2, 40) } else { (16, 20_000) };
-    for cap in [8u64, 64] {
-        let keys = Arc::new(AtomicUsize::new(0));
-        let (created, drops) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        {
-            let c: Arc<MultiStepCache<Key, Arc<Val>, 2, 4>> = Arc::new(MultiStepCache::new(cap));
-            let hs: Vec<_> = (0..threads as u64)
-                .map(|t| {
-                    let (c, keys, created, drops) =
-                        (c.clone(), keys.clone(), created.clone(), drops.clone());
-                    std::thread::spawn(move || {
-                        let mut x = t * 7919 + 1;
-                        for _ in 0..ops {
-                            x ^= x << 13;
-                            x ^= x >> 7;
-                            x ^= x << 17;
-                            let k = x % (cap * 3 + 1);
-                            let key = Key::new(k, &keys);
-                            match x % 10 {
-                                0 => {
-                                    if let Some(v) = c.remove(&key) {
-                                        assert_eq!(v.0, k, "another key's value removed");
-                                    }
-                                }
-                                1..=5 => {
-                                    if let Some(v) = c.get(&key) {
-                                        assert_eq!(v.0, k, "another key's value");
-                                    }
-                                }
-                                _ => {
-                                    created.fetch_add(1, Ordering::Relaxed);
-                                    c.insert(key, Arc::new(Val(k, drops.clone())));
-                                }
-                            }
-                        }
-                    })
-                })
-                .collect();
-            for h in hs {
-                h.join().unwrap();
-            }
-            c.validate().unwrap();
-            assert!(c.len() as u64 <= c.capacity());
-        }
-        assert_eq!(keys.load(Ordering::Relaxed), 0, "cap {cap}: keys left alive or dropped twice");
-        assert_eq!(drops.load(Ordering::Relaxed), created.load(Ordering::Relaxed), "cap {cap}");
-    }
+    let threads = if cfg!(miri) { 2 } else { 16 };
+    stress::<_, 2, 4>(8, threads, Key::new);
+    stress::<_, 2, 4>(64, threads, Key::new);
 }
