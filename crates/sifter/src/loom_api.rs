@@ -232,9 +232,13 @@ impl Core {
 pub struct Ebr(Epochs);
 
 impl Ebr {
-    /// Epochs with `records` private records.
+    /// Epochs with `records` private records and two spare hazards.
     pub fn new(records: usize) -> Self {
-        Ebr(Epochs::with_records(records))
+        Self::with_spares(records, 2)
+    }
+    /// Epochs with `records` private records and `spares` spare hazards.
+    pub fn with_spares(records: usize, spares: usize) -> Self {
+        Ebr(Epochs::with_records(records, spares))
     }
     /// Pins thread `tid` while `f` runs.
     pub fn pinned<R>(&self, tid: usize, f: impl FnOnce() -> R) -> R {
@@ -263,6 +267,34 @@ impl Ebr {
             held = Some(free.announce(s));
             true
         });
+        drop(held);
+        Some(r)
+    }
+    /// As `compute` holds the slot its closure read (`Cache::hold_slot`): pins thread `tid`;
+    /// if `read()` (which finds slot `s` and reads it) says it is linked, holds `s`
+    /// (`Epochs::hold`: the thread's hazard, else a spare one, else a pin), unpins and runs
+    /// `after` with `s` still held. `late`: a mutant that unpins before it holds.
+    pub fn read_then_hold<R>(
+        &self,
+        tid: usize,
+        s: u32,
+        read: impl FnOnce() -> bool,
+        after: impl FnOnce() -> R,
+        late: bool,
+    ) -> Option<R> {
+        let pin = self.0.pin(tid);
+        if !read() {
+            return None;
+        }
+        let held = if late {
+            drop(pin);
+            self.0.hold(tid, s)
+        } else {
+            let held = self.0.hold(tid, s);
+            drop(pin);
+            held
+        };
+        let r = after();
         drop(held);
         Some(r)
     }

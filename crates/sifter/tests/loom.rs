@@ -500,6 +500,129 @@ fn hazard_reuse_without_records() {
     slot_reuse(0, true);
 }
 
+/// A slot read under a pin and then held across the unpin (`compute` holds the slot its
+/// closure read until its store): never reused while held, whether it is held by the thread's
+/// own hazard (`records` 1), a spare hazard (`records` 0, `spares` 2) or a pin (no spares).
+/// The retirer reuses it by the epochs (`at_once` false) or at once (`Epochs::quiet`).
+fn held_slot_reuse(records: usize, spares: usize, at_once: bool, late: bool) {
+    model(move || {
+        let ebr = Arc::new(Ebr::with_spares(records, spares));
+        let word = Arc::new(AtomicU64::new(1));
+        let slot = Arc::new(UnsafeCell::new(7u64));
+        let (e2, w2, s2) = (ebr.clone(), word.clone(), slot.clone());
+        let reader = thread::spawn(move || {
+            let read = || {
+                // SAFETY: a valid cell; a race with the writer is what loom reports.
+                let v = s2.with(|p| unsafe { *p });
+                assert_eq!(v, 7, "read a reused slot");
+            };
+            let linked = || {
+                let linked = w2.load(Ordering::Acquire) == 1;
+                if linked {
+                    read();
+                }
+                linked
+            };
+            e2.read_then_hold(0, 0, linked, read, late);
+        });
+        if at_once {
+            word.swap(0, Ordering::SeqCst);
+            if ebr.reusable_at_once(0) {
+                // SAFETY: a valid cell; a race with the reader is what loom reports.
+                slot.with_mut(|p| unsafe { *p = 8 });
+            }
+        } else {
+            word.store(0, Ordering::Release);
+            let r = ebr.retire_epoch();
+            let mut adv = ebr.try_advance();
+            for _ in 0..2 {
+                adv = ebr.try_advance();
+            }
+            if adv.reusable(0, r) {
+                // SAFETY: a valid cell; a race with the reader is what loom reports.
+                slot.with_mut(|p| unsafe { *p = 8 });
+            }
+        }
+        reader.join().expect("reader");
+    });
+}
+
+#[test]
+fn held_by_own_hazard_vs_reuse() {
+    held_slot_reuse(1, 2, false, false);
+    held_slot_reuse(1, 2, true, false);
+}
+
+#[test]
+fn held_by_spare_hazard_vs_reuse() {
+    held_slot_reuse(0, 2, false, false);
+    held_slot_reuse(0, 2, true, false);
+}
+
+#[test]
+fn held_by_pin_vs_reuse() {
+    held_slot_reuse(0, 0, false, false);
+    held_slot_reuse(0, 0, true, false);
+}
+
+/// Mutant: the spare hazard claimed after the unpin (the slot unprotected in between).
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn mutant_spare_claimed_after_the_unpin() {
+    held_slot_reuse(0, 2, false, true);
+}
+
+/// Mutant: as above, against reuse at once.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn mutant_spare_claimed_after_the_unpin_at_once() {
+    held_slot_reuse(0, 2, true, true);
+}
+
+/// An update in place (by thread 0, which has a record) racing with a `compute` on thread 1
+/// that read the value under a pin and then holds the slot (its own hazard with 2 records, a
+/// spare one with 1, a pin without spares): the value stays the one the closure read while
+/// held (`Epochs::exclusive` sees the holder), and no read races with the write.
+fn update_in_place_vs_held(records: usize, spares: usize) {
+    model(move || {
+        let idx = Arc::new(Idx::new(4));
+        let ebr = Arc::new(Ebr::with_spares(records, spares));
+        let h = idx.hash_in(0, 1);
+        idx.write_value(0, 10);
+        idx.insert(h, 0, 1);
+        let (i2, e2) = (idx.clone(), ebr.clone());
+        let t = thread::spawn(move || {
+            let first = std::cell::Cell::new(0);
+            let read = || match i2.find(h, 1) {
+                Some(s) => {
+                    first.set(i2.value(s));
+                    true
+                }
+                None => false,
+            };
+            let later = e2.read_then_hold(1, 0, read, || i2.value(0), false);
+            assert_eq!(later, Some(first.get()), "an update in place while the slot was held");
+        });
+        idx.update_in_place(&ebr, 0, h, 1, 20, true);
+        t.join().expect("holder");
+    });
+}
+
+#[test]
+fn update_in_place_vs_own_hazard_hold() {
+    update_in_place_vs_held(2, 2);
+}
+
+#[test]
+fn update_in_place_vs_spare_hold() {
+    update_in_place_vs_held(1, 2);
+}
+
+#[test]
+fn update_in_place_vs_pin_hold() {
+    update_in_place_vs_held(1, 0);
+}
+
 /// An advance attempt frees only what its hazards cover: slots retired before its fence. Here
 /// one thread (the advancer) decides and another retires, as two threads of one stripe do (the
 /// limbo is shared under a lock): the advancer's hazards may have been read before the

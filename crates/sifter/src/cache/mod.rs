@@ -47,7 +47,7 @@ use crate::policy::locked::{Kind, Locked};
 use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues, Taken};
 use crate::policy::s3fifo::{S3Fifo, MAIN, MAX_FREQ};
-use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, Hazard, LazyPin};
+use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, Held, LazyPin};
 use crate::raw::index::{pinned, spread, tag, First, Index, Inserted};
 use crate::raw::queue::Links;
 use crate::raw::slot::{
@@ -279,14 +279,6 @@ struct Stripe {
     /// each such slot they take out of the queues. The sum over stripes is exact when
     /// quiescent.
     garbage: AtomicI64,
-}
-
-/// A slot held by [`Cache::hold_slot`] until dropped.
-#[derive(Debug)]
-#[allow(dead_code)] // held for its drop
-pub(crate) enum Holding<'a> {
-    Hazard(Hazard<'a>),
-    Pin(Guard<'a>),
 }
 
 /// A concurrent cache. See the [crate docs](crate) for the consistency model and costs.
@@ -731,14 +723,10 @@ where
     /// writes it meanwhile: such an update needs the slot to be named by no other thread's
     /// hazard and no epoch to be pinned (`Epochs::exclusive`), else it replaces the entry in a
     /// new slot, which `compute`'s store notices (its expectation is the slot). The caller is
-    /// pinned now (so the slot is covered from the read on); a hazard, which holds back no
-    /// other slot's reuse. A thread without a free hazard (beyond the records, or nested in
-    /// another of its operations) pins the epoch instead.
-    pub(crate) fn hold_slot(&self, tid: usize, s: u32) -> Holding<'_> {
-        match self.epochs.hazard(tid) {
-            Some(h) => Holding::Hazard(h.announce(s)),
-            None => Holding::Pin(self.epochs.pin(tid)),
-        }
+    /// pinned now (so the slot is covered from the read on); a hazard (the thread's own, or a
+    /// spare one), which holds back no other slot's reuse ([`Epochs::hold`]).
+    pub(crate) fn hold_slot(&self, tid: usize, s: u32) -> Held<'_> {
+        self.epochs.hold(tid, s)
     }
 
     /// Takes and releases the home lock of `hash` (see `Cache::invalidate_all_loads`).

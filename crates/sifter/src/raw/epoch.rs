@@ -15,6 +15,15 @@
 //!   of a `get` holds back one slot, not the reclamation of the whole cache: under
 //!   oversubscription (more threads than cores), where some reader is nearly always
 //!   descheduled mid-read, the epochs below keep advancing and the arena keeps its size.
+//! * **Spare hazards, for slots held across an operation** (`compute` holds the slot its
+//!   closure read until its store, [`Epochs::hold`]): a thread whose own hazard is not to be
+//!   had (beyond the records, or nested in another of its operations) claims one of
+//!   [`SPARES`] shared hazard words by CAS. Only a thread pinned already claims one (its pin
+//!   covers the slot until the claim), so the claim needs no barrier of its own; scanners
+//!   read the spares after the pins, and only while some spare is held (one count).
+//!   (Holding the epoch pinned instead, the fallback when every spare is taken, blocks the
+//!   immediate reuse of every other slot: 80 threads of `compute` on 2 cores ran 27× slower
+//!   and had computes rejected when the 16 beyond the records did so.)
 //! * **Epochs, for everything else** (removals, iteration, `clear`, a second slot in one
 //!   operation, threads beyond the records): a thread pins by storing the global epoch into its
 //!   record, then a full barrier; unpinning stores 0. Nested pins of the same thread are free.
@@ -42,6 +51,10 @@ use crossbeam_utils::CachePadded;
 
 /// Threads (by [`thread_id`]) that get a private record in every cache.
 pub(crate) const RECORDS: usize = 64;
+
+/// Spare hazard words per cache, shared by the threads that have no hazard of their own to
+/// hold a slot with ([`Epochs::hold`]); a thread that finds none free pins the epoch.
+pub(crate) const SPARES: usize = 192;
 
 /// Stores `v` into one of the thread's own record words (its epoch, or its hazard), ordered
 /// before every load the thread then makes of the cache's structures (see the module docs):
@@ -72,6 +85,11 @@ pub(crate) struct Epochs {
     used: CachePadded<AtomicUsize>,
     /// Threads without a record: how many are pinned at an epoch of each residue mod 3.
     shared: [CachePadded<AtomicU64>; 3],
+    /// Spare hazard words: 0, or one more than the slot held (see the module docs).
+    spares: Box<[AtomicU64]>,
+    /// How many threads hold (or are claiming) a spare: scanners read the spares only when
+    /// this is not 0.
+    spares_held: CachePadded<AtomicUsize>,
 }
 
 /// How a guard pinned.
@@ -93,11 +111,11 @@ pub(crate) struct Guard<'a> {
 
 impl Epochs {
     pub fn new() -> Self {
-        Self::with_records(RECORDS)
+        Self::with_records(RECORDS, SPARES)
     }
 
-    /// As [`Epochs::new`] with `n` records (loom models use few).
-    pub fn with_records(n: usize) -> Self {
+    /// As [`Epochs::new`] with `n` records and `spares` spare hazards (loom models use few).
+    pub fn with_records(n: usize, spares: usize) -> Self {
         Epochs {
             global: CachePadded::new(AtomicU64::new(1)),
             records: (0..n).map(|_| CachePadded::new(Record::default())).collect(),
@@ -107,6 +125,8 @@ impl Epochs {
                 CachePadded::new(AtomicU64::new(0)),
                 CachePadded::new(AtomicU64::new(0)),
             ],
+            spares: (0..spares).map(|_| AtomicU64::new(0)).collect(),
+            spares_held: CachePadded::new(AtomicUsize::new(0)),
         }
     }
 
@@ -164,7 +184,8 @@ impl Epochs {
     pub fn try_advance(&self) -> Advance {
         let seen = self.global.load(Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        let mut adv = Advance { now: seen, seen, hazards: [0; RECORDS], len: 0 };
+        let mut adv =
+            Advance { now: seen, seen, hazards: [0; RECORDS], len: 0, spares: Announced(0) };
         // Relaxed: read after the fence (see the module docs).
         let used = self.used.load(Ordering::Relaxed).min(self.records.len());
         let mut blocked = false;
@@ -186,6 +207,8 @@ impl Epochs {
         blocked = blocked
             || self.shared[((seen + 1) % 3) as usize].load(Ordering::Acquire) != 0
             || self.shared[((seen + 2) % 3) as usize].load(Ordering::Acquire) != 0;
+        // Acquire: as for the records; after them (see `Epochs::spares_named`).
+        self.spares_named(Ordering::Acquire, |s| adv.spares.0 |= Announced::bit(s));
         if !blocked {
             adv.now = match self.global.compare_exchange(
                 seen,
@@ -241,6 +264,8 @@ impl Epochs {
         if self.shared.iter().any(|c| c.load(Ordering::SeqCst) != 0) {
             return None;
         }
+        // SeqCst: as above; after the pins (see `Epochs::spares_named`).
+        self.spares_named(Ordering::SeqCst, |s| named.0 |= Announced::bit(s));
         Some(named)
     }
 
@@ -265,7 +290,72 @@ impl Epochs {
             }
         }
         // Acquire: as above.
-        self.shared.iter().all(|c| c.load(Ordering::Acquire) == 0)
+        if self.shared.iter().any(|c| c.load(Ordering::Acquire) != 0) {
+            return false;
+        }
+        // Acquire: as above; after the pins (see `Epochs::spares_named`).
+        let mut named = false;
+        self.spares_named(Ordering::Acquire, |h| named |= h == u64::from(s));
+        !named
+    }
+
+    /// Calls `f` with each slot held in a spare hazard (none, usually: one load). Every
+    /// scanner calls it after reading the pins (the records' epochs and the shared counters):
+    /// a spare is claimed only by a pinned thread, before it unpins with a Release store, so a
+    /// scanner that saw the pin gone (Acquire) sees the claim (the count and the word), and a
+    /// scanner that saw the pin treats the slot as read by then anyway.
+    #[inline]
+    fn spares_named(&self, order: Ordering, mut f: impl FnMut(u64)) {
+        // `order` (Acquire or SeqCst, the caller's): pairs with the Release decrement of a
+        // holder that let go, so its reads of the slot happen before what the scan allows.
+        if self.spares_held.load(order) == 0 {
+            return;
+        }
+        for w in self.spares.iter() {
+            // As above, with the Release clear of the word.
+            let h = w.load(order);
+            if h != 0 {
+                f(h - 1);
+            }
+        }
+    }
+
+    /// Holds slot `s` for a caller pinned now (its pin covers `s` from its read on), so that
+    /// the caller may unpin and still keep `s` from being reused or updated in place (an
+    /// update in place needs [`Epochs::exclusive`]): thread `tid`'s own hazard if it is free,
+    /// else a spare hazard, else (every spare taken) a pin of its own, which holds back the
+    /// immediate reuse of every slot (see the module docs).
+    pub fn hold(&self, tid: usize, s: u32) -> Held<'_> {
+        if let Some(h) = self.hazard(tid) {
+            return Held::Hazard(h.announce(s));
+        }
+        match self.spare(tid, s) {
+            Some(h) => Held::Spare(h),
+            None => Held::Pin(self.pin(tid)),
+        }
+    }
+
+    /// Claims a spare hazard for slot `s` (see [`Epochs::hold`]; the caller is pinned).
+    fn spare(&self, tid: usize, s: u32) -> Option<SpareHazard<'_>> {
+        // Relaxed (the count, the loads and the claim): ordered before the scanners' loads of
+        // the spares by the caller's unpin, a Release store after this that they read first
+        // (see `Epochs::spares_named`); until then its pin protects the slot.
+        self.spares_held.fetch_add(1, Ordering::Relaxed);
+        let n = self.spares.len();
+        // Start where the thread's id points, so threads claim different words.
+        let start = tid % n.max(1);
+        for i in 0..n {
+            let w = &self.spares[(start + i) % n];
+            if w.load(Ordering::Relaxed) == 0
+                && w.compare_exchange(0, u64::from(s) + 1, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            {
+                return Some(SpareHazard { word: w, held: &self.spares_held });
+            }
+        }
+        // Relaxed: nothing was claimed.
+        self.spares_held.fetch_sub(1, Ordering::Relaxed);
+        None
     }
 
     /// The record of thread `tid`, if it has one.
@@ -309,6 +399,8 @@ pub(crate) struct Advance {
     seen: u64,
     hazards: [u32; RECORDS],
     len: usize,
+    /// The slots held in spare hazards (a filter: see [`Announced`]).
+    spares: Announced,
 }
 
 impl Advance {
@@ -323,13 +415,13 @@ impl Advance {
     /// Whether a slot that [`Advance::covers`] may be reused: no thread announced it.
     #[inline]
     pub fn free(&self, slot: u32) -> bool {
-        !self.hazards[..self.len].contains(&slot)
+        !self.hazards[..self.len].contains(&slot) && !self.spares.may_name(slot)
     }
 
     /// Whether any thread announced a slot.
     #[inline]
     pub fn any_hazard(&self) -> bool {
-        self.len > 0
+        self.len > 0 || self.spares.0 != 0
     }
 }
 
@@ -381,6 +473,33 @@ impl Drop for Hazard<'_> {
         // sees the hazard gone lets the slot be reused.
         self.0.store(0, Ordering::Release);
     }
+}
+
+/// A slot held in a spare hazard ([`Epochs::hold`]), let go on drop.
+#[derive(Debug)]
+pub(crate) struct SpareHazard<'a> {
+    word: &'a AtomicU64,
+    held: &'a AtomicUsize,
+}
+
+impl Drop for SpareHazard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // Release (both): every read this thread made of the slot happens before a scanner
+        // that sees the word cleared, or the count without this holder, lets the slot be
+        // reused or updated in place.
+        self.word.store(0, Ordering::Release);
+        self.held.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// A slot held by [`Epochs::hold`] until dropped.
+#[derive(Debug)]
+#[allow(dead_code)] // held for its drop
+pub(crate) enum Held<'a> {
+    Hazard(Hazard<'a>),
+    Spare(SpareHazard<'a>),
+    Pin(Guard<'a>),
 }
 
 /// Protection taken on first need, for lookups and inserts: an operation that may not have to
@@ -523,7 +642,7 @@ mod tests {
     /// hazard names; a hazard on another slot keeps back at most the slots sharing its bit.
     #[test]
     fn quiet_sees_pins_and_hazards() {
-        let epochs = Epochs::with_records(4);
+        let epochs = Epochs::with_records(4, 2);
         // Nobody protects anything: every slot is free.
         let q = epochs.quiet().expect("no pins");
         assert!((0..1000).all(|s| !q.may_name(s)));
