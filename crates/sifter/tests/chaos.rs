@@ -127,14 +127,17 @@ struct Config {
     cap: u64,
     threads: usize,
     seed: u64,
+    /// No per-thread records and one spare hazard (`hooks::epochs`): every thread takes the
+    /// paths of threads beyond the records.
+    recordless: bool,
 }
 
 impl Config {
     fn tag(&self) -> String {
-        let Config { policy, cd, weighted, expiry, cap, threads, seed } = *self;
+        let Config { policy, cd, weighted, expiry, cap, threads, seed, recordless } = *self;
         format!(
             "{policy:?} cd={cd} weighted={weighted} expiry={expiry} cap={cap} \
-             threads={threads} seed={seed}"
+             threads={threads} seed={seed} recordless={recordless}"
         )
     }
 }
@@ -470,11 +473,13 @@ fn run<S: BuildHasher + Send + Sync + 'static>(cfg: Config, len: Length, hasher:
     if cfg.expiry {
         b = b.time_to_live(TTL);
     }
+    sifter::hooks::epochs(cfg.recordless.then_some((0, 1)));
     let cache: Arc<Cache<Key, V, S>> = Arc::new(if cfg.weighted {
         b.weight_capacity(cfg.cap).weigher(|k: &Key, _: &V| weight(k)).build()
     } else {
         b.capacity(cfg.cap).build()
     });
+    sifter::hooks::epochs(None);
     let mut seq_base = 0;
     for phase in 0..PHASES {
         let barrier = Arc::new(Barrier::new(cfg.threads));
@@ -601,7 +606,16 @@ fn every_operation_at_once_keeps_the_invariants() {
             for weighted in [false, true] {
                 for expiry in [false, true] {
                     seed += 1;
-                    let cfg = Config { policy, cd, weighted, expiry, cap, threads: 16, seed };
+                    let cfg = Config {
+                        policy,
+                        cd,
+                        weighted,
+                        expiry,
+                        cap,
+                        threads: 16,
+                        seed,
+                        recordless: false,
+                    };
                     expired += run(cfg, secs(0.02), foldhash::fast::RandomState::default());
                 }
             }
@@ -623,7 +637,16 @@ fn every_operation_at_once_on_colliding_hashes() {
         for cap in [64u64, 1_000] {
             for (weighted, expiry) in [(false, false), (true, true)] {
                 seed += 1;
-                let cfg = Config { policy, cd, weighted, expiry, cap, threads: 16, seed };
+                let cfg = Config {
+                    policy,
+                    cd,
+                    weighted,
+                    expiry,
+                    cap,
+                    threads: 16,
+                    seed,
+                    recordless: false,
+                };
                 run(cfg, secs(0.02), Clumped);
             }
         }
@@ -634,18 +657,66 @@ fn every_operation_at_once_on_colliding_hashes() {
 /// undefined behaviour: three threads, a few dozen operations each per phase, on four policies
 /// (the lock-free queues, S3-FIFO's, NbQ-CLOCK's counters, a locked list), with expiry, with
 /// and without a weigher, on colliding hashes for half of them.
+/// The last two runs have no per-thread records (`hooks::epochs`): the shared epoch counters
+/// and the spare hazards of threads beyond the records.
 #[test]
 fn every_operation_at_once_sized_for_miri() {
     let ops = if cfg!(miri) { 40 } else { 2_000 };
-    let policies = [Policy::Mobius, Policy::S3Fifo, Policy::NbqClock, Policy::Lru];
-    for (i, policy) in policies.into_iter().enumerate() {
+    let policies = [
+        (Policy::Mobius, false),
+        (Policy::S3Fifo, false),
+        (Policy::NbqClock, false),
+        (Policy::Lru, false),
+        (Policy::Mobius, true),
+        (Policy::S3Fifo, true),
+    ];
+    for (i, (policy, recordless)) in policies.into_iter().enumerate() {
         let weighted = i % 2 == 1;
-        let cfg =
-            Config { policy, cd: true, weighted, expiry: true, cap: 8, threads: 3, seed: 900 };
-        if i < 2 {
+        let cfg = Config {
+            policy,
+            cd: true,
+            weighted,
+            expiry: true,
+            cap: 8,
+            threads: 3,
+            seed: 900,
+            recordless,
+        };
+        if i % 4 < 2 {
             run(cfg, Length::Ops(ops), Clumped);
         } else {
             run(cfg, Length::Ops(ops), foldhash::fast::RandomState::default());
+        }
+    }
+}
+
+/// As `every_operation_at_once_keeps_the_invariants`, every thread beyond the records (no
+/// per-thread records, one spare hazard: `hooks::epochs`): lookups and inserts protected by
+/// the shared epoch counters instead of hazards, `compute` holding its slot with the spare
+/// or, when another thread has it, a pin.
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "hours under Miri: `every_operation_at_once_sized_for_miri` is its version"
+)]
+fn every_operation_at_once_beyond_the_records() {
+    let mut seed = 700;
+    for (policy, cd) in configs() {
+        for cap in [8u64, 1_000] {
+            for (weighted, expiry) in [(false, false), (true, true)] {
+                seed += 1;
+                let cfg = Config {
+                    policy,
+                    cd,
+                    weighted,
+                    expiry,
+                    cap,
+                    threads: 16,
+                    seed,
+                    recordless: true,
+                };
+                run(cfg, secs(0.02), foldhash::fast::RandomState::default());
+            }
         }
     }
 }

@@ -281,6 +281,15 @@ struct Stripe {
     garbage: AtomicI64,
 }
 
+/// The epochs of a new cache: the defaults, or what a test asked for (`hooks::epochs`).
+fn new_epochs() -> Epochs {
+    #[cfg(all(feature = "test-hooks", not(loom)))]
+    if let Some((records, spares)) = crate::raw::queue::hooks::epochs_override() {
+        return Epochs::with_records(records, spares);
+    }
+    Epochs::new()
+}
+
 /// A concurrent cache. See the [crate docs](crate) for the consistency model and costs.
 pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     arena: Arena<K, V>,
@@ -569,7 +578,7 @@ where
         Ok(Cache {
             arena,
             index,
-            epochs: Epochs::new(),
+            epochs: new_epochs(),
             structure,
             stripes: (0..n_stripes).map(|_| CachePadded::new(Stripe::default())).collect(),
             pool: CachePadded::new(AtomicU64::new(capacity)),

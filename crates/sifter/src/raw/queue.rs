@@ -100,6 +100,19 @@ pub mod hooks {
         static UNPUBLISHED: Cell<Option<fn()>> = const { Cell::new(None) };
         static PROTECTED: Cell<Option<fn()>> = const { Cell::new(None) };
         static DECIDED: Cell<Option<fn()>> = const { Cell::new(None) };
+        static EPOCHS: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
+    }
+
+    /// Caches this thread builds from now on get `records` per-thread records and `spares`
+    /// spare hazards (`Some((records, spares))`; `None`: the defaults, 64 and 192), so that a
+    /// test with few threads runs the paths of threads beyond the records: `Some((0, 1))`
+    /// sends every thread through the shared epoch counters, and `compute`'s holds through
+    /// one spare hazard (and a pin when it is taken).
+    pub fn epochs(records_spares: Option<(usize, usize)>) {
+        EPOCHS.with(|e| e.set(records_spares));
+    }
+    pub(crate) fn epochs_override() -> Option<(usize, usize)> {
+        EPOCHS.with(Cell::get)
     }
 
     /// Runs `slot`'s hook, if any: every time, or (`once`) taken out before it runs, so that
