@@ -20,7 +20,9 @@
 //!   created, and every key (they own heap memory and count their instances: the cache clones
 //!   and drops keys too), is dropped exactly once once the cache is dropped.
 //!
-//! Short by default; `SIFTER_STRESS_SECS` sets each run's length (as in `stress.rs`).
+//! Short by default; `SIFTER_STRESS_SECS` sets each run's length (as in `stress.rs`) and
+//! `SIFTER_STRESS_THREADS` the threads of the full-size tests (16 by default; past 64 the
+//! threads beyond the per-thread records take their own paths, as in the recordless test).
 
 #![allow(clippy::unwrap_used)] // tests: a failed join is a failure
 
@@ -588,6 +590,11 @@ fn secs(default: f64) -> Length {
     Length::Time(Duration::from_secs_f64(s))
 }
 
+/// Threads of the full-size tests: `SIFTER_STRESS_THREADS`, else 16.
+fn threads() -> usize {
+    std::env::var("SIFTER_STRESS_THREADS").ok().and_then(|s| s.parse().ok()).unwrap_or(16)
+}
+
 fn configs() -> Vec<(Policy, bool)> {
     let mut v: Vec<(Policy, bool)> = Policy::ALL.iter().map(|&p| (p, true)).collect();
     v.push((Policy::Mobius, false));
@@ -612,7 +619,7 @@ fn every_operation_at_once_keeps_the_invariants() {
                         weighted,
                         expiry,
                         cap,
-                        threads: 16,
+                        threads: threads(),
                         seed,
                         recordless: false,
                     };
@@ -643,7 +650,7 @@ fn every_operation_at_once_on_colliding_hashes() {
                     weighted,
                     expiry,
                     cap,
-                    threads: 16,
+                    threads: threads(),
                     seed,
                     recordless: false,
                 };
@@ -711,7 +718,7 @@ fn every_operation_at_once_beyond_the_records() {
                     weighted,
                     expiry,
                     cap,
-                    threads: 16,
+                    threads: threads(),
                     seed,
                     recordless: true,
                 };
