@@ -115,7 +115,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let r = self.with_entry(key, |found, tid| match found {
+        let (r, _held) = self.with_entry(key, |found, tid| match found {
             Some((s, v)) if pred(v) => self.remove_slot(s, tid, RemovalCause::Removed, self.now()),
             _ => false,
         });
@@ -155,13 +155,12 @@ where
         V: Clone,
     {
         loop {
-            // The slot `f` saw is held from the read to the store (`Cache::hold_slot`): an
+            // The slot `f` saw is held from the read to the store (`Cache::with_entry`): an
             // update in place of it then replaces the entry in a new slot instead, and the
             // store's expectation (the slot, checked under the home lock) notices: `f`
             // decides again. (Without it, an update in place landing in between kept the
             // slot, passed the expectation, and was overwritten by a value `f` never saw.)
-            let mut held = None;
-            let step = self.with_entry(&key, |found, tid| {
+            let (step, held) = self.with_entry(&key, |found, tid| {
                 let cur = found.map(|(s, _)| s);
                 match f(found.map(|(_, v)| v)) {
                     Op::Keep => Some(Step::Done(found.map(|(_, v)| v.clone()))),
@@ -171,11 +170,7 @@ where
                             .remove_slot(s, tid, RemovalCause::Removed, self.now())
                             .then_some(Step::Done(None)),
                     },
-                    Op::Put(v) => {
-                        // Still pinned here: the slot is covered from the read on.
-                        held = cur.map(|s| self.hold_slot(tid, s));
-                        Some(Step::Put(v, cur))
-                    }
+                    Op::Put(v) => Some(Step::Put(v, cur)),
                 }
             });
             let done = match step {
@@ -198,6 +193,7 @@ where
                 }
                 None => None,
             };
+            drop(held);
             panics::resume();
             if let Some(v) = done {
                 return v;

@@ -833,3 +833,45 @@ fn computes_on_many_threads_reject_nothing() {
         c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
     }
 }
+
+/// A `compute` closure that takes its time (here: blocked until another thread has made
+/// twenty rounds of inserts through the full cache) holds back only the slot it read: the
+/// inserts reuse their victims meanwhile, none is refused, and the cache stays full. (It ran
+/// pinned: every insert's victims then waited for the closure, the cache emptied and the
+/// inserts crawled.)
+#[test]
+fn a_slow_compute_closure_holds_back_only_its_slot() {
+    use std::sync::mpsc;
+    let cap = if cfg!(miri) { 8 } else { 100 };
+    for (p, cd) in configs() {
+        let c: Arc<Cache<u64, u64>> =
+            Arc::new(Cache::builder().capacity(cap).policy(p).consecutive_detection(cd).build());
+        for k in 0..cap {
+            c.insert(k, k);
+        }
+        let (entered, wait_entered) = mpsc::channel();
+        let (go, wait_go) = mpsc::channel::<()>();
+        let c2 = c.clone();
+        let slow = std::thread::spawn(move || {
+            let mut first = true;
+            c2.compute(5, |v| {
+                if std::mem::take(&mut first) {
+                    entered.send(()).expect("the test waits");
+                    wait_go.recv().expect("the test answers");
+                }
+                sifter::Op::Put(v.map_or(0, |n| n + 1))
+            })
+        });
+        wait_entered.recv().expect("the closure runs");
+        for k in 1_000..1_000 + 20 * cap {
+            c.insert(k, k);
+        }
+        let (len, rejected) = (c.len(), c.rejected());
+        go.send(()).expect("the closure waits");
+        slow.join().expect("the computing thread");
+        let tag = format!("{p:?} cd={cd}");
+        assert_eq!(rejected, 0, "{tag}: inserts refused while the closure ran");
+        assert!(len as u64 >= cap - 1, "{tag}: {len} entries of {cap} while the closure ran");
+        c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
+    }
+}

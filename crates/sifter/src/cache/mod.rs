@@ -728,16 +728,6 @@ where
         self.hash(key)
     }
 
-    /// Holds slot `s` for `compute` from its read to its store, so that no update in place
-    /// writes it meanwhile: such an update needs the slot to be named by no other thread's
-    /// hazard and no epoch to be pinned (`Epochs::exclusive`), else it replaces the entry in a
-    /// new slot, which `compute`'s store notices (its expectation is the slot). The caller is
-    /// pinned now (so the slot is covered from the read on); a hazard (the thread's own, or a
-    /// spare one), which holds back no other slot's reuse ([`Epochs::hold`]).
-    pub(crate) fn hold_slot(&self, tid: usize, s: u32) -> Held<'_> {
-        self.epochs.hold(tid, s)
-    }
-
     /// Takes and releases the home lock of `hash` (see `Cache::invalidate_all_loads`).
     pub(crate) fn pass_home_lock(&self, hash: u64) {
         drop(self.index.lock(hash));

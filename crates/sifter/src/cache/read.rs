@@ -329,24 +329,39 @@ where
         self.index.buckets()
     }
 
-    /// Calls `f` with `key`'s live, unexpired slot and value, if any (not a use), pinned.
+    /// Calls `f` with `key`'s live, unexpired slot and value, if any (not a use); returns
+    /// `f`'s result and the hold on that slot ([`Epochs::hold`]), which keeps it from being
+    /// reused or updated in place until dropped. The lookup is pinned; `f` runs with the slot
+    /// held by a hazard only (unless every spare hazard is taken: then pinned), so user code
+    /// in `f` (`compute`'s closure, `remove_if`'s predicate) may take its time without holding
+    /// back the reuse of every other slot: a pin held by a `compute` closure that slept 20 ms
+    /// cut another thread's read-through to a fiftieth and the cache to a third of its
+    /// entries (docs/BENCHMARKS.md, stop 91).
     pub(crate) fn with_entry<Q, R>(
         &self,
         key: &Q,
         f: impl FnOnce(Option<(u32, &V)>, usize) -> R,
-    ) -> R
+    ) -> (R, Option<Held<'_>>)
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
         let hash = self.hash(key);
-        let (_guard, tid) = self.pin();
-        let found = self.lookup(hash, key, tid, Use::Peek, pinned).map(|(s, slot)| {
-            slot.writing.settled();
-            // SAFETY: found in the index while pinned; not being written (`settled`; updates
-            // in place wait for the pin to go).
-            (s, unsafe { slot.value() })
-        });
-        f(found, tid)
+        let (found, tid) = {
+            let (_guard, tid) = self.pin();
+            let found = self
+                .lookup(hash, key, tid, Use::Peek, pinned)
+                .map(|(s, _)| (s, self.epochs.hold(tid, s)));
+            (found, tid)
+        };
+        let Some((s, held)) = found else { return (f(None, tid), None) };
+        let slot = self.slot(s);
+        // After the hold: the updates in place that began before it are waited for; later
+        // ones see it and replace the entry instead (`Epochs::exclusive`).
+        slot.writing.settled();
+        // SAFETY: found in the index while pinned and held since (`Epochs::hold`: not reused,
+        // not updated in place while `held` lives); not being written (`settled`).
+        let v = unsafe { slot.value() };
+        (f(Some((s, v)), tid), Some(held))
     }
 }

@@ -611,8 +611,8 @@ where
 
     /// Unlinks slot `v` from the index if it is still there (LIVE → DEAD); returns its weight
     /// if this call did (the caller then owns those tokens), `None` if another thread removed
-    /// or replaced it first. The caller (`tid`, of stripe `st`) holds `v` through the policy
-    /// or is pinned, so `v` is not reused under it.
+    /// or replaced it first. The caller (`tid`, of stripe `st`) holds `v` through the policy,
+    /// is pinned, or holds it with a hazard (`Epochs::hold`), so `v` is not reused under it.
     /// Reports the departure with `cause` (an expired entry evicted or cleared as
     /// [`RemovalCause::Expired`]). [`RemovalCause::Evicted`]: the caller took `v` from the
     /// policy, so no other thread will retire it and DEAD is a plain store; `ghost` (S3-FIFO's
