@@ -1,9 +1,11 @@
 //! Views and bulk operations: `iter`, `retain`, `remove_if`, `get_many`, `compute`.
 //!
 //! Walks go bucket by bucket through the index, pinned for one bucket at a time (a long walk
-//! never holds back reclamation, and takes no lock writers need). They are weakly
-//! consistent: an entry present for the whole walk is visited exactly once; one inserted or
-//! removed during it may or may not be; no expired or removed entry is visited.
+//! never holds back reclamation, and takes no lock writers need); `retain`'s predicate, user
+//! code that may take its time, runs unpinned with only its entry's slot held by a hazard, as
+//! do `compute`'s closure and `remove_if`'s predicate. Walks are weakly consistent: an entry
+//! present for the whole walk is visited exactly once; one inserted or removed during it may
+//! or may not be; no expired or removed entry is visited.
 
 use crate::cache::Cache;
 use crate::listener::RemovalCause;
@@ -98,7 +100,7 @@ where
     pub fn retain(&self, mut keep: impl FnMut(&K, &V) -> bool) -> usize {
         let mut n = 0;
         for b in 0..self.buckets() {
-            self.walk_bucket(b, |s, k, v, tid| {
+            self.walk_bucket_held(b, |s, k, v, tid| {
                 if !keep(k, v) && self.remove_slot(s, tid, RemovalCause::Removed, self.now()) {
                     n += 1;
                 }

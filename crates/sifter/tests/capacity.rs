@@ -875,3 +875,42 @@ fn a_slow_compute_closure_holds_back_only_its_slot() {
         c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
     }
 }
+
+/// As above for `retain`'s predicate: blocked on its first entry while another thread makes
+/// twenty rounds of inserts, it holds back only that entry's slot.
+#[test]
+fn a_slow_retain_predicate_holds_back_only_its_slot() {
+    use std::sync::mpsc;
+    let cap = if cfg!(miri) { 8 } else { 100 };
+    for (p, cd) in configs() {
+        let c: Arc<Cache<u64, u64>> =
+            Arc::new(Cache::builder().capacity(cap).policy(p).consecutive_detection(cd).build());
+        for k in 0..cap {
+            c.insert(k, k);
+        }
+        let (entered, wait_entered) = mpsc::channel();
+        let (go, wait_go) = mpsc::channel::<()>();
+        let c2 = c.clone();
+        let slow = std::thread::spawn(move || {
+            let mut first = true;
+            c2.retain(|_, _| {
+                if std::mem::take(&mut first) {
+                    entered.send(()).expect("the test waits");
+                    wait_go.recv().expect("the test answers");
+                }
+                true
+            })
+        });
+        wait_entered.recv().expect("the predicate runs");
+        for k in 1_000..1_000 + 20 * cap {
+            c.insert(k, k);
+        }
+        let (len, rejected) = (c.len(), c.rejected());
+        go.send(()).expect("the predicate waits");
+        slow.join().expect("the retaining thread");
+        let tag = format!("{p:?} cd={cd}");
+        assert_eq!(rejected, 0, "{tag}: inserts refused while the predicate ran");
+        assert!(len as u64 >= cap - 1, "{tag}: {len} entries of {cap} while the predicate ran");
+        c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
+    }
+}

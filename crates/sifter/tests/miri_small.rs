@@ -128,7 +128,8 @@ fn multistep_two_threads() {
 }
 
 /// Updates in place never write a value their own thread is reading: inside `retain`'s
-/// closure (the thread pinned, holding `&V`), an insert of the same key makes a new version
+/// closure (the thread holding the entry's slot with its hazard, and `&V`; its nested insert
+/// has no hazard left and pins), an insert of the same key makes a new version
 /// instead, and the `&V` still reads the old value (Miri would report the write under a live
 /// shared borrow). Outside, with nobody reading, the update writes in place: the old value
 /// is released at once (a new version would hold its slot, and the value, until the slot's

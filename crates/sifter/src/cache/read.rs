@@ -324,6 +324,53 @@ where
         }
     }
 
+    /// As [`Cache::walk_bucket`], but `f` runs unpinned, with only its entry's slot held
+    /// ([`Epochs::hold`]), for user code that may take its time (`retain`'s predicate: run
+    /// pinned, a slow one held back every slot's reuse, as `compute`'s closure did: see
+    /// [`Cache::with_entry`]). The bucket's slots are read once, pinned; then each is pinned
+    /// again, looked for in the bucket (it may have been reused since, for an entry inserted
+    /// during the walk, which may or may not be visited) and held for `f`: a pin, a look at the
+    /// bucket's words and a hold per entry. Entries inserted in new slots during the walk are
+    /// not visited (so a predicate that inserts its key again is not called for the new
+    /// version).
+    pub(crate) fn walk_bucket_held(&self, b: usize, mut f: impl FnMut(u32, &K, &V, usize)) {
+        let mut first = Vec::with_capacity(7);
+        {
+            let (_guard, _) = self.pin();
+            self.index.bucket_slots(b, &mut first);
+        }
+        let mut now_in = Vec::with_capacity(7);
+        for s in first {
+            let (held, tid) = {
+                let (_guard, tid) = self.pin();
+                now_in.clear();
+                self.index.bucket_slots(b, &mut now_in);
+                // Acquire: as in `unlink_slot` (a removed entry is skipped).
+                if !now_in.contains(&s) || self.slot(s).state.load(Ordering::Acquire) != LIVE {
+                    continue;
+                }
+                if let Some(e) = &self.expiration {
+                    let now = e.now();
+                    // Relaxed: see `lookup`.
+                    if expired(self.arena.deadline(s).at.load(Ordering::Relaxed), now) {
+                        self.remove_slot(s, tid, RemovalCause::Expired, now);
+                        continue;
+                    }
+                }
+                (self.epochs.hold(tid, s), tid)
+            };
+            let slot = self.slot(s);
+            // After the hold, as in `with_entry`.
+            slot.writing.settled();
+            // SAFETY: read from a published index word while pinned and held since
+            // (`Epochs::hold`: not reused, not updated in place while `held` lives); not being
+            // written (`settled`).
+            let (k, v) = unsafe { (slot.key(), slot.value()) };
+            f(s, k, v, tid);
+            drop(held);
+        }
+    }
+
     /// Index buckets (for [`Cache::walk_bucket`]).
     pub(crate) fn buckets(&self) -> usize {
         self.index.buckets()
