@@ -114,8 +114,9 @@
 //!   slots, and a slot is reused only after every thread that could have found it has left
 //!   the cache. A `get` or a `remove` announces the one slot it reads (a hazard in the
 //!   thread's own record, no shared write), so a reader preempted mid-`get` keeps that slot,
-//!   not the reclamation of the whole cache, from going on; rarer operations (iteration,
-//!   `clear`) pin an epoch.
+//!   not the reclamation of the whole cache, from going on; so do the closures of `compute`,
+//!   `remove_if` and `retain` (a slow closure holds back its entry's slot only); rarer
+//!   operations (iteration, `clear`) pin an epoch for a moment at a time.
 //! * A value that leaves the cache is dropped once no reader can still be cloning it: an
 //!   evicted one when its slot is reused (or by `clear`, `set_capacity` and the drop of the
 //!   cache); a removed or replaced one, under the queue policies, a few retirements of its
