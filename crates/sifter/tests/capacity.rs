@@ -5,6 +5,9 @@
 //!   past its capacity nor stops the other threads' inserts;
 //! * removed and replaced entries give their capacity back at once.
 
+#[path = "common/gap.rs"]
+mod gap;
+
 use sifter::{hooks, Cache, CacheBuilder, Policy};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -786,18 +789,9 @@ fn compute_sees_an_update_in_place_in_its_gap() {
             Arc::new(Cache::builder().capacity(8).policy(p).consecutive_detection(cd).build());
         c.insert(1, 1);
         DECIDED_CACHE.with(|d| *d.borrow_mut() = Some(c.clone()));
-        hooks::on_decided(Some(update_in_the_decision_gap));
-        let mut seen = Vec::new();
-        let out = c.compute(1, |cur| {
-            seen.push(cur.copied());
-            sifter::Op::Put(cur.map_or(0, |v| v + 1))
-        });
-        hooks::on_decided(None);
-        DECIDED_CACHE.with(|d| *d.borrow_mut() = None);
         let tag = format!("{p:?} cd={cd}");
-        assert_eq!(seen, vec![Some(1), Some(100)], "{tag}: the values the closure saw");
-        assert_eq!((out, c.get(&1)), (Some(101), Some(101)), "{tag}");
-        c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
+        gap::compute_sees_the_update_in_its_gap(&c, update_in_the_decision_gap, &tag);
+        DECIDED_CACHE.with(|d| *d.borrow_mut() = None);
     }
 }
 
@@ -841,48 +835,35 @@ fn computes_on_many_threads_reject_nothing() {
 /// inserts crawled.)
 #[test]
 fn a_slow_compute_closure_holds_back_only_its_slot() {
-    use std::sync::mpsc;
-    let cap = if cfg!(miri) { 8 } else { 100 };
-    for (p, cd) in configs() {
-        let c: Arc<Cache<u64, u64>> =
-            Arc::new(Cache::builder().capacity(cap).policy(p).consecutive_detection(cd).build());
-        for k in 0..cap {
-            c.insert(k, k);
-        }
-        let (entered, wait_entered) = mpsc::channel();
-        let (go, wait_go) = mpsc::channel::<()>();
-        let c2 = c.clone();
-        let slow = std::thread::spawn(move || {
-            let mut first = true;
-            c2.compute(5, |v| {
-                if std::mem::take(&mut first) {
-                    entered.send(()).expect("the test waits");
-                    wait_go.recv().expect("the test answers");
-                }
-                sifter::Op::Put(v.map_or(0, |n| n + 1))
-            })
+    slow_user_code_holds_back_only_its_slot("compute's closure", |c, block| {
+        c.compute(5, |v| {
+            block();
+            sifter::Op::Put(v.map_or(0, |n| n + 1))
         });
-        wait_entered.recv().expect("the closure runs");
-        let rounds = if cfg!(miri) { 4 } else { 20 };
-        for k in 1_000..1_000 + rounds * cap {
-            c.insert(k, k);
-        }
-        let (len, rejected) = (c.len(), c.rejected());
-        go.send(()).expect("the closure waits");
-        slow.join().expect("the computing thread");
-        let tag = format!("{p:?} cd={cd}");
-        assert_eq!(rejected, 0, "{tag}: inserts refused while the closure ran");
-        assert!(len as u64 >= cap - 1, "{tag}: {len} entries of {cap} while the closure ran");
-        c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
-    }
+    });
 }
 
-/// As above for `retain`'s predicate: blocked on its first entry while another thread makes
-/// twenty rounds of inserts, it holds back only that entry's slot.
+/// As above for `retain`'s predicate, blocked on its first entry.
 #[test]
 fn a_slow_retain_predicate_holds_back_only_its_slot() {
+    slow_user_code_holds_back_only_its_slot("retain's predicate", |c, block| {
+        c.retain(|_, _| {
+            block();
+            true
+        });
+    });
+}
+
+/// Runs `call` on a thread for each configuration, over a full cache; the user code it runs
+/// calls `block`, which blocks its first call until this thread has made the inserts. Checks
+/// what they found meanwhile: no insert refused, the cache full.
+fn slow_user_code_holds_back_only_its_slot(
+    what: &str,
+    call: fn(&Cache<u64, u64>, &mut dyn FnMut()),
+) {
     use std::sync::mpsc;
     let cap = if cfg!(miri) { 8 } else { 100 };
+    let rounds = if cfg!(miri) { 4 } else { 20 };
     for (p, cd) in configs() {
         let c: Arc<Cache<u64, u64>> =
             Arc::new(Cache::builder().capacity(cap).policy(p).consecutive_detection(cd).build());
@@ -894,25 +875,24 @@ fn a_slow_retain_predicate_holds_back_only_its_slot() {
         let c2 = c.clone();
         let slow = std::thread::spawn(move || {
             let mut first = true;
-            c2.retain(|_, _| {
+            let mut block = || {
                 if std::mem::take(&mut first) {
                     entered.send(()).expect("the test waits");
                     wait_go.recv().expect("the test answers");
                 }
-                true
-            })
+            };
+            call(&c2, &mut block);
         });
-        wait_entered.recv().expect("the predicate runs");
-        let rounds = if cfg!(miri) { 4 } else { 20 };
+        wait_entered.recv().expect("the user code runs");
         for k in 1_000..1_000 + rounds * cap {
             c.insert(k, k);
         }
         let (len, rejected) = (c.len(), c.rejected());
-        go.send(()).expect("the predicate waits");
-        slow.join().expect("the retaining thread");
+        go.send(()).expect("the user code waits");
+        slow.join().expect("the thread running the user code");
         let tag = format!("{p:?} cd={cd}");
-        assert_eq!(rejected, 0, "{tag}: inserts refused while the predicate ran");
-        assert!(len as u64 >= cap - 1, "{tag}: {len} entries of {cap} while the predicate ran");
+        assert_eq!(rejected, 0, "{tag}: inserts refused while {what} ran");
+        assert!(len as u64 >= cap - 1, "{tag}: {len} entries of {cap} while {what} ran");
         c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
     }
 }

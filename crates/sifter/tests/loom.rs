@@ -403,20 +403,33 @@ fn slot_reuse(records: usize, hazard: bool) {
         let word = Arc::new(AtomicU64::new(1));
         let slot = Arc::new(UnsafeCell::new(7u64));
         let reader = spawn_reader(&ebr, &word, &slot, hazard);
+        retire_and_reuse(&ebr, &word, &slot, false);
+        reader.join().expect("reader");
+    });
+}
+
+/// The retirer's side of the reuse models: unlinks slot 0 (`word` to 0) and reuses it (writes
+/// 8) if the epochs allow, by advances (`at_once` false: unpinned, as the cache's inserts
+/// advance; pinned advancers hide a missing fence in the shared counters' pin, their own
+/// counts synchronising with the reader's) or at once (`at_once`: the unlinking is the cache's
+/// locked RMW, a SeqCst swap here, then `retire_epoch` and `quiet`, no advance).
+fn retire_and_reuse(ebr: &Ebr, word: &AtomicU64, slot: &UnsafeCell<u64>, at_once: bool) {
+    let reusable = if at_once {
+        word.swap(0, Ordering::SeqCst);
+        ebr.reusable_at_once(0)
+    } else {
         word.store(0, Ordering::Release);
         let r = ebr.retire_epoch();
-        // Unpinned, as the cache's inserts advance (pinned advancers hide a missing fence in
-        // the shared counters' pin: their own counts synchronise with the reader's).
         let mut adv = ebr.try_advance();
         for _ in 0..2 {
             adv = ebr.try_advance();
         }
-        if adv.reusable(0, r) {
-            // SAFETY: a valid cell; a race with the reader is what loom reports.
-            slot.with_mut(|p| unsafe { *p = 8 });
-        }
-        reader.join().expect("reader");
-    });
+        adv.reusable(0, r)
+    };
+    if reusable {
+        // SAFETY: a valid cell; a race with the reader is what loom reports.
+        slot.with_mut(|p| unsafe { *p = 8 });
+    }
 }
 
 /// A thread that looks slot 0 up through `word` and reads it if linked, protected by a hazard
@@ -461,11 +474,7 @@ fn slot_reuse_at_once(records: usize, hazard: bool) {
         let word = Arc::new(AtomicU64::new(1));
         let slot = Arc::new(UnsafeCell::new(7u64));
         let reader = spawn_reader(&ebr, &word, &slot, hazard);
-        word.swap(0, Ordering::SeqCst);
-        if ebr.reusable_at_once(0) {
-            // SAFETY: a valid cell; a race with the reader is what loom reports.
-            slot.with_mut(|p| unsafe { *p = 8 });
-        }
+        retire_and_reuse(&ebr, &word, &slot, true);
         reader.join().expect("reader");
     });
 }
@@ -525,24 +534,7 @@ fn held_slot_reuse(records: usize, spares: usize, at_once: bool, late: bool) {
             };
             e2.read_then_hold(0, 0, linked, read, late);
         });
-        if at_once {
-            word.swap(0, Ordering::SeqCst);
-            if ebr.reusable_at_once(0) {
-                // SAFETY: a valid cell; a race with the reader is what loom reports.
-                slot.with_mut(|p| unsafe { *p = 8 });
-            }
-        } else {
-            word.store(0, Ordering::Release);
-            let r = ebr.retire_epoch();
-            let mut adv = ebr.try_advance();
-            for _ in 0..2 {
-                adv = ebr.try_advance();
-            }
-            if adv.reusable(0, r) {
-                // SAFETY: a valid cell; a race with the reader is what loom reports.
-                slot.with_mut(|p| unsafe { *p = 8 });
-            }
-        }
+        retire_and_reuse(&ebr, &word, &slot, at_once);
         reader.join().expect("reader");
     });
 }
