@@ -288,11 +288,10 @@ impl Ebr {
         }
         let held = if late {
             drop(pin);
-            self.0.hold(tid, s)
+            let again = self.0.pin(tid);
+            self.0.hold(tid, s, again)
         } else {
-            let held = self.0.hold(tid, s);
-            drop(pin);
-            held
+            self.0.hold(tid, s, pin)
         };
         let r = after();
         drop(held);

@@ -32,9 +32,15 @@ fn conserved(core: &Core, n: usize, evicted: Vec<Option<u32>>) {
 }
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
+    model_preempting(2, f);
+}
+
+/// As [`model`] with at most `bound` preemptions per execution (unless `LOOM_MAX_PREEMPTIONS`
+/// says otherwise).
+fn model_preempting(bound: usize, f: impl Fn() + Sync + Send + 'static) {
     let mut b = loom::model::Builder::new();
     if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(2);
+        b.preemption_bound = Some(bound);
     }
     // How many executions the model explored (shown with `--nocapture`): a model that
     // explores a handful cannot have reached the interleavings it is about.
@@ -403,7 +409,7 @@ fn slot_reuse(records: usize, hazard: bool) {
         let word = Arc::new(AtomicU64::new(1));
         let slot = Arc::new(UnsafeCell::new(7u64));
         let reader = spawn_reader(&ebr, &word, &slot, hazard);
-        retire_and_reuse(&ebr, &word, &slot, false);
+        unlink_and_reuse(&ebr, &word, &slot, false);
         reader.join().expect("reader");
     });
 }
@@ -413,7 +419,7 @@ fn slot_reuse(records: usize, hazard: bool) {
 /// advance; pinned advancers hide a missing fence in the shared counters' pin, their own
 /// counts synchronising with the reader's) or at once (`at_once`: the unlinking is the cache's
 /// locked RMW, a SeqCst swap here, then `retire_epoch` and `quiet`, no advance).
-fn retire_and_reuse(ebr: &Ebr, word: &AtomicU64, slot: &UnsafeCell<u64>, at_once: bool) {
+fn unlink_and_reuse(ebr: &Ebr, word: &AtomicU64, slot: &UnsafeCell<u64>, at_once: bool) {
     let reusable = if at_once {
         word.swap(0, Ordering::SeqCst);
         ebr.reusable_at_once(0)
@@ -474,7 +480,7 @@ fn slot_reuse_at_once(records: usize, hazard: bool) {
         let word = Arc::new(AtomicU64::new(1));
         let slot = Arc::new(UnsafeCell::new(7u64));
         let reader = spawn_reader(&ebr, &word, &slot, hazard);
-        retire_and_reuse(&ebr, &word, &slot, true);
+        unlink_and_reuse(&ebr, &word, &slot, true);
         reader.join().expect("reader");
     });
 }
@@ -514,7 +520,8 @@ fn hazard_reuse_without_records() {
 /// own hazard (`records` 1), a spare hazard (`records` 0, `spares` 2) or a pin (no spares).
 /// The retirer reuses it by the epochs (`at_once` false) or at once (`Epochs::quiet`).
 fn held_slot_reuse(records: usize, spares: usize, at_once: bool, late: bool) {
-    model(move || {
+    // Three preemptions: the reader's re-pin must fall between two of the retirer's advances.
+    model_preempting(3, move || {
         let ebr = Arc::new(Ebr::with_spares(records, spares));
         let word = Arc::new(AtomicU64::new(1));
         let slot = Arc::new(UnsafeCell::new(7u64));
@@ -534,7 +541,7 @@ fn held_slot_reuse(records: usize, spares: usize, at_once: bool, late: bool) {
             };
             e2.read_then_hold(0, 0, linked, read, late);
         });
-        retire_and_reuse(&ebr, &word, &slot, at_once);
+        unlink_and_reuse(&ebr, &word, &slot, at_once);
         reader.join().expect("reader");
     });
 }
@@ -569,6 +576,15 @@ fn mutant_spare_claimed_after_the_unpin() {
 #[should_panic(expected = "Causality violation")]
 fn mutant_spare_claimed_after_the_unpin_at_once() {
     held_slot_reuse(0, 2, true, true);
+}
+
+/// Mutant: a holder without hazards that pins again after its read instead of keeping the
+/// pin it read under (`Epochs::hold` once did): the new pin is at the epoch of now, which does
+/// not cover a slot retired since the first (found with three preemptions, not two).
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn mutant_pin_taken_again_after_the_read() {
+    held_slot_reuse(0, 0, false, true);
 }
 
 /// An update in place (by thread 0, which has a record) racing with a `compute` on thread 1

@@ -342,7 +342,7 @@ where
         let mut now_in = Vec::with_capacity(7);
         for s in first {
             let (held, tid) = {
-                let (_guard, tid) = self.pin();
+                let (guard, tid) = self.pin();
                 now_in.clear();
                 self.index.bucket_slots(b, &mut now_in);
                 // Acquire: as in `unlink_slot` (a removed entry is skipped).
@@ -357,7 +357,7 @@ where
                         continue;
                     }
                 }
-                (self.epochs.hold(tid, s), tid)
+                (self.epochs.hold(tid, s, guard), tid)
             };
             let slot = self.slot(s);
             // After the hold, as in `with_entry`.
@@ -394,12 +394,14 @@ where
         Q: Hash + Eq + ?Sized,
     {
         let hash = self.hash(key);
-        let (found, tid) = {
-            let (_guard, tid) = self.pin();
-            let found = self
-                .lookup(hash, key, tid, Use::Peek, pinned)
-                .map(|(s, _)| (s, self.epochs.hold(tid, s)));
-            (found, tid)
+        let (guard, tid) = self.pin();
+        let found = self.lookup(hash, key, tid, Use::Peek, pinned).map(|(s, _)| s);
+        let (found, tid) = match found {
+            Some(s) => (Some((s, self.epochs.hold(tid, s, guard))), tid),
+            None => {
+                drop(guard);
+                (None, tid)
+            }
         };
         let Some((s, held)) = found else { return (f(None, tid), None) };
         let slot = self.slot(s);

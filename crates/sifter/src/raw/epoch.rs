@@ -320,18 +320,26 @@ impl Epochs {
         }
     }
 
-    /// Holds slot `s` for a caller pinned now (its pin covers `s` from its read on), so that
-    /// the caller may unpin and still keep `s` from being reused or updated in place (an
-    /// update in place needs [`Epochs::exclusive`]): thread `tid`'s own hazard if it is free,
-    /// else a spare hazard, else (every spare taken) a pin of its own, which holds back the
-    /// immediate reuse of every slot (see the module docs).
-    pub fn hold(&self, tid: usize, s: u32) -> Held<'_> {
+    /// Holds slot `s` for a caller pinned by `pin` (which covers `s` from its read on), so
+    /// that the caller may let the pin go and still keep `s` from being reused or updated in
+    /// place (an update in place needs [`Epochs::exclusive`]): thread `tid`'s own hazard if it
+    /// is free, else a spare hazard, and the pin is dropped; else (every spare taken) the pin
+    /// itself is kept, which holds back the immediate reuse of every slot (see the module
+    /// docs). (Not a new pin: a thread pinned already gets a nested pin that protects nothing
+    /// once the caller's goes, and a new shared-counter pin is at the epoch of now, which does
+    /// not cover a slot retired since the caller's.)
+    pub fn hold<'a>(&'a self, tid: usize, s: u32, pin: Guard<'a>) -> Held<'a> {
         if let Some(h) = self.hazard(tid) {
-            return Held::Hazard(h.announce(s));
+            let held = Held::Hazard(h.announce(s));
+            drop(pin);
+            return held;
         }
         match self.spare(tid, s) {
-            Some(h) => Held::Spare(h),
-            None => Held::Pin(self.pin(tid)),
+            Some(h) => {
+                drop(pin);
+                Held::Spare(h)
+            }
+            None => Held::Pin(pin),
         }
     }
 
