@@ -270,10 +270,11 @@ impl Ebr {
         drop(held);
         Some(r)
     }
-    /// As `compute` holds the slot its closure read (`Cache::hold_slot`): pins thread `tid`;
+    /// As `compute` holds the slot its closure reads (`Cache::with_entry`): pins thread `tid`;
     /// if `read()` (which finds slot `s` and reads it) says it is linked, holds `s`
-    /// (`Epochs::hold`: the thread's hazard, else a spare one, else a pin), unpins and runs
-    /// `after` with `s` still held. `late`: a mutant that unpins before it holds.
+    /// (`Epochs::hold`: the thread's hazard, else a spare one, else the pin kept), unpins and
+    /// runs `after` with `s` still held. `late`: a mutant that unpins, pins again and holds
+    /// (a gap, and without hazards a pin that does not cover `s`).
     pub fn read_then_hold<R>(
         &self,
         tid: usize,
