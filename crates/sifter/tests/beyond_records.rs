@@ -113,27 +113,6 @@ fn many_computes_reject_nothing() {
     for (p, cd) in configs() {
         let c: Arc<Cache<u64, u64>> =
             Arc::new(Cache::builder().capacity(1000).policy(p).consecutive_detection(cd).build());
-        let start = Arc::new(Barrier::new(THREADS as usize));
-        let hs: Vec<_> = (0..THREADS)
-            .map(|t| {
-                let (c, start) = (c.clone(), start.clone());
-                std::thread::spawn(move || {
-                    start.wait();
-                    let mut x = 12_345 + t;
-                    for _ in 0..10_000 {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        c.compute(x % 10_000, |v| sifter::Op::Put(v.map_or(1, |n| n + 1)));
-                    }
-                })
-            })
-            .collect();
-        for h in hs {
-            h.join().expect("computing thread");
-        }
-        let tag = format!("{p:?} cd={cd}");
-        assert_eq!(c.rejected(), 0, "{tag}: computes refused");
-        c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
+        gap::computes_reject_nothing(&c, THREADS, 10_000, &format!("{p:?} cd={cd}"));
     }
 }

@@ -805,26 +805,7 @@ fn computes_on_many_threads_reject_nothing() {
     for (p, cd) in configs() {
         let c: Arc<Cache<u64, u64>> =
             Arc::new(Cache::builder().capacity(1000).policy(p).consecutive_detection(cd).build());
-        let hs: Vec<_> = (0..4u64)
-            .map(|t| {
-                let c = c.clone();
-                std::thread::spawn(move || {
-                    let mut x = 12_345 + t;
-                    for _ in 0..ops {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        c.compute(x % 10_000, |v| sifter::Op::Put(v.map_or(1, |n| n + 1)));
-                    }
-                })
-            })
-            .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
-        let tag = format!("{p:?} cd={cd}");
-        assert_eq!(c.rejected(), 0, "{tag}: computes refused");
-        c.validate().unwrap_or_else(|e| panic!("{tag}: {e}"));
+        gap::computes_reject_nothing(&c, 4, ops, &format!("{p:?} cd={cd}"));
     }
 }
 

@@ -620,27 +620,9 @@ fn configs() -> Vec<(Policy, bool)> {
     ignore = "hours under Miri: `every_operation_at_once_sized_for_miri` is its version"
 )]
 fn every_operation_at_once_keeps_the_invariants() {
-    let (mut seed, mut expired) = (0, 0);
-    for (policy, cd) in configs() {
-        for cap in [8u64, 64, 1_000] {
-            for weighted in [false, true] {
-                for expiry in [false, true] {
-                    seed += 1;
-                    let cfg = Config {
-                        policy,
-                        cd,
-                        weighted,
-                        expiry,
-                        cap,
-                        threads: threads(),
-                        seed,
-                        recordless: false,
-                    };
-                    expired += run(cfg, secs(0.02), foldhash::fast::RandomState::default());
-                }
-            }
-        }
-    }
+    let all = [(false, false), (false, true), (true, false), (true, true)];
+    let hasher = foldhash::fast::RandomState::default;
+    let expired = sweep(0, &[8, 64, 1_000], &all, false, hasher);
     assert!(expired > 0, "no entry expired while the threads ran: the expiry paths went unchecked");
 }
 
@@ -652,20 +634,22 @@ fn every_operation_at_once_keeps_the_invariants() {
     ignore = "hours under Miri: `every_operation_at_once_sized_for_miri` is its version"
 )]
 fn every_operation_at_once_on_colliding_hashes() {
-    sweep(500, &[64, 1_000], false, || Clumped);
+    sweep(500, &[64, 1_000], &[(false, false), (true, true)], false, || Clumped);
 }
 
-/// Every policy at capacities `caps`, unweighted without expiry and weighted with it, on the
-/// full-size threads ([`threads`]), seeds counted from `seed`.
+/// Every policy at capacities `caps`, with each `(weighted, expiry)` of `modes`, on the
+/// full-size threads ([`threads`]), seeds counted from `seed`; the entries that expired.
 fn sweep<S: BuildHasher + Send + Sync + 'static>(
     mut seed: u64,
     caps: &[u64],
+    modes: &[(bool, bool)],
     recordless: bool,
     hasher: impl Fn() -> S,
-) {
+) -> u64 {
+    let mut expired = 0;
     for (policy, cd) in configs() {
         for &cap in caps {
-            for (weighted, expiry) in [(false, false), (true, true)] {
+            for &(weighted, expiry) in modes {
                 seed += 1;
                 let cfg = Config {
                     policy,
@@ -677,10 +661,11 @@ fn sweep<S: BuildHasher + Send + Sync + 'static>(
                     seed,
                     recordless,
                 };
-                run(cfg, secs(0.02), hasher());
+                expired += run(cfg, secs(0.02), hasher());
             }
         }
     }
+    expired
 }
 
 /// A small version for Miri (`scripts/miri.sh`), which checks the paths of every operation for
@@ -730,5 +715,6 @@ fn every_operation_at_once_sized_for_miri() {
     ignore = "hours under Miri: `every_operation_at_once_sized_for_miri` is its version"
 )]
 fn every_operation_at_once_beyond_the_records() {
-    sweep(700, &[8, 1_000], true, foldhash::fast::RandomState::default);
+    let hasher = foldhash::fast::RandomState::default;
+    sweep(700, &[8, 1_000], &[(false, false), (true, true)], true, hasher);
 }
