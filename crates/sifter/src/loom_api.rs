@@ -114,6 +114,19 @@ impl Core {
             Policy::S3(q) => q.insert(&self.slots, q.local(usize::MAX), s, 1, false),
         }
     }
+    /// Enqueues the slots `chain` (in no queue) in one enqueue, as a stripe enqueues its
+    /// gathered new entries (queue policies).
+    pub fn insert_chain(&self, chain: &[u32]) {
+        let Policy::Queues(q) = &self.q else { panic!("queue policies only") };
+        for (i, &s) in chain.iter().enumerate() {
+            self.slots.set_visited(s, false);
+            crate::policy::queues::reset(&self.slots, s);
+            if i > 0 {
+                crate::policy::queues::link_private(&self.slots, chain[i - 1], s);
+            }
+        }
+        q.insert_chain(&self.slots, chain[0], chain[chain.len() - 1]);
+    }
     /// S3-FIFO: enqueues slot `s` into main (as after a ghost hit).
     pub fn insert_main(&self, s: u32) {
         self.slots.set_visited(s, false);
@@ -151,16 +164,7 @@ impl Core {
     /// first (`Queues::evict_many`'s `at_tail`); if none does, they are enqueued after.
     pub fn evict_many_holding(&self, want: usize, held: &[u32]) -> Vec<u32> {
         let Policy::Queues(q) = &self.q else { panic!("queue policies only") };
-        let enqueue_held = || {
-            for (i, &s) in held.iter().enumerate() {
-                self.slots.set_visited(s, false);
-                crate::policy::queues::reset(&self.slots, s);
-                if i > 0 {
-                    crate::policy::queues::link_private(&self.slots, held[i - 1], s);
-                }
-            }
-            q.insert_chain(&self.slots, held[0], held[held.len() - 1]);
-        };
+        let enqueue_held = || self.insert_chain(held);
         let mut pending = !held.is_empty();
         let mut t = crate::policy::queues::Taken::default();
         let found = q.evict_many(&self.slots, want, &mut t, || {

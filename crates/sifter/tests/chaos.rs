@@ -446,14 +446,13 @@ enum Length {
 
 /// Runs `cfg` for `PHASES` phases of `len` on a cache hashing with `hasher`; returns the
 /// expirations counted.
-/// One run at a time: the tests of this file would otherwise run their threads together
-/// (4 × 16 at the default), past the 64 per-thread records a cache has, and mix threads with
-/// records and without in every cache. Runs of that mix left a Mobius queue broken at rest
-/// three times in about seventy (stop 91: `validate()`: "the last slot reachable from head is
-/// not the tail"); one is explained by a hold's pin fallback that protected nothing (fixed),
-/// one is not (docs/DESIGN.md, "Open"). `SIFTER_CHAOS_TOGETHER=1` lets the runs overlap
-/// (with `SIFTER_STRESS_THREADS=24`, as when they were found); the recordless test covers
-/// threads without records alone.
+/// One run at a time, so that each test has the threads it asks for: the tests of this file
+/// would otherwise run their threads together (4 × 16 at the default), past the 64 per-thread
+/// records a cache has, mixing threads with records and without in every cache.
+/// `SIFTER_CHAOS_TOGETHER=1` lets the runs overlap, the harder stress (with
+/// `SIFTER_STRESS_THREADS=24`, ~100 threads on 2 cores: it found a hold's pin fallback that
+/// protected nothing and a tail left lagging at rest, both fixed; docs/DESIGN.md); the
+/// recordless test covers threads without records alone.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn run<S: BuildHasher + Send + Sync + 'static>(cfg: Config, len: Length, hasher: S) -> u64 {

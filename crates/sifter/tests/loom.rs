@@ -50,11 +50,16 @@ fn model_preempting(bound: usize, f: impl Fn() + Sync + Send + 'static) {
         r2.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         f()
     });
-    eprintln!(
-        "{}: {} executions",
-        std::thread::current().name().unwrap_or("model"),
-        runs.load(std::sync::atomic::Ordering::Relaxed)
+    let (name, runs) = (
+        std::thread::current().name().unwrap_or("model").to_string(),
+        runs.load(std::sync::atomic::Ordering::Relaxed),
     );
+    eprintln!("{name}: {runs} executions");
+    // One execution means loom saw nothing to reorder: the model checks no race at all. (It
+    // happened with the racing operation in the spawned thread and its rival on the model's
+    // own thread, run to its end first: put the operation whose reads race on the spawned
+    // thread, as the models here do.)
+    assert!(runs > 1, "{name}: loom explored one execution; the model checks no race");
 }
 
 fn filled(mode: &str, visited: &[bool]) -> Arc<Core> {
@@ -130,15 +135,16 @@ fn mobius_two_evictors() {
 }
 
 /// An evictor against an inserter on a queue with two slots: the enqueue gap and the
-/// last-node protocol.
+/// last-node protocol. (With the insert on the spawned thread and the eviction on the model's
+/// own, loom explored one execution: see `model_preempting`.)
 #[test]
 fn mobius_evict_vs_insert_near_empty() {
     model(|| {
         let core = filled("mobius", &[false, true]);
         let c2 = core.clone();
-        let t = thread::spawn(move || c2.insert(2));
-        let a = core.evict();
-        t.join().expect("thread");
+        let t = thread::spawn(move || c2.evict());
+        core.insert(2);
+        let a = t.join().expect("thread");
         conserved(&core, 3, vec![a]);
     });
 }
@@ -377,6 +383,27 @@ fn two_sweepers() {
         assert!(out.iter().all(|s| matches!(s, Some(0 | 2))), "a live slot was swept: {out:?}");
         conserved(&core, 5, out);
     });
+}
+
+/// An enqueue of a chain of two new slots races a sweep, whose walk of the queue's front helps
+/// a lagging tail forward: whoever moves a tail must carry it to the last slot. A build whose
+/// helpers move it one step and give up leaves the tail on the chain's first slot when the
+/// enqueuer's own tail CAS then fails (it fails on that build: the queue at rest has a tail
+/// that lags behind the last slot, "the tail lags").
+#[test]
+fn chain_enqueue_vs_tail_helper() {
+    for mode in ["mobius", "mobius-wd", "clock", "fifo"] {
+        model(move || {
+            let core = Arc::new(Core::new(mode, 3));
+            core.insert(0);
+            let c2 = core.clone();
+            let t = thread::spawn(move || c2.sweep(4));
+            core.insert_chain(&[1, 2]);
+            let swept = t.join().expect("thread");
+            assert!(swept.is_empty(), "{mode}: a live slot was swept: {swept:?}");
+            conserved(&core, 3, vec![]);
+        });
+    }
 }
 
 /// Mobius's dormant queue (the visited run an eviction moved there) is swept while another

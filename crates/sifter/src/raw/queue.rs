@@ -17,9 +17,11 @@
 //!
 //! * **Enqueue a chain** `first..=last` (Michael–Scott): read `tail = t`; if `t.next` is NIL,
 //!   CAS it to `first` — the chain is now reachable, the enqueue has taken effect — then CAS
-//!   `tail` forward to `last`. Anyone who finds `tail.next` set helps: CAS `tail` one step
-//!   forward. So a thread preempted anywhere in an enqueue blocks no one (the old core's
-//!   *enqueue gap*, between a tail swap and the link, hid every later entry from the scan).
+//!   `tail` forward to `last`. Anyone who finds `tail.next` set helps: CASes `tail` forward a
+//!   step at a time until it is at the last node (a helper that stopped after one step would
+//!   leave the tail inside a chain whose enqueuer's CAS it made fail). So a thread preempted
+//!   anywhere in an enqueue blocks no one (the old core's *enqueue gap*, between a tail swap
+//!   and the link, hid every later entry from the scan), and at rest the tail is the last node.
 //! * **Enqueue into an empty queue**: CAS `head` from NIL to `first` (effect), then `tail` from
 //!   NIL to `last`; whoever finds a head with a NIL tail sets the tail to the head (helping).
 //! * **Detach a prefix** `start..=cur` where `cur.next` is set: one CAS of `head` from the word
@@ -269,18 +271,22 @@ impl Queue {
     }
 
     /// `head` (word `h`) is set but `tail` (word `t`) is NIL: an enqueue into the empty queue
-    /// is between its two CASes, or a take is. Help either along.
-    fn help_empty_tail<L: Links>(&self, links: &L, t: u64, h: u64) {
+    /// is between its two CASes, or a take is. Help either along: true if the tail may now be
+    /// set (the caller goes on: the head may have a successor, and the tail must reach the
+    /// last slot, see [`Queue::tail_settled`]), false if a take was finished.
+    fn help_empty_tail<L: Links>(&self, links: &L, t: u64, h: u64) -> bool {
         let hi = slot(h);
         // Acquire: as in `enqueue_chain`.
         let nw = links.next(hi).load(Ordering::Acquire);
         if self.head() != h {
-            return;
+            return true;
         }
         if slot(nw) == TAKEN {
             self.finish_take(links, hi, nw);
+            false
         } else {
             self.cas_tail(t, hi);
+            true
         }
     }
 
@@ -300,34 +306,47 @@ impl Queue {
         }
     }
 
-    /// Before detaching from the head: true if the tail is not lagging (so it is not among
-    /// the nodes about to be detached, all of which have a successor); otherwise helps it
-    /// forward and returns false (the caller retries).
+    /// Before detaching from the head: true once the tail is at the last slot (so it is not
+    /// among the slots about to be detached, all of which have a successor), helping a lagging
+    /// tail forward as far as it lags; false if the queue is empty or a take of its last slot
+    /// was under way (helped to its end: the caller retries).
+    ///
+    /// Whoever moves a tail carries it to the last slot: an enqueue of a chain links the whole
+    /// chain with one CAS and then swings the tail to the chain's end, and when that CAS fails
+    /// because a helper moved the tail one step (onto the chain's first slot), only the
+    /// helper's going on leaves the tail at the end. (A helper that gave up after one step
+    /// left a tail lagging at rest, which `walk` reports: found by the chaos test with more
+    /// threads than cores, loom `chain_enqueue_vs_tail_helper`.)
     #[inline(always)]
     pub fn tail_settled<L: Links>(&self, links: &L) -> bool {
-        let t = self.tail();
-        let ti = slot(t);
-        if ti == NIL {
-            let h = self.head();
-            if slot(h) != NIL {
-                self.help_empty_tail(links, t, h);
+        loop {
+            let t = self.tail();
+            let ti = slot(t);
+            if ti == NIL {
+                let h = self.head();
+                if slot(h) == NIL {
+                    return false;
+                }
+                if !self.help_empty_tail(links, t, h) {
+                    return false;
+                }
+                continue;
             }
-            return false;
-        }
-        // Acquire: as in `enqueue_chain`.
-        let nw = links.next(ti).load(Ordering::Acquire);
-        if self.tail() != t {
-            return false;
-        }
-        match slot(nw) {
-            NIL => true,
-            TAKEN => {
-                self.finish_take(links, ti, nw);
-                false
+            // Acquire: as in `enqueue_chain`.
+            let nw = links.next(ti).load(Ordering::Acquire);
+            if self.tail() != t {
+                continue; // `nw` may belong to another incarnation
             }
-            n => {
-                self.cas_tail(t, n);
-                false
+            match slot(nw) {
+                NIL => return true,
+                TAKEN => {
+                    self.finish_take(links, ti, nw);
+                    return false;
+                }
+                // Lagging: one step forward (fails harmlessly if someone else moved it), and on.
+                n => {
+                    self.cas_tail(t, n);
+                }
             }
         }
     }
@@ -427,10 +446,9 @@ impl Queue {
         }
         let t = self.tail();
         if slot(t) != node {
-            // The tail lags (NIL: an enqueue into the empty queue is halfway): help, retry.
-            if slot(t) == NIL {
-                self.help_empty_tail(links, t, start);
-            }
+            // The tail lags (NIL: an enqueue into the empty queue is halfway), or an enqueue
+            // linked after the node: help the tail to the end, retry.
+            self.tail_settled(links);
             return false;
         }
         // Acquire: as in `enqueue_chain`.
@@ -465,8 +483,18 @@ impl Queue {
             out.push(cur);
             cur = slot(links.next(cur).load(Ordering::Acquire));
         }
-        if out.last().copied().unwrap_or(NIL) != slot(self.tail()) {
-            return Err("the last slot reachable from head is not the tail".into());
+        let tail = slot(self.tail());
+        if out.last().copied().unwrap_or(NIL) != tail {
+            return Err(match out.iter().position(|&s| s == tail) {
+                Some(i) => format!(
+                    "the tail lags: slot {tail} is {} slots before the last one reachable",
+                    out.len() - 1 - i
+                ),
+                None => format!(
+                    "the tail (slot {tail}) is not reachable from head ({} slots reachable)",
+                    out.len()
+                ),
+            });
         }
         Ok(out)
     }
