@@ -7,7 +7,10 @@ use crate::policy::queues::{Mode, Nodes, Queues};
 use crate::policy::s3fifo::S3Fifo;
 use crate::raw::epoch::Epochs;
 use crate::raw::queue::Links;
-use crate::sync::{AtomicU64, AtomicU8, Ordering};
+/// The model's own shared words: loom's `AtomicU64` with every access dependent on every
+/// other, as the crate's (see `sync.rs`, tokio-rs/loom#392).
+pub use crate::sync::AtomicU64;
+use crate::sync::{AtomicU8, Ordering};
 
 /// Model slots: queue link, reference bit, liveness.
 #[derive(Debug)]

@@ -2,7 +2,11 @@
 //! (`RUSTFLAGS="--cfg loom" cargo test -p sifter --release --test loom`).
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+pub use dpor::AtomicU64;
+#[cfg(loom)]
+pub(crate) use dpor::{AtomicU32, AtomicU8, AtomicUsize};
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{fence, Ordering};
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
@@ -232,4 +236,105 @@ impl<T> Drop for SpinGuard<'_, T> {
         // Release: our writes to the value happen before the next holder's.
         self.0.locked.store(false, Ordering::Release);
     }
+}
+
+/// loom's atomics, each access preceded by a read-modify-write of a companion atomic, so that
+/// loom 0.7's partial-order reduction sees every two accesses of one atomic as dependent.
+///
+/// Why: its DPOR checks a store (or read-modify-write) against the *last* access of the atomic
+/// only; when that is the storing thread's own load, an earlier load by another thread is never
+/// reordered after the store (tokio-rs/loom#392: "Atomic load makes threads not explore at
+/// all"). Every CAS loop here loads before it writes, so whole classes of interleavings went
+/// unexplored: a model of an eviction racing an insert explored one execution. The companion's
+/// accesses are all read-modify-writes, dependent on each other, so the reduction backtracks at
+/// each of them as a plain DPOR would; they are `Relaxed` and touch nothing else, so they add no
+/// synchronisation (the loads of the real atomic still read any value loom allows). The cost is
+/// more executions: every pair of accesses by two threads is now explored both ways.
+#[cfg(loom)]
+pub mod dpor {
+    use loom::sync::atomic::Ordering;
+
+    macro_rules! dependent_atomic {
+        ($name:ident, $t:ty) => {
+            #[derive(Debug)]
+            pub struct $name {
+                v: loom::sync::atomic::$name,
+                dep: loom::sync::atomic::AtomicUsize,
+            }
+
+            impl Default for $name {
+                fn default() -> Self {
+                    $name::new(0)
+                }
+            }
+
+            impl $name {
+                pub fn new(x: $t) -> Self {
+                    $name {
+                        v: loom::sync::atomic::$name::new(x),
+                        dep: loom::sync::atomic::AtomicUsize::new(0),
+                    }
+                }
+                /// The companion access that makes this one dependent on every other.
+                #[inline]
+                fn dep(&self) {
+                    // Relaxed: no synchronisation, only an event the reduction sees.
+                    self.dep.fetch_add(0, Ordering::Relaxed);
+                }
+                pub fn load(&self, o: Ordering) -> $t {
+                    self.dep();
+                    self.v.load(o)
+                }
+                pub fn store(&self, x: $t, o: Ordering) {
+                    self.dep();
+                    self.v.store(x, o)
+                }
+                pub fn swap(&self, x: $t, o: Ordering) -> $t {
+                    self.dep();
+                    self.v.swap(x, o)
+                }
+                pub fn compare_exchange(
+                    &self,
+                    c: $t,
+                    n: $t,
+                    s: Ordering,
+                    f: Ordering,
+                ) -> Result<$t, $t> {
+                    self.dep();
+                    self.v.compare_exchange(c, n, s, f)
+                }
+                pub fn compare_exchange_weak(
+                    &self,
+                    c: $t,
+                    n: $t,
+                    s: Ordering,
+                    f: Ordering,
+                ) -> Result<$t, $t> {
+                    self.dep();
+                    self.v.compare_exchange_weak(c, n, s, f)
+                }
+                pub fn fetch_add(&self, x: $t, o: Ordering) -> $t {
+                    self.dep();
+                    self.v.fetch_add(x, o)
+                }
+                pub fn fetch_sub(&self, x: $t, o: Ordering) -> $t {
+                    self.dep();
+                    self.v.fetch_sub(x, o)
+                }
+                pub fn fetch_or(&self, x: $t, o: Ordering) -> $t {
+                    self.dep();
+                    self.v.fetch_or(x, o)
+                }
+                pub fn fetch_max(&self, x: $t, o: Ordering) -> $t {
+                    self.dep();
+                    self.v.fetch_max(x, o)
+                }
+            }
+        };
+    }
+
+    dependent_atomic!(AtomicU8, u8);
+    dependent_atomic!(AtomicU32, u32);
+    dependent_atomic!(AtomicU64, u64);
+    dependent_atomic!(AtomicUsize, usize);
 }
