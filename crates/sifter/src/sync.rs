@@ -289,47 +289,21 @@ pub mod dpor {
                     self.dep();
                     self.v.store(x, o)
                 }
-                pub fn swap(&self, x: $t, o: Ordering) -> $t {
-                    self.dep();
-                    self.v.swap(x, o)
-                }
-                pub fn compare_exchange(
-                    &self,
-                    c: $t,
-                    n: $t,
-                    s: Ordering,
-                    f: Ordering,
-                ) -> Result<$t, $t> {
-                    self.dep();
-                    self.v.compare_exchange(c, n, s, f)
-                }
-                pub fn compare_exchange_weak(
-                    &self,
-                    c: $t,
-                    n: $t,
-                    s: Ordering,
-                    f: Ordering,
-                ) -> Result<$t, $t> {
-                    self.dep();
-                    self.v.compare_exchange_weak(c, n, s, f)
-                }
-                pub fn fetch_add(&self, x: $t, o: Ordering) -> $t {
-                    self.dep();
-                    self.v.fetch_add(x, o)
-                }
-                pub fn fetch_sub(&self, x: $t, o: Ordering) -> $t {
-                    self.dep();
-                    self.v.fetch_sub(x, o)
-                }
-                pub fn fetch_or(&self, x: $t, o: Ordering) -> $t {
-                    self.dep();
-                    self.v.fetch_or(x, o)
-                }
-                pub fn fetch_max(&self, x: $t, o: Ordering) -> $t {
-                    self.dep();
-                    self.v.fetch_max(x, o)
-                }
+                dependent_atomic!(@rmw $t, swap, fetch_add, fetch_sub, fetch_or, fetch_max);
+                dependent_atomic!(@cas $t, compare_exchange, compare_exchange_weak);
             }
+        };
+        (@rmw $t:ty, $($op:ident),*) => {
+            $(pub fn $op(&self, x: $t, o: Ordering) -> $t {
+                self.dep();
+                self.v.$op(x, o)
+            })*
+        };
+        (@cas $t:ty, $($op:ident),*) => {
+            $(pub fn $op(&self, c: $t, n: $t, s: Ordering, f: Ordering) -> Result<$t, $t> {
+                self.dep();
+                self.v.$op(c, n, s, f)
+            })*
         };
     }
 
