@@ -444,8 +444,6 @@ enum Length {
     Ops(u64),
 }
 
-/// Runs `cfg` for `PHASES` phases of `len` on a cache hashing with `hasher`; returns the
-/// expirations counted.
 /// One run at a time, so that each test has the threads it asks for: the tests of this file
 /// would otherwise run their threads together (4 × 16 at the default), past the 64 per-thread
 /// records a cache has, mixing threads with records and without in every cache.
@@ -455,6 +453,8 @@ enum Length {
 /// recordless test covers threads without records alone.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Runs `cfg` for `PHASES` phases of `len` on a cache hashing with `hasher`; returns the
+/// expirations counted.
 fn run<S: BuildHasher + Send + Sync + 'static>(cfg: Config, len: Length, hasher: S) -> u64 {
     let _one = std::env::var_os("SIFTER_CHAOS_TOGETHER")
         .is_none()

@@ -395,14 +395,10 @@ where
     {
         let hash = self.hash(key);
         let (guard, tid) = self.pin();
-        let found = self.lookup(hash, key, tid, Use::Peek, pinned).map(|(s, _)| s);
-        let (found, tid) = match found {
-            Some(s) => (Some((s, self.epochs.hold(tid, s, guard))), tid),
-            None => {
-                drop(guard);
-                (None, tid)
-            }
-        };
+        // The hold takes the pin (a miss drops it with the closure): `f` runs unpinned.
+        let found = self
+            .lookup(hash, key, tid, Use::Peek, pinned)
+            .map(|(s, _)| (s, self.epochs.hold(tid, s, guard)));
         let Some((s, held)) = found else { return (f(None, tid), None) };
         let slot = self.slot(s);
         // After the hold: the updates in place that began before it are waited for; later
