@@ -96,7 +96,7 @@ impl Core {
     /// of `n` entries) or "fifo"; `n` slots.
     pub fn new(mode: &str, n: usize) -> Core {
         let q = match mode {
-            "s3fifo" => Policy::S3(S3Fifo::new(n as u64, n as u64).expect("a tiny table")),
+            "s3fifo" => Policy::S3(S3Fifo::new(n as u64, n as u64)),
             _ => Policy::Queues(Queues::new(match mode {
                 "mobius" => Mode::Mobius { consecutive: true },
                 "mobius-wd" => Mode::Mobius { consecutive: false },
@@ -355,7 +355,7 @@ impl Idx {
     /// An index sized for `slots` slots (and that many model slots).
     pub fn new(slots: usize) -> Self {
         Idx {
-            index: crate::raw::index::Index::new(slots).expect("a tiny table"),
+            index: crate::raw::index::Index::new(slots, 4).expect("a tiny table"),
             keys: (0..slots).map(|_| loom::cell::UnsafeCell::new(0)).collect(),
             values: (0..slots).map(|_| loom::cell::UnsafeCell::new(0)).collect(),
             writing: (0..slots).map(|_| Default::default()).collect(),
@@ -391,9 +391,44 @@ impl Idx {
         use crate::raw::index::Inserted;
         self.write_key(s, key);
         let lock = self.index.lock(hash);
-        match self.index.insert(&lock, hash, s, crate::raw::index::pinned, |o| self.key(o) == key) {
+        match self.index.insert(
+            &lock,
+            hash,
+            s,
+            crate::raw::index::pinned,
+            |o| self.key(o) == key,
+            None,
+        ) {
             Inserted::Replaced(o) => Some(o),
-            Inserted::Added => None,
+            Inserted::Added | Inserted::Revived => None,
+        }
+    }
+
+    /// [`Idx::insert`] as S3-FIFO's insert makes it, with the ghost's clock at `now` and its
+    /// length `len`: the slot it replaced, and whether it took the key's ghost word.
+    pub fn insert_ghost(
+        &self,
+        hash: u64,
+        s: u32,
+        key: u64,
+        now: u32,
+        len: u32,
+    ) -> (Option<u32>, bool) {
+        use crate::raw::index::Inserted;
+        self.write_key(s, key);
+        let lock = self.index.lock(hash);
+        let g = crate::raw::ghost::Ghosts { now, len };
+        match self.index.insert(
+            &lock,
+            hash,
+            s,
+            crate::raw::index::pinned,
+            |o| self.key(o) == key,
+            Some(g),
+        ) {
+            Inserted::Replaced(o) => (Some(o), false),
+            Inserted::Added => (None, false),
+            Inserted::Revived => (None, true),
         }
     }
 
@@ -493,7 +528,14 @@ impl Idx {
 
     /// Removes slot `s`'s word without a lock, as an eviction does: true if this call did.
     pub fn remove_slot(&self, hash: u64, s: u32) -> bool {
-        self.index.remove_slot(hash as u32, s).is_some()
+        self.index.remove_slot(hash as u32, s, None).is_some()
+    }
+
+    /// [`Idx::remove_slot`] as an eviction from S3-FIFO's small queue makes it, leaving the
+    /// key's ghost word stamped `stamp` (in its home bucket): `None` if the word was gone,
+    /// else whether a ghost word was left.
+    pub fn remove_slot_ghost(&self, hash: u64, s: u32, stamp: u32) -> Option<bool> {
+        self.index.remove_slot(hash as u32, s, Some(stamp))
     }
 
     /// The slots linked now (quiescent).
@@ -515,33 +557,6 @@ impl Idx {
 impl Slots {
     pub fn set_incarnation(&self, s: u32, v: u32) {
         self.next[s as usize].store((u64::from(v) << 32) | u64::from(u32::MAX), Ordering::Relaxed);
-    }
-}
-
-/// S3-FIFO's ghost table, with the clock given by the caller.
-#[derive(Debug)]
-pub struct Ghost(crate::raw::ghost::GhostTable);
-
-impl Ghost {
-    /// A table for a ghost of `len` fingerprints.
-    pub fn new(len: u64) -> Self {
-        Ghost(crate::raw::ghost::GhostTable::new(len).expect("a tiny table"))
-    }
-    fn g(now: u32, len: u32) -> crate::raw::ghost::Ghosts {
-        crate::raw::ghost::Ghosts { now, len }
-    }
-    /// Puts fingerprint (`lo`, `tag`) in, stamped `stamp` (exactly: as a ghost of fewer than
-    /// 8,192 fingerprints stamps), as an eviction from small does.
-    pub fn add(&self, lo: u32, tag: u32, stamp: u32) {
-        self.0.at(lo).add(tag, Self::g(stamp, 1))
-    }
-    /// Takes the fingerprint out if it is alive at `now`: a ghost hit.
-    pub fn take(&self, lo: u32, tag: u32, now: u32, len: u32) -> bool {
-        self.0.at(lo).take(tag, Self::g(now, len))
-    }
-    /// The live fingerprints at `now` (quiescent).
-    pub fn live(&self, now: u32, len: u32) -> usize {
-        self.0.live(Self::g(now, len))
     }
 }
 

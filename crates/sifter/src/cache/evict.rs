@@ -31,7 +31,7 @@ where
                     self.take_victims(&Sweep { arena: &self.arena, now }, st, tid, want, &mut taken)
                 }
             }?;
-            self.prefetch_victims(&taken, to_ghost);
+            self.prefetch_victims(&taken);
             let (mut freed, mut any) = (0, false);
             for &v in &taken.slots[..taken.len] {
                 // An S3-FIFO small-queue victim's fingerprint goes to the ghost.
@@ -68,20 +68,14 @@ where
 
     /// Asks the CPU for the home buckets of a batch of victims, for writing, before the
     /// unlink loop writes them one after another (each behind a locked CAS): their
-    /// invalidations elsewhere overlap instead of following one another; and, for S3-FIFO's
-    /// small-queue victims (`to_ghost`), their ghost buckets too (each gets a fingerprint in
-    /// the loop; one at a time, each was a miss of its own: half of the insert path's stalls
-    /// at 100k entries, docs/BENCHMARKS.md). Only without a weigher, whose slots keep the
-    /// hash's low half (else the key would be hashed twice).
+    /// invalidations elsewhere overlap instead of following one another (S3-FIFO's ghost
+    /// words go to the same lines). Only without a weigher, whose slots keep the hash's low
+    /// half (else the key would be hashed twice).
     #[inline]
-    pub(super) fn prefetch_victims(&self, taken: &Taken, to_ghost: bool) {
+    pub(super) fn prefetch_victims(&self, taken: &Taken) {
         if taken.len < 2 || self.weigher.is_some() {
             return;
         }
-        let ghost = match (to_ghost, &self.structure) {
-            (true, Structure::S3(q)) => Some(&q.ghost),
-            _ => None,
-        };
         for &v in &taken.slots[..taken.len] {
             let slot = self.slot(v);
             // Acquire: as in `unlink_slot` (a LIVE slot's meta word was written before it was
@@ -90,9 +84,6 @@ where
                 // LIVE, and held through the policy by us: not reused under us.
                 let home = slot.meta();
                 self.index.prefetch_home(home);
-                if let Some(g) = ghost {
-                    g.at(home).prefetch(true);
-                }
             }
         }
     }

@@ -48,7 +48,7 @@ use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues, Taken};
 use crate::policy::s3fifo::{S3Fifo, MAIN, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, Held, LazyPin};
-use crate::raw::index::{pinned, spread, tag, First, Index, Inserted};
+use crate::raw::index::{pinned, spread, First, Index, Inserted};
 use crate::raw::queue::Links;
 use crate::raw::slot::{
     hollowed, let_go, Arena, LetGo, Slot, Times, DEAD, EMPTY, HOLLOW, LIVE, RETIRED, TAKEN,
@@ -542,9 +542,10 @@ where
         let no_memory = |e: AllocError| BuildError::OutOfMemory { capacity, bytes: e.bytes };
         let arena = Arena::new(slots, extra, times).map_err(no_memory)?;
         // Entry-bounded caches index at most `capacity` entries (tokens); weighted ones at most
-        // one per slot (S3-FIFO's ghost has a table of its own).
+        // one per slot. S3-FIFO's index has more words per entry: its ghost lives there.
         let linked = if weigher.is_some() { arena.max_len() } else { slots };
-        let index = Index::new(linked).map_err(no_memory)?;
+        let per_bucket = if policy == Policy::S3Fifo { 3 } else { 4 };
+        let index = Index::new(linked, per_bucket).map_err(no_memory)?;
         let structure = match policy {
             Policy::Mobius => Structure::Queues(Queues::new(Mode::Mobius { consecutive })),
             Policy::Clock => Structure::Queues(Queues::new(Mode::Clock)),
@@ -555,9 +556,7 @@ where
             Policy::Lru | Policy::ProbLru => {
                 Structure::Locked(Locked::new(Kind::Lru, arena.max_len()).map_err(no_memory)?)
             }
-            Policy::S3Fifo => {
-                Structure::S3(S3Fifo::new(capacity, entries as u64).map_err(no_memory)?)
-            }
+            Policy::S3Fifo => Structure::S3(S3Fifo::new(capacity, entries as u64)),
             Policy::NbqClock => {
                 Structure::Queues(Queues::new(Mode::NbqClock { batched: consecutive }))
             }
@@ -900,8 +899,7 @@ where
         let kv = std::mem::size_of::<K>() + std::mem::size_of::<V>();
         let locked = match &self.structure {
             Structure::Locked(_) => 8 * self.arena.len(),
-            Structure::Queues(_) => 0,
-            Structure::S3(q) => q.ghost.bytes(),
+            Structure::Queues(_) | Structure::S3(_) => 0,
         };
         let total = slot * self.arena.len() + self.index.bytes() + locked;
         let entries = (self.capacity() as usize).max(1);

@@ -166,15 +166,6 @@ where
         } else {
             (key, value)
         };
-        // S3-FIFO: the ghost's bucket for the test below, fetched while the evictions run.
-        let ghost_at = match &self.structure {
-            Structure::S3(q) => {
-                let at = q.ghost.at(hash as u32);
-                at.prefetch(false);
-                Some((q, at))
-            }
-            _ => None,
-        };
         let st = self.stripe(tid);
         let mut victims = Victims::default();
         // The stripe's tokens if it has them (at steady state, 7 inserts in 8). Else, before
@@ -230,7 +221,7 @@ where
         // only its atomics until it is LIVE), and `prepare` dropped its old contents.
         unsafe { slot.fill(key, value, meta) };
         undo.armed = true;
-        let old = {
+        let (old, ghost_hit) = {
             // SAFETY: `s` is ours and filled.
             let key = unsafe { slot.key() };
             if let Some(e) = expect {
@@ -250,14 +241,28 @@ where
                     return None; // `undo` retires the slot
                 }
             }
-            let inserted = self.index.insert(&lock, hash, s, self.pin_at(&mut pin), |o| {
-                // SAFETY: a published slot, protected (`pin`, before the comparison).
-                let other = unsafe { self.slot(o).key() };
-                other == key
-            });
-            let old = match inserted {
-                Inserted::Replaced(o) => Some(o),
-                Inserted::Added => None,
+            // S3-FIFO: the ghost's clock, for the ghost test the insert makes (after this
+            // insert's evictions, as in the one-at-a-time algorithm).
+            let ghost = match &self.structure {
+                Structure::S3(q) => Some(q.ghost.now(q.local(tid))),
+                _ => None,
+            };
+            let inserted = self.index.insert(
+                &lock,
+                hash,
+                s,
+                self.pin_at(&mut pin),
+                |o| {
+                    // SAFETY: a published slot, protected (`pin`, before the comparison).
+                    let other = unsafe { self.slot(o).key() };
+                    other == key
+                },
+                ghost,
+            );
+            let (old, ghost_hit) = match inserted {
+                Inserted::Replaced(o) => (Some(o), false),
+                Inserted::Added => (None, false),
+                Inserted::Revived => (None, true),
             };
             undo.armed = false;
             // Release: after the index word, so whoever reads LIVE (Acquire) finds the word;
@@ -270,7 +275,7 @@ where
                 (o, self.weight_of(o), marked)
             });
             drop(lock);
-            old
+            (old, ghost_hit)
         };
         match old {
             Some((o, w, marked)) => {
@@ -349,15 +354,9 @@ where
             }
             Structure::S3(q) => {
                 drop(pin);
-                // A key evicted from small lately (a ghost hit) goes to main; it leaves the
-                // ghost now (after this insert's evictions, as in the one-at-a-time
-                // algorithm), as late as can be: its line, prefetched when the insert began,
-                // has had the whole insert to come (at 100k entries the line is usually not
-                // in the L2, and tested right after the tokens it was 40 % of the insert's
-                // time). Others go to small, gathered in chains like the other queue
-                // policies' inserts.
-                let ghost_hit = ghost_at
-                    .is_some_and(|(q, at)| q.ghost.take(q.local(tid), at, tag(hash) as u32));
+                // A key evicted from small lately (a ghost hit: the index insert took its
+                // ghost word) goes to main. Others go to small, gathered in chains like the
+                // other queue policies' inserts.
                 // An update of an entry of main goes to main. Relaxed: our slot's place,
                 // written by `carry_use` above (this thread).
                 let to_main = ghost_hit || self.slot(s).place.load(Ordering::Relaxed) == MAIN;
@@ -643,20 +642,16 @@ where
         let Some(home) = self.home_hash(v, slot) else {
             return Unlink::Kept;
         };
-        let ghost_at = match (ghost, &self.structure) {
-            (true, Structure::S3(q)) => {
-                let at = q.ghost.at(home);
-                // Fetched during the index removal.
-                at.prefetch(true);
-                Some((q, at))
-            }
+        // The index word becomes the key's ghost word (in its home bucket).
+        let ghost = match (ghost, &self.structure) {
+            (true, Structure::S3(q)) => Some((q, q.ghost.next_stamp(q.local(tid)))),
             _ => None,
         };
-        let Some(tag) = self.index.remove_slot(home, v) else {
+        let Some(ghosted) = self.index.remove_slot(home, v, ghost.map(|(_, stamp)| stamp)) else {
             return Unlink::Gone;
         };
-        if let Some((q, at)) = ghost_at {
-            q.ghost.add(q.local(tid), at, tag);
+        if let (true, Some((q, _))) = (ghosted, ghost) {
+            q.ghost.added(q.local(tid));
         }
         if cause == RemovalCause::Evicted {
             // Release: as in `mark_removed`; no CAS needed, nobody else retires our slot.

@@ -33,9 +33,8 @@
 
 use crate::policy::queues::{reset, sweep_queue, Nodes, Taken};
 use crate::raw::epoch::RECORDS;
-use crate::raw::ghost::{Bucket, GhostTable, Ghosts};
+use crate::raw::ghost::Ghosts;
 use crate::raw::queue::{slot, Queue, NIL, TAKEN};
-use crate::raw::table::AllocError;
 use crate::sync::{Backoff, Ordering};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::AtomicI64;
@@ -179,11 +178,10 @@ pub(crate) struct S3Fifo {
 impl S3Fifo {
     /// Queues for `capacity` (weight units) and a ghost of 90 % of `entries` fingerprints (the
     /// entries the cache can hold: its capacity without a weigher, its estimate with one —
-    /// the ghost counts keys, not weight); an error if the allocator refuses the ghost's
-    /// table.
-    pub fn new(capacity: u64, entries: u64) -> Result<Self, AllocError> {
+    /// the ghost counts keys, not weight).
+    pub fn new(capacity: u64, entries: u64) -> Self {
         let small_cap = ((capacity as f64 * 0.1) as i64).max(1);
-        Ok(S3Fifo {
+        S3Fifo {
             small: Queue::default(),
             main: Queue::default(),
             small_w: Default::default(),
@@ -191,9 +189,9 @@ impl S3Fifo {
             small_cap: AtomicI64::new(small_cap),
             main_cap: AtomicI64::new(capacity as i64 - small_cap),
             flush: (small_cap / 16).max(1),
-            ghost: Ghost::new((entries as f64 * 0.9) as u64)?,
+            ghost: Ghost::new((entries as f64 * 0.9) as u64),
             locals: Box::new(std::array::from_fn(|_| CachePadded::default())),
-        })
+        }
     }
 
     /// The counters thread `tid` ([`thread_id`](crate::raw::epoch::thread_id)) counts in.
@@ -611,23 +609,21 @@ impl S3Fifo {
 }
 
 /// The ghost: the fingerprints of the last `len` entries evicted from small, as a FIFO of
-/// bounded length without a queue, in a table of their own ([`GhostTable`], see
-/// `raw/ghost.rs`): each fingerprint is stamped with the ghost's insertion count then, and it
-/// is in the ghost while fewer than `len` insertions came after it. Every insert takes its
-/// key's fingerprint out of the ghost if it is there (a ghost hit: the entry goes to main; a
-/// key cached already has none there, barring a fingerprint collision or a race); an eviction
-/// from small puts its victim's in.
+/// bounded length without a queue, kept as *ghost words* in the index (see `raw/ghost.rs`):
+/// each is stamped with the ghost's insertion count when its entry left, and it is in the
+/// ghost while fewer than `len` insertions came after it. Every insert takes its key's ghost
+/// word if it is there (a ghost hit: the entry goes to main, stored over the word); an
+/// eviction from small leaves its victim's (its unlinking CAS writes it).
 ///
-/// This struct is the table and the ghost's clock. Each thread counts its own insertions
-/// ([`Local`]) and adds them to the shared count in steps of `flush` (1/256 of the ghost, at
-/// least 1, at most 64), so evictions do not all write one shared line. A thread's view of the
-/// count (shared + its own) is exact with one thread and behind by less than `flush` per other
-/// thread otherwise: the ghost then keeps a few more or fewer fingerprints than `len`, by at
-/// most that much.
+/// This struct is the ghost's clock. Each thread counts its own insertions ([`Local`]) and
+/// adds them to the shared count in steps of `flush` (1/256 of the ghost, at least 1, at most
+/// 64), so evictions do not all write one shared line. A thread's view of the count (shared +
+/// its own) is exact with one thread and behind by less than `flush` per other thread
+/// otherwise: the ghost then keeps a few more or fewer fingerprints than `len`, by at most
+/// that much.
 #[derive(Debug)]
 pub(crate) struct Ghost {
     len: u32,
-    table: GhostTable,
     /// Insertions so far, less those still counted in threads' records.
     clock: CachePadded<AtomicI64>,
     /// A thread's insertions are added to `clock` when they reach this.
@@ -635,21 +631,16 @@ pub(crate) struct Ghost {
 }
 
 impl Ghost {
-    /// A ghost of `len` fingerprints (at most 2^31 − 1); an error if the allocator refuses
-    /// its table.
-    pub fn new(len: u64) -> Result<Self, AllocError> {
+    /// A ghost of `len` fingerprints (at most 2^31 − 1).
+    pub fn new(len: u64) -> Self {
         let len = len.min(i32::MAX as u64) as u32;
-        Ok(Ghost {
-            len,
-            table: GhostTable::new(u64::from(len))?,
-            clock: Default::default(),
-            flush: (len / 256).clamp(1, 64) as i64,
-        })
+        Ghost { len, clock: Default::default(), flush: (len / 256).clamp(1, 64) as i64 }
     }
 
-    /// The clock as the thread counting in `local` sees it.
+    /// The clock as the thread counting in `local` sees it (for an insert's ghost test:
+    /// [`Index::insert`](crate::raw::index::Index::insert)).
     #[inline]
-    fn now(&self, local: Mine<'_>) -> Ghosts {
+    pub fn now(&self, local: Mine<'_>) -> Ghosts {
         // Relaxed (both): the ghost is a hint; a count seen stale only moves one entry's age.
         let now = self
             .clock
@@ -658,32 +649,17 @@ impl Ghost {
         Ghosts { now: now as u32, len: self.len }
     }
 
-    /// The ghost's bucket of a key whose hash's low half is `lo` (for [`Ghost::take`] and
-    /// [`Ghost::add`]; fetch it early with [`Bucket::prefetch`]).
+    /// The stamp of the next fingerprint the thread counting in `local` puts in (for
+    /// [`Index::remove_slot`](crate::raw::index::Index::remove_slot)); [`Ghost::added`] counts
+    /// it once it is in.
     #[inline]
-    pub fn at(&self, lo: u32) -> &Bucket {
-        self.table.at(lo)
+    pub fn next_stamp(&self, local: Mine<'_>) -> u32 {
+        self.now(local).now.wrapping_add(1)
     }
 
-    /// Takes a key's fingerprint (`tag`: its index tag; `at`: its bucket) out of the ghost if
-    /// it is there: a ghost hit.
+    /// Counts one fingerprint put in by the thread counting in `local`.
     #[inline]
-    pub fn take(&self, local: Mine<'_>, at: &Bucket, tag: u32) -> bool {
-        at.take(tag, self.now(local))
-    }
-
-    /// Puts the fingerprint of a key evicted from small (by the thread counting in `local`)
-    /// into the ghost (`at`: its bucket), as its newest.
-    #[inline]
-    pub fn add(&self, local: Mine<'_>, at: &Bucket, tag: u32) {
-        // Relaxed: see `now`. (Loaded before the add, which may move our count into it.)
-        let shared = self.clock.load(Ordering::Relaxed);
-        let mine = local.add(&local.local.ghost, 1, &self.clock, self.flush);
-        at.add(tag, Ghosts { now: shared.wrapping_add(mine) as u32, len: self.len });
-    }
-
-    /// Bytes of table.
-    pub fn bytes(&self) -> usize {
-        self.table.bytes()
+    pub fn added(&self, local: Mine<'_>) {
+        local.add(&local.local.ghost, 1, &self.clock, self.flush);
     }
 }

@@ -41,9 +41,17 @@
 //!   bit change nothing while it is set, so a holder's load and store lose no change. (Under
 //!   loom each such store is a CAS that asserts the word did not change since the holder read
 //!   it: the claim the plain store rests on, checked.)
+//! * **Ghost words** (S3-FIFO only, see `raw/ghost.rs`): an eviction from S3-FIFO's small
+//!   queue unlinks its victim's word (in its home bucket) with a CAS to the key's ghost word,
+//!   a non-zero word with bit 32 clear (entry words have it set), so no lookup, removal or
+//!   walk takes it for an entry. Like an empty word it changes only under its bucket's lock
+//!   after that: an insert of its key takes it while it is alive (a ghost hit), and an insert
+//!   that finds no empty word takes the oldest ghost word of the bucket before it overflows.
 //! * The bucket count is fixed at build time from the arena size, about 4 slots per
-//!   bucket on average, so the table never fills.
+//!   bucket on average (3 for S3-FIFO, whose ghost words share the words), so the table
+//!   never fills.
 
+use crate::raw::ghost::{ghost_of, ghost_word, is_entry, Ghosts};
 use crate::raw::table::{self, AllocError};
 use crate::sync::{AtomicU64, Backoff, Ordering};
 use std::cell::Cell;
@@ -63,6 +71,8 @@ pub(crate) enum Inserted {
     Replaced(u32),
     /// It added the entry.
     Added,
+    /// It added the entry over its key's alive ghost word: a ghost hit (S3-FIFO).
+    Revived,
 }
 
 /// The control word's lock bit. Not the sign bit: taking the lock tests the old value's lock
@@ -256,9 +266,11 @@ impl Drop for HomeLock<'_> {
 }
 
 impl Index {
-    /// An index for up to `slots` entries; an error if the allocator refuses its table.
-    pub fn new(slots: usize) -> Result<Self, AllocError> {
-        let n = (slots / 4 + 2).max(2);
+    /// An index for up to `slots` entries, one bucket per `per_bucket` of them (4; S3-FIFO's
+    /// 3 leaves room for its ghost words, see `raw/ghost.rs`); an error if the allocator
+    /// refuses its table.
+    pub fn new(slots: usize, per_bucket: usize) -> Result<Self, AllocError> {
+        let n = (slots / per_bucket.max(1) + 2).max(2);
         Ok(Index {
             buckets: table::boxed(n, |_| Bucket {
                 words: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -448,9 +460,17 @@ impl Index {
 
     /// Under the lock `held` of bucket `b`: an empty word of `b` (`c`: its control word, read
     /// under the lock), made ours: its byte will be `bt` at the unlock. Stale bytes of other
-    /// empty words met on the way are cleared by the same unlock.
+    /// empty words met on the way are cleared by the same unlock. With no empty word, the
+    /// oldest ghost word by `ghost`'s clock (any if `None`): its fingerprint leaves early.
     #[inline]
-    fn claim_empty(&self, held: &HomeLock<'_>, b: usize, c: u64, bt: u64) -> Option<usize> {
+    fn claim_empty(
+        &self,
+        held: &HomeLock<'_>,
+        b: usize,
+        c: u64,
+        bt: u64,
+        ghost: Option<Ghosts>,
+    ) -> Option<usize> {
         // Under the lock a zero byte is an empty word (see the module docs).
         let z = zero_bytes(c);
         if z != 0 {
@@ -458,16 +478,28 @@ impl Index {
             held.set_byte(i, 0, bt);
             return Some(i);
         }
-        self.claim_stale(held, b, c, bt)
+        self.claim_stale(held, b, c, bt, ghost)
     }
 
     /// [`Index::claim_empty`] when no byte is zero: the words, read, tell which are empty (all
     /// seven read, no branch per word); the first is claimed, the others' stale bytes cleared.
+    /// With `ghost` (S3-FIFO), [`Index::claim_oldest`] instead.
     #[inline]
-    fn claim_stale(&self, held: &HomeLock<'_>, b: usize, c: u64, bt: u64) -> Option<usize> {
+    fn claim_stale(
+        &self,
+        held: &HomeLock<'_>,
+        b: usize,
+        c: u64,
+        bt: u64,
+        ghost: Option<Ghosts>,
+    ) -> Option<usize> {
+        if let Some(g) = ghost {
+            return self.claim_oldest(held, b, c, bt, g);
+        }
         let mut empty = 0;
         for (i, w) in self.buckets[b].words.iter().enumerate() {
             // Relaxed: only emptiness matters, and an empty word stays empty under the lock.
+            // (Without a ghost clock there are no ghost words: only S3-FIFO makes them.)
             empty |= u64::from(w.load(Ordering::Relaxed) == 0) << (8 * i + 7);
         }
         if empty == 0 {
@@ -479,6 +511,42 @@ impl Index {
         let stale = c & ((empty >> 7) * 0xFF);
         held.flip.set(held.flip.get() ^ stale ^ (bt << (8 * i)));
         Some(i)
+    }
+
+    /// [`Index::claim_stale`] in S3-FIFO's index: the first empty word, else the oldest ghost
+    /// word by `g` (one no longer alive, if any: those are the oldest), whose fingerprint
+    /// leaves early if it was alive. All seven words are read and ranked without a branch per
+    /// word; stale bytes stay (a zero byte is rare where ghost words keep theirs).
+    #[inline]
+    fn claim_oldest(
+        &self,
+        held: &HomeLock<'_>,
+        b: usize,
+        c: u64,
+        bt: u64,
+        g: Ghosts,
+    ) -> Option<usize> {
+        let (mut best, mut at) = (0u32, 0usize);
+        for (i, w) in self.buckets[b].words.iter().enumerate() {
+            // Relaxed: only what the word is matters, and an empty or ghost word stays what it
+            // is under the lock (see `raw/ghost.rs`).
+            let x = w.load(Ordering::Relaxed);
+            let rank = if is_entry(x) {
+                0
+            } else if x == 0 {
+                u32::MAX
+            } else {
+                g.rank(x)
+            };
+            if rank > best {
+                (best, at) = (rank, i);
+            }
+        }
+        if best == 0 {
+            return None;
+        }
+        held.set_byte(at, byte(c, at), bt);
+        Some(at)
     }
 
     /// Under the home lock: where the entry accepted by `m` (a word test) sits, and the word
@@ -610,8 +678,9 @@ impl Index {
     }
 
     /// Under the home lock of `hash`: replaces the entry accepted by `eq` with `slot`, or adds
-    /// `slot`. `pin` as in [`Index::find`]. An added entry takes an empty word of its home
-    /// bucket, else overflows.
+    /// `slot`. `pin` as in [`Index::find`]. An added entry takes its key's ghost word if
+    /// `ghost` (S3-FIFO's clock) says it is alive ([`Inserted::Revived`]), else an empty word
+    /// (or the oldest ghost word) of its home bucket, else overflows.
     #[inline]
     pub fn insert(
         &self,
@@ -620,6 +689,7 @@ impl Index {
         slot: u32,
         mut pin: impl FnMut(u32) -> bool,
         mut eq: impl FnMut(u32) -> bool,
+        ghost: Option<Ghosts>,
     ) -> Inserted {
         let new = word(hash, slot);
         let bt = byte_tag(hash);
@@ -653,7 +723,24 @@ impl Index {
                 }
             }
         };
-        if let Some(i) = self.claim_empty(lock, lock.home, home_ctrl, bt) {
+        if let Some(g) = ghost {
+            // The key's ghost word, if alive, among the home bucket's candidates (its byte is
+            // the key's). Relaxed: under our lock a ghost word does not change (an entry word
+            // may become one, by an eviction's CAS: then our key was evicted just now, a ghost
+            // hit all the same).
+            let mut cand = matching(home_ctrl, bt);
+            while cand != 0 {
+                let i = first(cand);
+                let x = lock.bucket.words[i].load(Ordering::Relaxed);
+                if ghost_of(x, tag(hash)) && g.alive(x) {
+                    // Release: as below. The byte is the key's already.
+                    lock.bucket.words[i].store(new, Ordering::Release);
+                    return Inserted::Revived;
+                }
+                cand &= cand - 1;
+            }
+        }
+        if let Some(i) = self.claim_empty(lock, lock.home, home_ctrl, bt, ghost) {
             // Release: publishes the slot's contents to lookups (Acquire in `find`); the byte
             // tag follows at the unlock.
             lock.bucket.words[i].store(new, Ordering::Release);
@@ -666,7 +753,7 @@ impl Index {
             let held = self.lock_bucket(b);
             // Acquire: as in `lock_bucket` (the control word's byte tags, seen under its lock).
             let c = self.buckets[b].ctrl.load(Ordering::Acquire);
-            if let Some(i) = self.claim_empty(&held, b, c, bt) {
+            if let Some(i) = self.claim_empty(&held, b, c, bt, ghost) {
                 // Release: as above.
                 self.buckets[b].words[i].store(new, Ordering::Release);
                 return Inserted::Added;
@@ -717,7 +804,7 @@ impl Index {
     ) -> Option<u32> {
         loop {
             let (at, seen) = self.locate(lock, hash, &mut pin, &mut m).0?;
-            if let Some(s) = self.clear_word(lock.home, at, seen, Some(lock)) {
+            if let Some(s) = self.clear_word(lock.home, at, seen, Some(lock), 0) {
                 if at.bucket == lock.home {
                     // Nobody else fills a word of our home while we hold its lock: the word is
                     // still empty at the unlock, which clears its byte.
@@ -734,12 +821,15 @@ impl Index {
     /// or a locked writer's CAS), and that thread owns the unlink. `home_hash` is the low half
     /// of the key's hash, which gives the home bucket and the byte tag (slots keep it, so an
     /// eviction need not hash the key again); a word is the slot's if its low half names the
-    /// slot (a slot is named by one word at most). Returns the removed word's tag (S3-FIFO's
-    /// ghost keeps it), or `None` if the word was gone.
+    /// slot (a slot is named by one word at most). With `ghost` (S3-FIFO's small-queue
+    /// victims: the ghost's count), a word in its home bucket becomes the key's ghost word
+    /// (see `raw/ghost.rs`); one elsewhere (an overflowed entry) leaves no ghost. Returns
+    /// whether a ghost word was made, or `None` if the word was gone.
     #[inline(always)]
-    pub fn remove_slot(&self, home_hash: u32, slot: u32) -> Option<u32> {
+    pub fn remove_slot(&self, home_hash: u32, slot: u32, ghost: Option<u32>) -> Option<bool> {
         let lo = u64::from(home_hash);
-        let want = u64::from(slot) + 1;
+        // An entry word's low 33 bits: the tag's lowest bit (1) and `slot + 1`.
+        let want = 1 << 32 | (u64::from(slot) + 1);
         let bt = byte_tag(lo);
         let home = self.home(lo);
         let mut b = home;
@@ -752,8 +842,8 @@ impl Index {
                 let i = first(cand);
                 // Relaxed: compared with a value we know; the CAS decides.
                 let x = bucket.words[i].load(Ordering::Relaxed);
-                if x & 0xFFFF_FFFF == want {
-                    return self.unlink_word(home, At { bucket: b, word: i }, x);
+                if x & 0x1_FFFF_FFFF == want {
+                    return self.unlink_word(home, At { bucket: b, word: i }, x, ghost);
                 }
                 cand &= cand - 1;
             }
@@ -764,22 +854,22 @@ impl Index {
         }
         // Not found by its byte: gone, or stored by an insert that still holds the bucket's
         // lock (its byte is set at the unlock, but the slot may already be LIVE).
-        self.remove_slot_slow(home, want)
+        self.remove_slot_slow(home, want, ghost)
     }
 
     /// [`Index::remove_slot`] by the words themselves, not their bytes. The caller holds the
     /// slot through the policy, published (it read LIVE with Acquire, after the word's and the
     /// pass-through counts' stores), so the word is there unless another thread removed it.
     #[cold]
-    fn remove_slot_slow(&self, home: usize, want: u64) -> Option<u32> {
+    fn remove_slot_slow(&self, home: usize, want: u64, ghost: Option<u32>) -> Option<bool> {
         let mut b = home;
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
             for (i, w) in bucket.words.iter().enumerate() {
                 // Relaxed: compared with a value we know; the CAS decides.
                 let x = w.load(Ordering::Relaxed);
-                if x & 0xFFFF_FFFF == want {
-                    return self.unlink_word(home, At { bucket: b, word: i }, x);
+                if x & 0x1_FFFF_FFFF == want {
+                    return self.unlink_word(home, At { bucket: b, word: i }, x, ghost);
                 }
             }
             // Acquire: as in `probe`.
@@ -791,17 +881,23 @@ impl Index {
         None
     }
 
-    /// Removes slot word `x` at `at` (homed at `home`) without the lock; its tag if this call
-    /// removed it.
+    /// Removes slot word `x` at `at` (homed at `home`) without the lock, leaving the key's
+    /// ghost word stamped `ghost` if given and the word is in its home bucket; whether it left
+    /// one, if this call removed the word.
     #[inline(always)]
-    fn unlink_word(&self, home: usize, at: At, x: u64) -> Option<u32> {
-        self.clear_word(home, at, x, None).map(|_| (x >> 32) as u32)
+    fn unlink_word(&self, home: usize, at: At, x: u64, ghost: Option<u32>) -> Option<bool> {
+        let to = match ghost {
+            Some(stamp) if at.bucket == home => ghost_word(x >> 32, stamp),
+            _ => 0,
+        };
+        self.clear_word(home, at, x, None, to).map(|_| to != 0)
     }
 
-    /// CASes the word at `at` (homed at `home`) from `old` to empty and lowers the
-    /// pass-through counts before it, each under its bucket's lock (`held`: the caller's lock
-    /// of `home`, if it holds it); the slot it held, or `None` if the word changed first. (Its
-    /// byte tag stays behind: see the module docs.)
+    /// CASes the entry word at `at` (homed at `home`) from `old` to `to` (empty, or a ghost
+    /// word when `at` is in `home`) and lowers the pass-through counts before it, each under
+    /// its bucket's lock (`held`: the caller's lock of `home`, if it holds it); the slot it
+    /// held, or `None` if the word changed first. (Its byte tag stays behind: see the module
+    /// docs.)
     #[inline(always)]
     fn clear_word(
         &self,
@@ -809,12 +905,18 @@ impl Index {
         at: At,
         old: u64,
         held: Option<&HomeLock<'_>>,
+        to: u64,
     ) -> Option<u32> {
+        debug_assert!(to == 0 || (at.bucket == home && !is_entry(to)));
         let w = &self.buckets[at.bucket].words[at.word];
         // SeqCst (a locked instruction on x86-64): the unlinking that slot retirement orders
-        // its epoch read after (see `Epochs::retire_epoch`). A lookup that sees the empty word
-        // sees nothing of the slot; the slot itself stays readable until the epochs allow.
-        if old == 0 || w.compare_exchange(old, 0, Ordering::SeqCst, Ordering::Relaxed).is_err() {
+        // its epoch read after (see `Epochs::retire_epoch`). A lookup that sees the empty (or
+        // ghost) word sees nothing of the slot; the slot itself stays readable until the
+        // epochs allow.
+        if old == 0
+            || !is_entry(old)
+            || w.compare_exchange(old, to, Ordering::SeqCst, Ordering::Relaxed).is_err()
+        {
             return None;
         }
         if at.bucket != home {
@@ -850,7 +952,7 @@ impl Index {
         for w in &self.buckets[b].words {
             // Acquire: as in `find`.
             let x = w.load(Ordering::Acquire);
-            if x != 0 {
+            if x != 0 && is_entry(x) {
                 out.push(slot_of(x));
             }
         }
@@ -863,7 +965,7 @@ impl Index {
             for w in &b.words {
                 // Acquire: as in `find`.
                 let x = w.load(Ordering::Acquire);
-                if x != 0 {
+                if x != 0 && is_entry(x) {
                     out.push(slot_of(x));
                 }
             }
@@ -884,6 +986,15 @@ impl Index {
             for (i, w) in bucket.words.iter().enumerate() {
                 let x = w.load(Ordering::Relaxed);
                 if x == 0 {
+                    continue;
+                }
+                if !is_entry(x) {
+                    // A ghost word: the byte of its key, left by the entry it replaced.
+                    if byte(c, i) == 0 {
+                        return Err(format!(
+                            "index bucket {b} word {i}: a ghost word without a byte"
+                        ));
+                    }
                     continue;
                 }
                 let h = hash_of(slot_of(x));
@@ -934,32 +1045,108 @@ mod tests {
     }
 
     #[test]
-    fn a_removal_by_slot_returns_the_tag_and_leaves_no_word() {
-        let idx = Index::new(64).unwrap();
+    fn a_removal_by_slot_leaves_no_word() {
+        let idx = Index::new(64, 4).unwrap();
         let h = hash_in(&idx, 3, 0xABCD_1234);
         let lock = idx.lock(h);
-        assert_eq!(idx.insert(&lock, h, 7, pinned, |_| false), Inserted::Added);
+        assert_eq!(idx.insert(&lock, h, 7, pinned, |_| false, None), Inserted::Added);
         drop(lock);
-        assert_eq!(idx.remove_slot(h as u32, 7), Some(tag(h) as u32));
+        assert_eq!(idx.remove_slot(h as u32, 7, None), Some(false));
         assert_eq!(idx.find(h, pinned, |_| panic!("a removed word was followed")), None);
         assert!(idx.slots().is_empty());
-        assert_eq!(idx.remove_slot(h as u32, 7), None, "the entry is gone");
+        assert_eq!(idx.remove_slot(h as u32, 7, None), None, "the entry is gone");
         idx.validate(|_| h).expect("valid");
     }
 
     #[test]
     fn an_overflowed_victim_is_removed_and_lowers_the_count() {
-        let idx = Index::new(64).unwrap();
+        let idx = Index::new(64, 4).unwrap();
         let h = |t: u32| hash_in(&idx, 2, t << 8 | 1);
         for t in 0..8u32 {
             let lock = idx.lock(h(t));
-            idx.insert(&lock, h(t), t, pinned, |_| false);
+            idx.insert(&lock, h(t), t, pinned, |_| false, None);
         }
         // The eighth sits in bucket 3: evicting it clears the word and lowers bucket 2's count.
         assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 1);
-        assert_eq!(idx.remove_slot(h(7) as u32, 7), Some(tag(h(7)) as u32));
+        assert_eq!(
+            idx.remove_slot(h(7) as u32, 7, Some(1)),
+            Some(false),
+            "no ghost outside the home"
+        );
         assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 0);
         assert_eq!(idx.slots().len(), 7);
         idx.validate(h).expect("valid");
+    }
+
+    fn g(now: u32, len: u32) -> Ghosts {
+        Ghosts { now, len }
+    }
+
+    /// A small-queue victim leaves its key's ghost word: lookups do not see it, an insert of
+    /// the key while it is alive takes it (a ghost hit), after `len` insertions it does not.
+    #[test]
+    fn a_ghost_word_is_invisible_and_revives_its_key_while_alive() {
+        let idx = Index::new(64, 4).unwrap();
+        let h = hash_in(&idx, 3, 0xABCD_1235);
+        let add = |h: u64, s: u32, now: u32| {
+            let lock = idx.lock(h);
+            idx.insert(&lock, h, s, pinned, |_| false, Some(g(now, 10)))
+        };
+        assert_eq!(add(h, 7, 0), Inserted::Added);
+        assert_eq!(idx.remove_slot(h as u32, 7, Some(5)), Some(true));
+        assert_eq!(idx.find(h, pinned, |_| panic!("a ghost word was followed")), None);
+        assert_eq!(idx.first(h, |_| panic!("pinned"), |_| panic!("compared")), First::Absent);
+        assert!(!idx.may_hold(h));
+        assert!(idx.slots().is_empty());
+        assert_eq!(idx.remove_slot(h as u32, 7, Some(6)), None, "a ghost word names no slot");
+        idx.validate(|_| h).expect("valid");
+        // Alive (9 insertions later): revived in place.
+        assert_eq!(add(h, 8, 14), Inserted::Revived);
+        assert_eq!(idx.find(h, pinned, |s| s == 8), Some(8));
+        idx.validate(|_| h).expect("valid");
+        // Aged out (10 insertions later): an ordinary insert, and the word is reused.
+        assert_eq!(idx.remove_slot(h as u32, 8, Some(20)), Some(true));
+        assert_eq!(add(h, 9, 30), Inserted::Added);
+        assert_eq!(idx.slots(), vec![9]);
+        // Without a ghost clock (the other policies) a ghost word is never a hit.
+        assert_eq!(idx.remove_slot(h as u32, 9, Some(31)), Some(true));
+        let lock = idx.lock(h);
+        assert_eq!(idx.insert(&lock, h, 10, pinned, |_| false, None), Inserted::Added);
+    }
+
+    /// A bucket full of entries and ghost words gives an insert its oldest ghost word, never
+    /// an entry's, and overflows only when it holds seven entries.
+    #[test]
+    fn a_full_bucket_gives_up_its_oldest_ghost_word() {
+        let idx = Index::new(64, 4).unwrap();
+        let h = |t: u32| hash_in(&idx, 2, t << 8 | 1);
+        let add = |t: u32, now: u32| {
+            let lock = idx.lock(h(t));
+            idx.insert(&lock, h(t), t, pinned, |_| false, Some(g(now, 100)))
+        };
+        for t in 0..7u32 {
+            assert_eq!(add(t, 0), Inserted::Added);
+        }
+        // Three of them leave ghost words, stamped 10, 5 and 20.
+        for (t, stamp) in [(1u32, 10u32), (4, 5), (6, 20)] {
+            assert_eq!(idx.remove_slot(h(t) as u32, t, Some(stamp)), Some(true));
+        }
+        // A new key takes the oldest ghost word (key 4's), in the home bucket.
+        assert_eq!(add(10, 30), Inserted::Added);
+        assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 0, "no overflow");
+        let hit = |t: u32| {
+            let lock = idx.lock(h(t));
+            idx.insert(&lock, h(t), 20 + t, pinned, |_| false, Some(g(31, 100)))
+                == Inserted::Revived
+        };
+        assert!(!hit(4), "key 4's ghost word was taken");
+        // Key 4's insert took key 1's (stamp 10); key 6's is still there.
+        assert!(hit(6));
+        // Seven entries now: key 1 (its ghost word gone) overflows.
+        assert_eq!(idx.slots().len(), 7);
+        assert!(!hit(1));
+        assert_eq!(pass(idx.buckets[2].ctrl.load(Ordering::Relaxed)), 1);
+        // Slot 20 + t holds key t.
+        idx.validate(|s| h(s % 20)).expect("valid");
     }
 }
