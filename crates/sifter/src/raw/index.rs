@@ -460,9 +460,11 @@ impl Index {
 
     /// Under the lock `held` of bucket `b`: an empty word of `b` (`c`: its control word, read
     /// under the lock), made ours: its byte will be `bt` at the unlock. Stale bytes of other
-    /// empty words met on the way are cleared by the same unlock. With no empty word, the
-    /// oldest ghost word by `ghost`'s clock (any if `None`): its fingerprint leaves early.
-    #[inline]
+    /// empty words met on the way are cleared by the same unlock. With `ghost` (S3-FIFO) and
+    /// no empty word, the oldest ghost word by its clock: its fingerprint leaves early.
+    /// Inlined whole: the other policies usually find a zero byte, and a call cost them 30
+    /// instructions per insert (callgrind, stop 93).
+    #[inline(always)]
     fn claim_empty(
         &self,
         held: &HomeLock<'_>,
