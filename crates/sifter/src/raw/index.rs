@@ -480,24 +480,17 @@ impl Index {
             held.set_byte(i, 0, bt);
             return Some(i);
         }
-        self.claim_stale(held, b, c, bt, ghost)
+        match ghost {
+            Some(g) => self.claim_oldest(held, b, c, bt, g),
+            None => self.claim_stale(held, b, c, bt),
+        }
     }
 
     /// [`Index::claim_empty`] when no byte is zero: the words, read, tell which are empty (all
     /// seven read, no branch per word); the first is claimed, the others' stale bytes cleared.
-    /// With `ghost` (S3-FIFO), [`Index::claim_oldest`] instead.
+    /// (S3-FIFO's index: [`Index::claim_oldest`] instead.)
     #[inline]
-    fn claim_stale(
-        &self,
-        held: &HomeLock<'_>,
-        b: usize,
-        c: u64,
-        bt: u64,
-        ghost: Option<Ghosts>,
-    ) -> Option<usize> {
-        if let Some(g) = ghost {
-            return self.claim_oldest(held, b, c, bt, g);
-        }
+    fn claim_stale(&self, held: &HomeLock<'_>, b: usize, c: u64, bt: u64) -> Option<usize> {
         let mut empty = 0;
         for (i, w) in self.buckets[b].words.iter().enumerate() {
             // Relaxed: only emptiness matters, and an empty word stays empty under the lock.
@@ -515,7 +508,7 @@ impl Index {
         Some(i)
     }
 
-    /// [`Index::claim_stale`] in S3-FIFO's index: the first empty word, else the oldest ghost
+    /// [`Index::claim_empty`] in S3-FIFO's index when no byte is zero: the first empty word, else the oldest ghost
     /// word by `g` (one no longer alive, if any: those are the oldest), whose fingerprint
     /// leaves early if it was alive. All seven words are read and ranked without a branch per
     /// word; stale bytes stay (a zero byte is rare where ghost words keep theirs).
