@@ -48,8 +48,8 @@ where
                         }
                         any = true;
                     }
-                    // Its key could not be hashed, or its insert is still in flight (only a
-                    // queue policy's gathered slot): it stays, back in the policy.
+                    // Its key could not be hashed, or its insert is still in flight (a slot
+                    // gathered with its allocation): it stays, back in the policy.
                     Unlink::Kept | Unlink::NotYet => match &self.structure {
                         Structure::Queues(q) => q.insert(&self.arena, v),
                         Structure::Locked(l) => l.insert(v),
@@ -128,17 +128,41 @@ where
         }
     }
 
-    /// Whether an insert gathers its slot into the stripe's pending chain with the allocation.
+    /// Whether an insert of `hash` with weight `w` gathers its slot into the stripe's pending
+    /// chain with the allocation (one stripe lock for both): the slot is NEW until published,
+    /// and an eviction that meets it before puts it back.
     ///
-    /// Queue policies gathering new entries into chains take the slot into the stripe's
-    /// pending chain with the allocation (one stripe lock for both): it is NEW until
-    /// published, and an eviction that meets it before puts it back. S3-FIFO gathers an entry
-    /// bound for small after publication, once the ghost has said where it goes (see
-    /// `insert_inner`: the ghost test waits for its line as long as it can; stop 68 measured
-    /// both).
+    /// The queue policies do whenever they batch. S3-FIFO does for an entry bound for small,
+    /// without a weigher (its queue counts then read no slot, which may still be filling):
+    /// the look ahead at the key's home bucket ([`Index::bound_for_small`], after this insert's
+    /// evictions, as the insert's own ghost test) finds no entry of the key and no alive ghost
+    /// word of it; the entry is counted into small here, before its chain can be linked. The
+    /// others (a ghost hit, a replacement, a weighted entry) are placed after publication, by
+    /// what the index insert found. One thread: the look says what the insert finds. Several:
+    /// a change between the two (another thread's insert or eviction of the same key) leaves
+    /// the entry where the look sent it. (Stop 37 gathered S3-FIFO's entries this way; stop 41
+    /// moved the ghost into a table of its own, whose line the look would have waited for,
+    /// and stop 68 placed every S3-FIFO entry after publication; stop 94, the ghost back in
+    /// the index since stop 93, looks again: the home bucket is a line the insert reads anyway.)
     #[inline]
-    pub(super) fn gathers_early(&self) -> bool {
-        self.batch > 1 && matches!(self.structure, Structure::Queues(_))
+    pub(super) fn gathers_early(&self, hash: u64, tid: usize, w: u64) -> bool {
+        if self.batch == 1 {
+            return false;
+        }
+        match &self.structure {
+            Structure::Queues(_) => true,
+            Structure::Locked(_) => false,
+            Structure::S3(q) => {
+                let local = q.local(tid);
+                let small = self.weigher.is_none()
+                    && q.to_small(w, false)
+                    && self.index.bound_for_small(hash, q.ghost.now(local));
+                if small {
+                    q.count_small(local, w as i64);
+                }
+                small
+            }
+        }
     }
 
     /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.

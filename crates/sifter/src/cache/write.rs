@@ -181,8 +181,12 @@ where
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return Some(false);
         }
-        let early = self.gathers_early();
+        let early = self.gathers_early(hash, tid, weight);
         let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
+            if let (true, Structure::S3(q)) = (early, &self.structure) {
+                // Counted into small by `gathers_early`, and never gathered.
+                q.count_small(q.local(tid), -(weight as i64));
+            }
             self.credit(st, tokens);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return Some(false);
@@ -354,18 +358,20 @@ where
             }
             Structure::S3(q) => {
                 drop(pin);
-                // A key evicted from small lately (a ghost hit: the index insert took its
-                // ghost word) goes to main. Others go to small, gathered in chains like the
-                // other queue policies' inserts.
-                // An update of an entry of main goes to main. Relaxed: our slot's place,
-                // written by `carry_use` above (this thread).
-                let to_main = ghost_hit || self.slot(s).place.load(Ordering::Relaxed) == MAIN;
-                if self.batch == 1 || !q.to_small(weight, to_main) {
-                    q.insert(&self.arena, q.local(tid), s, weight, to_main);
-                } else {
-                    // Counted into small before it is linked, as every insert into small.
-                    q.count_small(q.local(tid), weight as i64);
-                    self.gather(st, s);
+                // Unless gathered into small with its allocation (`gathers_early`): a key
+                // evicted from small lately (a ghost hit: the index insert took its ghost
+                // word) goes to main, and so does an update of an entry of main. Others go to
+                // small, gathered in chains like the other queue policies' inserts. Relaxed:
+                // our slot's place, written by `carry_use` above (this thread).
+                if !early {
+                    let to_main = ghost_hit || self.slot(s).place.load(Ordering::Relaxed) == MAIN;
+                    if self.batch == 1 || !q.to_small(weight, to_main) {
+                        q.insert(&self.arena, q.local(tid), s, weight, to_main);
+                    } else {
+                        // Counted into small before it is linked, as every insert into small.
+                        q.count_small(q.local(tid), weight as i64);
+                        self.gather(st, s);
+                    }
                 }
             }
         }

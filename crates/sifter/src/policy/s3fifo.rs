@@ -51,9 +51,11 @@ const TO_MAIN: u8 = 2;
 /// A slot's `place` once its entry has been in main. An update's new version inherits it
 /// ([`Cache::carry_use`](crate::cache::Cache)) and goes to main, with the old version's
 /// frequency raised as a hit raises it — as the one-at-a-time algorithm leaves an updated
-/// entry of main in main. (The insert decides after publication, with the ghost test, so an
-/// entry bound for main never waits in small's chain; until stop 68 an S3-FIFO insert could
-/// gather into small before it knew it replaced, and small's scan passed such entries on.)
+/// entry of main in main. (An insert gathers into small's chain with its allocation only
+/// when a look at its home bucket finds no entry of its key and no alive ghost word of it,
+/// `Cache::gathers_early`; the others decide after publication, so with one thread an entry
+/// bound for main never waits in small's chain. Until stop 68 an S3-FIFO insert could gather
+/// into small before it knew it replaced, and small's scan passed such entries on.)
 pub(crate) const MAIN: u8 = 1;
 
 /// The marks of slot `s` as it moves from small to main: it restarts at frequency 0, an entry
@@ -234,8 +236,10 @@ impl S3Fifo {
         self.main_cap.store(capacity as i64 - small, Ordering::Relaxed);
     }
 
-    /// Counts a new, published entry of weight `w` into small before it is enqueued (gathered
-    /// in a chain by the cache, then [`S3Fifo::enqueue_small_chain`]).
+    /// Counts a new entry of weight `w` into small before it is enqueued (gathered in a chain
+    /// by the cache, with its allocation or after publication, then
+    /// [`S3Fifo::enqueue_small_chain`]); a negative `w` takes back a count whose entry was
+    /// never gathered.
     #[inline]
     pub fn count_small(&self, local: Mine<'_>, w: i64) {
         self.add(local, false, w);

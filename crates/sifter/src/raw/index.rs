@@ -615,6 +615,31 @@ impl Index {
         pass(c) != 0 && self.overflowed(b, hash)
     }
 
+    /// S3-FIFO's look ahead, before an insert allocates (no lock, Relaxed: a hint): whether
+    /// the index holds neither an entry with `hash`'s tag (as [`Index::may_hold`]: a
+    /// replacement keeps its old version's queue) nor, in its home bucket, an alive ghost
+    /// word of that tag by `g` (a ghost hit goes to main) — so the insert's entry goes to small
+    /// and may be gathered with its allocation. Nothing changes the bucket between this look
+    /// and the insert when one thread runs alone: the look then says what the insert will
+    /// find.
+    #[inline]
+    pub fn bound_for_small(&self, hash: u64, g: Ghosts) -> bool {
+        let b = self.home(hash);
+        let bucket = &self.buckets[b];
+        // Relaxed (all): a hint (see above).
+        let c = bucket.ctrl.load(Ordering::Relaxed);
+        let t = tag(hash);
+        let mut cand = matching(c, byte_tag(hash));
+        while cand != 0 {
+            let x = bucket.words[first(cand)].load(Ordering::Relaxed);
+            if live_tag(x, t) || (ghost_of(x, t) && g.alive(x)) {
+                return false;
+            }
+            cand &= cand - 1;
+        }
+        !(pass(c) != 0 && self.overflowed(b, hash))
+    }
+
     /// Whether bucket `b` (control word `c`) has a word with `hash`'s tag (Relaxed: a hint).
     #[inline(always)]
     fn tag_in(&self, b: usize, c: u64, hash: u64) -> bool {
@@ -1087,8 +1112,13 @@ mod tests {
             let lock = idx.lock(h);
             idx.insert(&lock, h, s, pinned, |_| false, Some(g(now, 10)))
         };
+        assert!(idx.bound_for_small(h, g(0, 10)), "a new key goes to small");
         assert_eq!(add(h, 7, 0), Inserted::Added);
+        assert!(!idx.bound_for_small(h, g(0, 10)), "a replacement keeps its queue");
         assert_eq!(idx.remove_slot(h as u32, 7, Some(5)), Some(true));
+        // The look ahead of an insert sees the ghost word as the insert will.
+        assert!(!idx.bound_for_small(h, g(14, 10)), "an alive ghost word sends its key to main");
+        assert!(idx.bound_for_small(h, g(15, 10)), "a dead one does not");
         assert_eq!(idx.find(h, pinned, |_| panic!("a ghost word was followed")), None);
         assert_eq!(idx.first(h, |_| panic!("pinned"), |_| panic!("compared")), First::Absent);
         assert!(!idx.may_hold(h));
