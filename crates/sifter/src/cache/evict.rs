@@ -132,11 +132,12 @@ where
     /// chain with the allocation (one stripe lock for both): the slot is NEW until published,
     /// and an eviction that meets it before puts it back.
     ///
-    /// The queue policies do whenever they batch. S3-FIFO does for an entry bound for small,
+    /// The queue policies do whenever they batch (small Mobius caches: while their stripe's
+    /// evictions batch, see [`ORDERED_BELOW`]). S3-FIFO does for an entry bound for small,
     /// without a weigher (its queue counts then read no slot, which may still be filling):
     /// the look ahead at the key's home bucket ([`Index::bound_for_small`], after this insert's
     /// evictions, as the insert's own ghost test) finds no entry of the key and no alive ghost
-    /// word of it; the entry is counted into small here, before its chain can be linked. The
+    /// word of it; the caller counts the entry into small before its chain can be linked. The
     /// others (a ghost hit, a replacement, a weighted entry) are placed after publication, by
     /// what the index insert found. One thread: the look says what the insert finds. Several:
     /// a change between the two (another thread's insert or eviction of the same key) leaves
@@ -145,22 +146,20 @@ where
     /// and stop 68 placed every S3-FIFO entry after publication; stop 94, the ghost back in
     /// the index since stop 93, looks again: the home bucket is a line the insert reads anyway.)
     #[inline]
-    pub(super) fn gathers_early(&self, hash: u64, tid: usize, w: u64) -> bool {
+    pub(super) fn gathers_early(&self, st: &Stripe, hash: u64, tid: usize, w: u64) -> bool {
         if self.batch == 1 {
             return false;
         }
         match &self.structure {
-            Structure::Queues(_) => true,
+            // Relaxed: a hint, this stripe's own (see `ORDERED_BELOW`).
+            Structure::Queues(_) => {
+                self.last_evictor.is_none() || st.batching.load(Ordering::Relaxed)
+            }
             Structure::Locked(_) => false,
             Structure::S3(q) => {
-                let local = q.local(tid);
-                let small = self.weigher.is_none()
+                self.weigher.is_none()
                     && q.to_small(w, false)
-                    && self.index.bound_for_small(hash, q.ghost.now(local));
-                if small {
-                    q.count_small(local, w as i64);
-                }
-                small
+                    && self.index.bound_for_small(hash, q.ghost.now(q.local(tid)))
             }
         }
     }
@@ -454,6 +453,43 @@ where
         }
     }
 
+    /// The victims an eviction of stripe `st` takes at once: [`EVICT_BATCH`] (fewer in small
+    /// caches), or in small Mobius caches one unless another stripe evicted since `st` last
+    /// did or `st` batched and has evicted fewer than [`ALONE_AFTER`] times in a row since;
+    /// that decides whether `st`'s inserts gather their entries too (see [`ORDERED_BELOW`]).
+    #[inline]
+    pub(super) fn evict_batch_for(&self, st: &Stripe) -> usize {
+        let Some(last) = &self.last_evictor else {
+            return self.evict_batch;
+        };
+        let me = st as *const Stripe as usize;
+        // Relaxed (all): a heuristic that decides only how many victims to take and whether to
+        // gather; any value read is safe. Stored only when it changes: one thread alone never
+        // writes the line again.
+        let before = last.load(Ordering::Relaxed);
+        let mut batching = st.batching.load(Ordering::Relaxed);
+        if before != me {
+            last.store(me, Ordering::Relaxed);
+            if before != 0 {
+                batching = true;
+                st.alone.store(0, Ordering::Relaxed);
+            }
+        } else if batching {
+            // Threads sharing the stripe may lose a count: they only delay the switch.
+            let alone = st.alone.load(Ordering::Relaxed) + 1;
+            st.alone.store(alone, Ordering::Relaxed);
+            batching = alone < ALONE_AFTER;
+        }
+        if st.batching.load(Ordering::Relaxed) != batching {
+            st.batching.store(batching, Ordering::Relaxed);
+        }
+        if batching {
+            self.evict_batch
+        } else {
+            1
+        }
+    }
+
     /// Takes `w` tokens from `st`, if it has them.
     #[inline]
     pub(super) fn take(st: &Stripe, w: u64) -> bool {
@@ -503,6 +539,7 @@ where
         // Computed only when a scan freed nothing (a division; most acquisitions end at their
         // first scan).
         let most_removed_only = || self.arena.count() / self.evict_batch + 1;
+        let want = self.evict_batch_for(st);
         while attempt < ATTEMPTS {
             attempt += 1;
             if self.refill(st, w.max(self.spill)) {
@@ -520,7 +557,7 @@ where
                 let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
                 victims.len = 0;
             }
-            if let Some(freed) = self.evict_some(st, tid, now, self.evict_batch, victims) {
+            if let Some(freed) = self.evict_some(st, tid, now, want, victims) {
                 // The common case at steady state: the victims free what we need (one of them
                 // exactly that, the others the stripe's next inserts'), and our own tokens
                 // never touch the stripe.
@@ -758,6 +795,54 @@ where
                 });
             }
             st.lists.lock().free.extend_from_slice(&taken);
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A small Mobius cache batches only after another stripe evicted (see `ORDERED_BELOW`);
+    /// larger caches and other policies always do.
+    #[test]
+    fn small_mobius_batches_only_while_stripes_take_turns() {
+        // 4,000 entries: batches of more than one on machines of up to 64 stripes.
+        let c: Cache<u64, u64> = Cache::builder().capacity(4_000).policy(Policy::Mobius).build();
+        assert!(c.evict_batch > 1 && c.last_evictor.is_some());
+        assert_eq!(c.queue_batches(), (1, 1));
+        let (a, b) = (&*c.stripes[0], &*c.stripes[1]);
+        let batching = |st: &Stripe| st.batching.load(Ordering::Relaxed);
+        // Alone: one victim at a time, new entries not gathered.
+        assert_eq!(c.evict_batch_for(a), 1);
+        assert_eq!(c.evict_batch_for(a), 1);
+        assert!(!batching(a) && !c.gathers_early(a, 1, 0, 1));
+        // Another stripe's eviction after ours: it batches, and so do we at our next.
+        assert_eq!(c.evict_batch_for(b), c.evict_batch);
+        assert!(batching(b) && c.gathers_early(b, 1, 1, 1));
+        assert_eq!(c.evict_batch_for(a), c.evict_batch);
+        assert!(batching(a) && c.gathers_early(a, 1, 0, 1));
+        // Alone again: one at a time again after `ALONE_AFTER` evictions in a row.
+        for _ in 1..ALONE_AFTER {
+            assert_eq!(c.evict_batch_for(a), c.evict_batch);
+        }
+        assert_eq!(c.evict_batch_for(a), 1);
+        assert!(!batching(a) && !c.gathers_early(a, 1, 0, 1));
+        assert_eq!(c.evict_batch_for(a), 1);
+        // The other stripe's turn starts the count again.
+        assert_eq!(c.evict_batch_for(b), c.evict_batch);
+        assert_eq!(c.evict_batch_for(a), c.evict_batch);
+        assert_eq!(c.evict_batch_for(b), c.evict_batch);
+        for _ in 1..ALONE_AFTER {
+            assert_eq!(c.evict_batch_for(b), c.evict_batch);
+        }
+        assert_eq!(c.evict_batch_for(b), 1);
+
+        for (cap, policy) in [(100_000, Policy::Mobius), (4_000, Policy::Clock)] {
+            let c: Cache<u64, u64> = Cache::builder().capacity(cap).policy(policy).build();
+            assert!(c.last_evictor.is_none(), "{policy:?} at {cap}");
+            assert_eq!(c.evict_batch_for(&c.stripes[0]), c.evict_batch);
+            assert!(c.gathers_early(&c.stripes[0], 1, 0, 1));
         }
     }
 }

@@ -181,10 +181,15 @@ where
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return Some(false);
         }
-        let early = self.gathers_early(hash, tid, weight);
+        let early = self.gathers_early(st, hash, tid, weight);
+        if let (true, Structure::S3(q)) = (early, &self.structure) {
+            // Counted into small before it is linked, as every insert into small (the
+            // allocation may link its chain).
+            q.count_small(q.local(tid), weight as i64);
+        }
         let Some(s) = self.alloc(st, tid, now, victims.as_slice(), early) else {
             if let (true, Structure::S3(q)) = (early, &self.structure) {
-                // Counted into small by `gathers_early`, and never gathered.
+                // Counted into small above, and never gathered.
                 q.count_small(q.local(tid), -(weight as i64));
             }
             self.credit(st, tokens);

@@ -625,28 +625,28 @@ impl Index {
     #[inline]
     pub fn bound_for_small(&self, hash: u64, g: Ghosts) -> bool {
         let b = self.home(hash);
-        let bucket = &self.buckets[b];
         // Relaxed (all): a hint (see above).
-        let c = bucket.ctrl.load(Ordering::Relaxed);
+        let c = self.buckets[b].ctrl.load(Ordering::Relaxed);
         let t = tag(hash);
-        let mut cand = matching(c, byte_tag(hash));
-        while cand != 0 {
-            let x = bucket.words[first(cand)].load(Ordering::Relaxed);
-            if live_tag(x, t) || (ghost_of(x, t) && g.alive(x)) {
-                return false;
-            }
-            cand &= cand - 1;
-        }
-        !(pass(c) != 0 && self.overflowed(b, hash))
+        let known = |x| live_tag(x, t) || (ghost_of(x, t) && g.alive(x));
+        !(self.word_in(b, c, hash, known) || (pass(c) != 0 && self.overflowed(b, hash)))
     }
 
-    /// Whether bucket `b` (control word `c`) has a word with `hash`'s tag (Relaxed: a hint).
+    /// Whether bucket `b` (control word `c`) has an entry word with `hash`'s tag (Relaxed: a
+    /// hint).
     #[inline(always)]
     fn tag_in(&self, b: usize, c: u64, hash: u64) -> bool {
+        self.word_in(b, c, hash, |x| live_tag(x, tag(hash)))
+    }
+
+    /// Whether bucket `b` (control word `c`) has a word `hit` accepts among those whose byte
+    /// tag is `hash`'s (Relaxed: a hint).
+    #[inline(always)]
+    fn word_in(&self, b: usize, c: u64, hash: u64, hit: impl Fn(u64) -> bool) -> bool {
         let bucket = &self.buckets[b];
         let mut cand = matching(c, byte_tag(hash));
         while cand != 0 {
-            if live_tag(bucket.words[first(cand)].load(Ordering::Relaxed), tag(hash)) {
+            if hit(bucket.words[first(cand)].load(Ordering::Relaxed)) {
                 return true;
             }
             cand &= cand - 1;
