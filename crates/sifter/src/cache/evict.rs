@@ -462,7 +462,7 @@ where
         let Some(last) = &self.last_evictor else {
             return self.evict_batch;
         };
-        let me = st as *const Stripe as usize;
+        let me = (st as *const Stripe).addr();
         // Relaxed (all): a heuristic that decides only how many victims to take and whether to
         // gather; any value read is safe. Stored only when it changes: one thread alone never
         // writes the line again.
