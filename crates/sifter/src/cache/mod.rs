@@ -128,19 +128,19 @@ const BATCH: u32 = 8;
 const EVICT_BATCH: usize = 8;
 
 /// Mobius caches of fewer entries than this batch only while threads contend: an insert's eviction
-/// takes [`EVICT_BATCH`] victims and its new entry joins a chain only if another stripe evicted
-/// since this stripe last did ([`Cache::evict_batch_for`]); otherwise one victim, and the new entry
-/// is enqueued alone, as the one-at-a-time policy does. Mobius's victims are mostly entries
+/// takes [`EVICT_BATCH`] victims and its new entry joins a chain only while its stripe batches
+/// ([`Cache::evict_batch_for`]: from the first eviction that finds another stripe's since its own
+/// last, until it evicts [`ALONE_AFTER`] times in a row alone); otherwise one victim, and the new
+/// entry is enqueued alone, as the one-at-a-time policy does. Mobius's victims are mostly entries
 /// inserted moments ago (SIEVE's quick demotion), so its batches change its order where other
 /// policies' do not: a batch takes them early, a chain gives them a grace. At one thread, on Zipf
 /// 1.0 streams of 300–5,000 entries over 100 k keys, batches moved Mobius's miss ratio from the
 /// simulator's by up to 0.009 (0.002 is issue 11's bound), and by at most 0.001 from about 3,000
-/// entries on; one at a time it is the simulator's exactly. One thread pays for the order (0.71 of
-/// quick_cache's throughput at 1,000 entries instead of 0.79; at 10k entries it would be 0.69
-/// instead of 0.90, so larger caches keep their batches; docs/BENCHMARKS.md, stop 95). Two threads
-/// evicting in turns batch as before (until one evicts [`ALONE_AFTER`] times in a row): without
-/// batches, two threads inserting into a cache of a few hundred entries meet on the queues' head
-/// and tail at every insert (see [`batches`]).
+/// entries on; one at a time it is the simulator's exactly. One thread pays for the order (0.69 of
+/// quick_cache's throughput at 1,000 and 3,000 entries instead of 0.82 and 0.76; at 10k entries it
+/// would be 0.69 instead of 0.90, so larger caches keep their batches; docs/BENCHMARKS.md, stop
+/// 95). Two threads batch as before: without batches, two threads inserting into a cache of a few
+/// hundred entries meet on the queues' head and tail at every insert (see [`batches`]).
 const ORDERED_BELOW: u64 = 4096;
 
 /// Evictions in a row with no other stripe's between after which a batching stripe of a small
@@ -300,8 +300,8 @@ struct Stripe {
     /// each such slot they take out of the queues. The sum over stripes is exact when
     /// quiescent.
     garbage: AtomicI64,
-    /// Whether this stripe's last eviction found another stripe's before it (see
-    /// [`ORDERED_BELOW`]): its inserts gather their entries into chains meanwhile.
+    /// Whether this stripe's evictions take batches (small Mobius caches: see
+    /// [`Cache::evict_batch_for`]); its inserts gather their entries into chains meanwhile.
     batching: AtomicBool,
     /// Its evictions in a row since another stripe's while batching (see [`ALONE_AFTER`]).
     alone: std::sync::atomic::AtomicU8,
