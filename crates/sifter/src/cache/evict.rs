@@ -475,8 +475,9 @@ where
                 st.alone.store(0, Ordering::Relaxed);
             }
         } else if batching {
-            // Threads sharing the stripe may lose a count: they only delay the switch.
-            let alone = st.alone.load(Ordering::Relaxed) + 1;
+            // Threads sharing the stripe may lose a count (they only delay the switch) or add
+            // one past the switch (saturating: a count, never a wrap).
+            let alone = st.alone.load(Ordering::Relaxed).saturating_add(1);
             st.alone.store(alone, Ordering::Relaxed);
             batching = alone < ALONE_AFTER;
         }
