@@ -467,7 +467,8 @@ where
         // gather; any value read is safe. Stored only when it changes: one thread alone never
         // writes the line again.
         let before = last.load(Ordering::Relaxed);
-        let mut batching = st.batching.load(Ordering::Relaxed);
+        let was = st.batching.load(Ordering::Relaxed);
+        let mut batching = was;
         if before != me {
             last.store(me, Ordering::Relaxed);
             if before != 0 {
@@ -481,7 +482,7 @@ where
             st.alone.store(alone, Ordering::Relaxed);
             batching = alone < ALONE_AFTER;
         }
-        if st.batching.load(Ordering::Relaxed) != batching {
+        if batching != was {
             st.batching.store(batching, Ordering::Relaxed);
         }
         if batching {

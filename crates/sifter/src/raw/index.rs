@@ -510,8 +510,9 @@ impl Index {
 
     /// [`Index::claim_empty`] in S3-FIFO's index when no byte is zero: the first empty word,
     /// else the oldest ghost word by `g` (one no longer alive, if any: those are the oldest),
-    /// whose fingerprint leaves early if it was alive. All seven words are read and ranked without a branch per
-    /// word; stale bytes stay (a zero byte is rare where ghost words keep theirs).
+    /// whose fingerprint leaves early if it was alive. All seven words are read and ranked
+    /// without a branch per word; stale bytes stay (a zero byte is rare where ghost words keep
+    /// theirs).
     #[inline]
     fn claim_oldest(
         &self,
