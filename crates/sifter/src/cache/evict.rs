@@ -104,7 +104,11 @@ where
             Structure::Queues(q) => {
                 // A scan that reaches the tail first enqueues this stripe's gathered entries
                 // (see `Queues::evict_many`); queues found empty take every stripe's chain.
-                let at_tail = || self.batch > 1 && self.flush_stripe(st);
+                // Relaxed: a hint; a chain another thread of the stripe gathered a moment
+                // ago and missed here is enqueued by a later scan or when full.
+                let at_tail = || {
+                    self.batch > 1 && st.pending.load(Ordering::Relaxed) && self.flush_stripe(st)
+                };
                 (q.evict_many(n, want, out, at_tail)
                     || (self.flush_pending() && q.evict_many(n, want, out, at_tail)))
                 .then_some(false)
@@ -166,7 +170,7 @@ where
 
     /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.
     pub(super) fn gather(&self, st: &Stripe, s: u32) {
-        let full = self.pend(&mut st.lists.lock(), s);
+        let full = self.pend(st, &mut st.lists.lock(), s);
         if let Some((first, last)) = full {
             self.enqueue_new(first, last);
         }
@@ -175,7 +179,7 @@ where
     /// Under a stripe's lock: adds slot `s` (the caller's, in no queue) to the pending chain;
     /// returns the chain to enqueue if that filled it.
     #[inline(always)]
-    pub(super) fn pend(&self, l: &mut Lists, s: u32) -> Option<(u32, u32)> {
+    pub(super) fn pend(&self, st: &Stripe, l: &mut Lists, s: u32) -> Option<(u32, u32)> {
         reset(&self.arena, s);
         if l.pend_len == 0 {
             l.pend_first = s;
@@ -184,10 +188,16 @@ where
         }
         l.pend_last = s;
         l.pend_len += 1;
-        (l.pend_len >= self.batch).then(|| {
+        let full = l.pend_len >= self.batch;
+        if full {
             l.pend_len = 0;
-            (l.pend_first, l.pend_last)
-        })
+        }
+        // Relaxed: a hint beside the lock's data (see `Stripe::pending`), stored only when it
+        // changes (a chain of one is full at once in a cache of batches of one).
+        if st.pending.load(Ordering::Relaxed) == full {
+            st.pending.store(!full, Ordering::Relaxed);
+        }
+        full.then_some((l.pend_first, l.pend_last))
     }
 
     /// Enqueues a gathered chain of new slots where new entries go.
@@ -217,6 +227,8 @@ where
             let mut l = st.lists.lock();
             (l.pend_len > 0).then(|| {
                 l.pend_len = 0;
+                // Relaxed: a hint (see `Stripe::pending`).
+                st.pending.store(false, Ordering::Relaxed);
                 (l.pend_first, l.pend_last)
             })
         };
@@ -308,7 +320,7 @@ where
                     self.arena.prefetch(after, true);
                 }
                 if gather {
-                    full = self.pend(&mut l, s);
+                    full = self.pend(st, &mut l, s);
                 }
             }
             (advance, got, full)

@@ -305,6 +305,10 @@ struct Stripe {
     batching: AtomicBool,
     /// Its evictions in a row since another stripe's while batching (see [`ALONE_AFTER`]).
     alone: std::sync::atomic::AtomicU8,
+    /// Whether `lists` holds a pending chain (`pend_len > 0`), stored under the lock with
+    /// each change and read without it: an eviction scan at the tail takes the lock only for
+    /// a chain to enqueue (small Mobius caches at one thread gather none).
+    pending: AtomicBool,
 }
 
 /// The epochs of a new cache: the defaults, or what a test asked for (`hooks::epochs`).

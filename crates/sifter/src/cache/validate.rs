@@ -45,6 +45,14 @@ where
         let mut pending = Vec::new();
         for st in self.stripes.iter() {
             let l = st.lists.lock();
+            // Relaxed: quiescent by contract (the last store is visible).
+            if st.pending.load(Ordering::Relaxed) != (l.pend_len > 0) {
+                return Err(format!(
+                    "a stripe's pending hint says {} for a chain of {}",
+                    st.pending.load(Ordering::Relaxed),
+                    l.pend_len
+                ));
+            }
             let mut s = l.pend_first;
             for i in 0..l.pend_len {
                 pending.push(s);

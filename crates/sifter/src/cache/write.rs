@@ -158,23 +158,33 @@ where
         let tid = thread_id();
         // An update of a resident key writes over the old value when nobody reads it (not a
         // conditional insert's, nor where `in_place` says no).
-        let (key, value) = if self.in_place && expect.is_none() && self.index.may_hold(hash) {
-            match self.update_in_place(hash, key, value, times, tid) {
-                Ok(()) => return Some(true),
-                Err(kv) => kv,
-            }
-        } else {
-            (key, value)
-        };
+        // `may_hold`: whether the index may hold the key (a hint, see `Index::may_hold`),
+        // asked once for the write in place and the tokens below.
+        let mut may_hold = None;
+        let (key, value) =
+            if self.in_place && expect.is_none() && *may_hold.insert(self.index.may_hold(hash)) {
+                match self.update_in_place(hash, key, value, times, tid) {
+                    Ok(()) => return Some(true),
+                    Err(kv) => kv,
+                }
+            } else {
+                (key, value)
+            };
         let st = self.stripe(tid);
         let mut victims = Victims::default();
         // The stripe's tokens if it has them (at steady state, 7 inserts in 8). Else, before
         // evicting for them: an update of a resident key (every weight 1) needs none, the old
         // version's pay for the new one, so a full cache does not evict for an update. Should
         // the old version leave (evicted, removed) before ours replaces it, ours is added and
-        // takes its tokens after publication ([`Cache::pay_late`]).
+        // takes its tokens after publication ([`Cache::pay_late`]). A key the hint calls
+        // absent is new (one thread: exactly; several: it was absent a moment ago, and an
+        // insert racing ours may make one eviction too many, as any race between two inserts
+        // of a key may).
         let took = Self::take(st, weight);
-        let owes = !took && self.weigher.is_none() && self.resident(hash, &key, tid);
+        let owes = !took
+            && self.weigher.is_none()
+            && *may_hold.get_or_insert_with(|| self.index.may_hold(hash))
+            && self.resident(hash, &key, tid);
         let tokens = if owes { 0 } else { weight };
         if !took && !owes && !self.acquire(st, tid, now, weight, &mut victims) {
             let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
@@ -476,7 +486,7 @@ where
 
     /// Whether `key` (hash `hash`) is in the index (a full lookup: an entry that overflowed
     /// its home bucket counts too, or its updates would evict). Out of line: only an insert
-    /// that found no token in its stripe asks.
+    /// that found no token in its stripe, of a key [`Index::may_hold`] calls possible, asks.
     #[inline(never)]
     pub(super) fn resident(&self, hash: u64, key: &K, tid: usize) -> bool {
         let mut pin = LazyPin::new(&self.epochs, tid);
