@@ -163,19 +163,22 @@
 //! 64-byte bucket per four entries; a share of the 1/16 spare slots). `sifter bench --mem`
 //! measures it: about 35 bytes per u64 → u64 entry, whatever the number of threads (the arena
 //! grows only if reclamation stalls, which preempted readers no longer cause). Hits: one hash,
-//! one hazard (a locked store to the thread's own record), one index line (tags of seven entries), one slot line, an optional bit store, and
-//! the value clone. Misses: the index line; inserts take tokens and a slot from the thread's
-//! stripe and evict into it (one CAS on the queue head), all without allocation.
+//! one hazard (a locked store to the thread's own record), one index line (tags of seven
+//! entries), one slot line, an optional bit store, and the value clone. Misses: the index
+//! line; inserts take tokens and a slot from the thread's stripe and evict into it (one CAS on
+//! the queue head), all without allocation.
 //!
 //! **Against quick_cache** (`sifter bench`, read-through, Zipf 1.0 over a million u64 keys,
 //! u64 values, ratios of throughput in the same processes on a 2-vCPU VM; docs/BENCHMARKS.md):
-//! with two threads Mobius runs 1.6–1.8× quick_cache at 10,000 entries and 2.4–2.9× at 100,000;
-//! with one thread it runs 0.8–0.9× up to about 10,000 entries and level or ahead from about
-//! 20,000 (1.1–1.3× at 100,000). A small cache at one thread is where quick_cache's insert,
-//! one lock over one slab, beats Mobius's concurrent insert (its locked instructions, one per
-//! structure it touches); with keys that cost something to hash and compare (`String`) Mobius
-//! is level there too. Its hit ratio is SIEVE's: on this stream 1.0–1.2 points below
-//! quick_cache's up to 50,000 entries, 0.6 at 100,000, 0.1 at 200,000.
+//! with two threads Mobius runs 1.5–1.8× quick_cache at 1,000–10,000 entries and 2.4–2.9× at
+//! 100,000; with one thread it runs 0.65–0.7× below 4,096 entries (where one thread alone
+//! evicts and enqueues one entry at a time, for the simulator's order), 0.85–0.9× at 10,000,
+//! and level or ahead from about 20,000 (1.1–1.3× at 100,000). A small cache at one thread is
+//! where quick_cache's insert, one lock over one slab, beats Mobius's concurrent insert (its
+//! locked instructions, one per structure it touches); with keys that cost something to hash
+//! and compare (`String`) and pointer values, Mobius was level at 10,000 (stop 73). Its hit
+//! ratio is SIEVE's: on this stream 1.0–1.2 points below quick_cache's up to 50,000 entries,
+//! 0.6 at 100,000, 0.1 at 200,000.
 //!
 //! **Huge pages.** The arena and the index (and [`MultiStepCache`]'s sets) are allocated
 //! once, by the global allocator, and on Linux advised for transparent huge pages

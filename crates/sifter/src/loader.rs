@@ -310,7 +310,8 @@ where
     /// #     struct W; impl Wake for W { fn wake(self: std::sync::Arc<Self>) {} }
     /// #     let w = Waker::from(std::sync::Arc::new(W));
     /// #     let mut f = std::pin::pin!(f);
-    /// #     loop { if let Poll::Ready(v) = f.as_mut().poll(&mut Context::from_waker(&w)) { return v } }
+    /// #     let mut cx = Context::from_waker(&w);
+    /// #     loop { if let Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v } }
     /// # }
     /// let cache: Cache<u64, u64> = Cache::builder().capacity(100).build();
     /// let v = block_on(cache.get_with_async(3, async { 9 }));

@@ -54,7 +54,11 @@ pub(crate) fn prefetch<T>(at: &T, write: bool) {
             // SAFETY: the CPU has PREFETCHW (CPUID, `has_prefetchw`); `p` comes from a
             // reference, and a prefetch cannot fault or change memory either way.
             unsafe {
-                std::arch::asm!("prefetchw [{}]", in(reg) p, options(nostack, preserves_flags, readonly));
+                std::arch::asm!(
+                    "prefetchw [{}]",
+                    in(reg) p,
+                    options(nostack, preserves_flags, readonly)
+                );
             }
         } else {
             // SAFETY: as above; PREFETCHT0 is part of SSE, which x86-64 always has.

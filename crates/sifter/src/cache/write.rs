@@ -93,8 +93,10 @@ where
     /// expires), in place of the cache's time-to-live, time-to-idle or [`Expiry`](crate::Expiry).
     ///
     /// # Panics
-    /// If the cache was built without expiry (see [`CacheBuilder::time_to_live`](crate::CacheBuilder::time_to_live),
-    /// [`time_to_idle`](crate::CacheBuilder::time_to_idle), [`expiry`](crate::CacheBuilder::expiry) or
+    /// If the cache was built without expiry (see
+    /// [`CacheBuilder::time_to_live`](crate::CacheBuilder::time_to_live),
+    /// [`time_to_idle`](crate::CacheBuilder::time_to_idle),
+    /// [`expiry`](crate::CacheBuilder::expiry) or
     /// [`per_entry_expiry`](crate::CacheBuilder::per_entry_expiry)): its entries have no room
     /// for an expiry time.
     ///
@@ -424,8 +426,9 @@ where
     /// be reading the old value (`Epochs::exclusive`: no other thread has announced the slot,
     /// no thread is pinned) and the entry is still indexed and not expired; otherwise the key
     /// and value come back and the insert makes a new version, as before. Readers that come
-    /// meanwhile wait for the move ([`Writing::settled`](crate::raw::writing::Writing::settled)), which runs no user code: the old
-    /// value's `Drop` and the listener run after it.
+    /// meanwhile wait for the move
+    /// ([`Writing::settled`](crate::raw::writing::Writing::settled)), which runs no user
+    /// code: the old value's `Drop` and the listener run after it.
     ///
     /// Out of line: most inserts are of new keys, which [`Index::may_hold`] sends the usual
     /// way first.

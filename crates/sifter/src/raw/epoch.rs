@@ -34,8 +34,8 @@
 //!   reads every record's hazard, after the same fence: an [`Advance`]. A slot retired at epoch
 //!   `r` (read after its unlinking, behind a `SeqCst` fence) may be reused once an advance
 //!   attempt that saw the global epoch at `r + 1` or later names it in no hazard and the epoch
-//!   is `r + 2` ([`Advance::covers`], [`Advance::free`]): every epoch-pinned thread pinned after the unlinking,
-//!   and every hazard announced before that attempt's fence was seen.
+//!   is `r + 2` ([`Advance::covers`], [`Advance::free`]): every epoch-pinned thread pinned
+//!   after the unlinking, and every hazard announced before that attempt's fence was seen.
 //! * **Reuse at once.** Slots just unlinked need no wait at all when, read after the
 //!   unlinking's barrier, no thread is pinned at any epoch and no hazard names them
 //!   ([`Epochs::quiet`]): the cache's inserts reuse their victims that way at steady state.
