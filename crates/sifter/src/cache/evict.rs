@@ -33,8 +33,16 @@ where
             }?;
             self.prefetch_victims(&taken);
             let (mut freed, mut any) = (0, false);
+            // An S3-FIFO small-queue victim's fingerprint goes to the ghost: the batch's
+            // stamps follow one another from the clock as this thread sees it (as one victim
+            // after another would read it), counted into the clock once, after the batch.
+            let ghost = match (to_ghost, &self.structure) {
+                (true, Structure::S3(q)) => Some((q, q.ghost.next_stamp(q.local(tid)))),
+                _ => None,
+            };
+            let mut stamp = ghost.map_or(0, |(_, first)| first);
             for &v in &taken.slots[..taken.len] {
-                // An S3-FIFO small-queue victim's fingerprint goes to the ghost.
+                let to_ghost = ghost.is_some().then_some(&mut stamp);
                 match self.unlink_slot(v, st, tid, RemovalCause::Evicted, now, to_ghost) {
                     Unlink::Done(w) => {
                         victims.push(v);
@@ -57,6 +65,12 @@ where
                             q.insert(&self.arena, q.local(tid), v, self.weight_of(v), true)
                         }
                     },
+                }
+            }
+            if let Some((q, first)) = ghost {
+                let added = stamp.wrapping_sub(first);
+                if added != 0 {
+                    q.ghost.added(q.local(tid), added);
                 }
             }
             if any {
@@ -150,7 +164,13 @@ where
     /// and stop 68 placed every S3-FIFO entry after publication; stop 94, the ghost back in
     /// the index since stop 93, looks again: the home bucket is a line the insert reads anyway.)
     #[inline]
-    pub(super) fn gathers_early(&self, st: &Stripe, hash: u64, tid: usize, w: u64) -> bool {
+    pub(super) fn gathers_early(
+        &self,
+        st: &Stripe,
+        hash: u64,
+        w: u64,
+        ghost: Option<Ghosts>,
+    ) -> bool {
         if self.batch == 1 {
             return false;
         }
@@ -163,7 +183,7 @@ where
             Structure::S3(q) => {
                 self.weigher.is_none()
                     && q.to_small(w, false)
-                    && self.index.bound_for_small(hash, q.ghost.now(q.local(tid)))
+                    && ghost.is_some_and(|g| self.index.bound_for_small(hash, g))
             }
         }
     }
@@ -830,18 +850,18 @@ mod tests {
         // Alone: one victim at a time, new entries not gathered.
         assert_eq!(c.evict_batch_for(a), 1);
         assert_eq!(c.evict_batch_for(a), 1);
-        assert!(!batching(a) && !c.gathers_early(a, 1, 0, 1));
+        assert!(!batching(a) && !c.gathers_early(a, 1, 1, None));
         // Another stripe's eviction after ours: it batches, and so do we at our next.
         assert_eq!(c.evict_batch_for(b), c.evict_batch);
-        assert!(batching(b) && c.gathers_early(b, 1, 1, 1));
+        assert!(batching(b) && c.gathers_early(b, 1, 1, None));
         assert_eq!(c.evict_batch_for(a), c.evict_batch);
-        assert!(batching(a) && c.gathers_early(a, 1, 0, 1));
+        assert!(batching(a) && c.gathers_early(a, 1, 1, None));
         // Alone again: one at a time again after `ALONE_AFTER` evictions in a row.
         for _ in 1..ALONE_AFTER {
             assert_eq!(c.evict_batch_for(a), c.evict_batch);
         }
         assert_eq!(c.evict_batch_for(a), 1);
-        assert!(!batching(a) && !c.gathers_early(a, 1, 0, 1));
+        assert!(!batching(a) && !c.gathers_early(a, 1, 1, None));
         assert_eq!(c.evict_batch_for(a), 1);
         // The other stripe's turn starts the count again.
         assert_eq!(c.evict_batch_for(b), c.evict_batch);
@@ -856,7 +876,7 @@ mod tests {
             let c: Cache<u64, u64> = Cache::builder().capacity(cap).policy(policy).build();
             assert!(c.last_evictor.is_none(), "{policy:?} at {cap}");
             assert_eq!(c.evict_batch_for(&c.stripes[0]), c.evict_batch);
-            assert!(c.gathers_early(&c.stripes[0], 1, 0, 1));
+            assert!(c.gathers_early(&c.stripes[0], 1, 1, None));
         }
     }
 }

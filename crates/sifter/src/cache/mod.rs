@@ -48,6 +48,7 @@ use crate::policy::queues::Nodes;
 use crate::policy::queues::{link_private, reset, Mode, Queues, Taken};
 use crate::policy::s3fifo::{S3Fifo, MAIN, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, Held, LazyPin};
+use crate::raw::ghost::Ghosts;
 use crate::raw::index::{pinned, spread, First, Index, Inserted};
 use crate::raw::queue::Links;
 use crate::raw::slot::{
@@ -800,7 +801,7 @@ where
             let now = self.now();
             for s in self.index.slots() {
                 if let Unlink::Done(w) =
-                    self.unlink_slot(s, st, tid, RemovalCause::Cleared, now, false)
+                    self.unlink_slot(s, st, tid, RemovalCause::Cleared, now, None)
                 {
                     self.credit(st, w);
                     self.release_removed(s, tid);

@@ -42,7 +42,7 @@ where
     pub(crate) fn remove_slot(&self, s: u32, tid: usize, cause: RemovalCause, now: u64) -> bool {
         debug_assert!(cause != RemovalCause::Evicted, "evictions unlink what they took");
         let st = self.stripe(tid);
-        match self.unlink_slot(s, st, tid, cause, now, false) {
+        match self.unlink_slot(s, st, tid, cause, now, None) {
             Unlink::Done(w) => {
                 self.credit(st, w);
                 self.spill(st);
@@ -193,7 +193,14 @@ where
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return Some(false);
         }
-        let early = self.gathers_early(st, hash, tid, weight);
+        // S3-FIFO: the ghost's clock, for the ghost tests the insert makes (after this
+        // insert's evictions, as in the one-at-a-time algorithm): the early look below and
+        // the index's under the home lock.
+        let ghost = match &self.structure {
+            Structure::S3(q) => Some(q.ghost.now(q.local(tid))),
+            _ => None,
+        };
+        let early = self.gathers_early(st, hash, weight, ghost);
         if let (true, Structure::S3(q)) = (early, &self.structure) {
             // Counted into small before it is linked, as every insert into small (the
             // allocation may link its chain).
@@ -262,12 +269,6 @@ where
                     return None; // `undo` retires the slot
                 }
             }
-            // S3-FIFO: the ghost's clock, for the ghost test the insert makes (after this
-            // insert's evictions, as in the one-at-a-time algorithm).
-            let ghost = match &self.structure {
-                Structure::S3(q) => Some(q.ghost.now(q.local(tid))),
-                _ => None,
-            };
             let inserted = self.index.insert(
                 &lock,
                 hash,
@@ -639,7 +640,9 @@ where
     /// Reports the departure with `cause` (an expired entry evicted or cleared as
     /// [`RemovalCause::Expired`]). [`RemovalCause::Evicted`]: the caller took `v` from the
     /// policy, so no other thread will retire it and DEAD is a plain store; `ghost` (S3-FIFO's
-    /// small-queue victims): its key's fingerprint goes to the ghost.
+    /// small-queue victims): its key's fingerprint goes to the ghost with this stamp, and the
+    /// stamp moves on by one (the caller counts the fingerprints into the ghost's clock:
+    /// [`Ghost::added`](crate::policy::s3fifo::Ghost::added), once per batch).
     #[inline(always)]
     pub(super) fn unlink_slot(
         &self,
@@ -648,7 +651,7 @@ where
         tid: usize,
         cause: RemovalCause,
         now: u64,
-        ghost: bool,
+        ghost: Option<&mut u32>,
     ) -> Unlink {
         let slot = self.slot(v);
         // Acquire: pairs with the Release DEAD store of whoever unlinked it, which orders that
@@ -667,15 +670,11 @@ where
             return Unlink::Kept;
         };
         // The index word becomes the key's ghost word (in its home bucket).
-        let ghost = match (ghost, &self.structure) {
-            (true, Structure::S3(q)) => Some((q, q.ghost.next_stamp(q.local(tid)))),
-            _ => None,
-        };
-        let Some(ghosted) = self.index.remove_slot(home, v, ghost.map(|(_, stamp)| stamp)) else {
+        let Some(ghosted) = self.index.remove_slot(home, v, ghost.as_deref().copied()) else {
             return Unlink::Gone;
         };
-        if let (true, Some((q, _))) = (ghosted, ghost) {
-            q.ghost.added(q.local(tid));
+        if let (true, Some(stamp)) = (ghosted, ghost) {
+            *stamp = stamp.wrapping_add(1);
         }
         if cause == RemovalCause::Evicted {
             // Release: as in `mark_removed`; no CAS needed, nobody else retires our slot.

@@ -661,9 +661,10 @@ impl Ghost {
         self.now(local).now.wrapping_add(1)
     }
 
-    /// Counts one fingerprint put in by the thread counting in `local`.
+    /// Counts `n` fingerprints put in by the thread counting in `local` (a batch of victims,
+    /// stamped [`Ghost::next_stamp`] onwards).
     #[inline]
-    pub fn added(&self, local: Mine<'_>) {
-        local.add(&local.local.ghost, 1, &self.clock, self.flush);
+    pub fn added(&self, local: Mine<'_>, n: u32) {
+        local.add(&local.local.ghost, i64::from(n), &self.clock, self.flush);
     }
 }
