@@ -12,7 +12,7 @@
 //! | [`Policy::Fifo`] | no lock, no store at all | lock-free single queue | — |
 //! | [`Policy::Lru`] | one global lock (move to front) | one global lock | the classic baseline |
 //! | [`Policy::ProbLru`] | the global lock on a fraction 1 − q of hits, nothing on the others | one global lock | Prob-LRU, "Can increasing the hit ratio hurt cache throughput?" |
-//! | [`Policy::NbqClock`] | no lock, one CAS on an 8-bit counter (the report's atomic add) | lock-free single queue, counters lowered as entries come round, batched re-insert | NbQ-CLOCK (Eads, UCB/EECS-2013-174) |
+//! | [`Policy::NbqClock`] | no lock, one CAS on an 8-bit counter (issue 12's atomic add; the report itself settled on non-atomic increments) | lock-free single queue, counters lowered as entries come round, batched re-insert | NbQ-CLOCK (Eads, UCB/EECS-2013-174) |
 //! | [`MultiStepCache`] (a sibling type) | one lock per set (a byte), 32-bit tags compared with SSE2/AVX2 | the set's last vector, same lock | Multi-step LRU, BigData'21 |
 //! | [`Policy::S3Fifo`] | no lock, no RMW, at most one plain store (2-bit count) | lock-free: small and main queues, a ghost of fingerprints | S3-FIFO, SOSP'23 |
 //!

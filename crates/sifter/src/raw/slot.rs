@@ -512,8 +512,10 @@ impl<K, V> Slot<K, V> {
         below
     }
 
-    /// Marks a hit in NbQ-CLOCK: the 8-bit counter goes up by one with one CAS (the report's
-    /// atomic add, saturating at `max`: a plain add could wrap a hot entry's count to 0). A
+    /// Marks a hit in NbQ-CLOCK: the 8-bit counter goes up by one with one CAS (an atomic add,
+    /// as issue 12 asks, saturating at `max`: a plain add could wrap a hot entry's count to 0;
+    /// the report's §4 settled on non-atomic increments instead, for latency — a plain store
+    /// here measured no faster, docs/BENCHMARKS.md stop 73). A
     /// CAS that loses a race drops this increment. True if it tried the CAS (the counter was
     /// below `max`): a CAS takes the line for writing whether or not it succeeds.
     #[inline]
