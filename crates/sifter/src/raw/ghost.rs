@@ -12,7 +12,9 @@
 //!   ([`Ghosts::alive`]), so the index's ghost words behave as a FIFO of the last `len`
 //!   fingerprints without a queue. Stamps are the count's 32 bits: ages are exact. A stamp up
 //!   to [`AHEAD`] insertions ahead of the reader's view is alive too (a thread's count lags
-//!   the others' by at most their unflushed insertions: see `Ghost` in `policy/s3fifo.rs`).
+//!   the others' by at most their unflushed insertions and the batch of victims each is
+//!   stamping — consecutive stamps from one read, counted after the batch: see `Ghost` in
+//!   `policy/s3fifo.rs` and `Cache::evict_some`).
 //! * **Room.** A ghost word is a free word for inserts: an insert that needs a word of a
 //!   bucket takes an empty one first, else the oldest ghost word there (the fingerprint leaves
 //!   early, as a full ring's oldest left the old ghost table). S3-FIFO's index has one bucket
@@ -28,7 +30,8 @@
 //!   exact up to early departures and a 31-bit fingerprint's collisions.
 
 /// How far (in insertions) a stamp may be ahead of a reader's count and still be alive:
-/// more than any thread's view can lag (at most 64 unflushed insertions per record).
+/// more than any thread's view can lag (at most 64 unflushed insertions per record, plus a
+/// batch of at most 8 victims being stamped).
 const AHEAD: u32 = 1 << 20;
 
 /// What a ghost word's stamp is measured against: the ghost's insertion count now, and how
