@@ -40,10 +40,10 @@ where
                 (true, Structure::S3(q)) => Some((q, q.ghost.next_stamp(q.local(tid)))),
                 _ => None,
             };
-            let mut stamp = ghost.map_or(0, |(_, first)| first);
+            // The next victim's stamp (`None`: no ghost for this batch).
+            let mut stamp = ghost.map(|(_, first)| first);
             for &v in &taken.slots[..taken.len] {
-                let to_ghost = ghost.is_some().then_some(&mut stamp);
-                match self.unlink_slot(v, st, tid, RemovalCause::Evicted, now, to_ghost) {
+                match self.unlink_slot(v, st, tid, RemovalCause::Evicted, now, stamp.as_mut()) {
                     Unlink::Done(w) => {
                         victims.push(v);
                         freed += w;
@@ -67,8 +67,8 @@ where
                     },
                 }
             }
-            if let Some((q, first)) = ghost {
-                let added = stamp.wrapping_sub(first);
+            if let (Some((q, first)), Some(next)) = (ghost, stamp) {
+                let added = next.wrapping_sub(first);
                 if added != 0 {
                     q.ghost.added(q.local(tid), added);
                 }
