@@ -190,7 +190,7 @@ where
 
     /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.
     pub(super) fn gather(&self, st: &Stripe, s: u32) {
-        let full = self.pend(st, &mut st.lists.lock(), s);
+        let full = self.pend(st, &mut st.lists(), s);
         if let Some((first, last)) = full {
             self.enqueue_new(first, last);
         }
@@ -244,7 +244,7 @@ where
     /// Enqueues `st`'s pending chain; true if there was one.
     pub(super) fn flush_stripe(&self, st: &Stripe) -> bool {
         let chain = {
-            let mut l = st.lists.lock();
+            let mut l = st.lists();
             (l.pend_len > 0).then(|| {
                 l.pend_len = 0;
                 // Relaxed: a hint (see `Stripe::pending`).
@@ -307,8 +307,20 @@ where
         } else {
             (self.epochs.retire_epoch(), self.epochs.quiet())
         };
+        // One victim, reusable at once, and nothing in the lists (one thread alone in a small
+        // Mobius cache, or a locked policy, at every insert): the lists would take it in and
+        // hand it straight back (no older free slot to prefer, no limbo for `freed_at_once`
+        // to count toward), so it is our slot without the lock. Its reuse rests on `quiet`,
+        // as in the lists; the lock orders nothing for it (we push and pop it ourselves).
+        // Relaxed (`stocked`): a hint; a stale `false` (another thread of the stripe just
+        // filled the lists) only leaves their slots to the stripe's next allocation.
+        if let (true, false, &[s], Some(q)) = (pop, gather, victims, quiet) {
+            if !q.may_name(s) && !st.stocked.load(Ordering::Relaxed) {
+                return Some(s);
+            }
+        }
         let (advance, got, full) = {
-            let mut l = st.lists.lock();
+            let mut l = st.lists();
             let (mut advance, mut at_once) = (false, 0);
             for &s in victims {
                 if quiet.is_some_and(|q| !q.may_name(s)) {
@@ -405,7 +417,7 @@ where
         }
         // After the unlinking (see `Epochs::retire_epoch`).
         let e = self.epochs.retire_epoch();
-        let advance = st.lists.lock().retire_hollow(s, e);
+        let advance = st.lists().retire_hollow(s, e);
         if advance {
             let adv = self.epochs.try_advance();
             self.collect(st, &adv);
@@ -427,7 +439,7 @@ where
         then: impl FnOnce(&mut Lists) -> R,
     ) -> R {
         let (r, hollow) = {
-            let mut l = st.lists.lock();
+            let mut l = st.lists();
             l.collect(adv);
             (then(&mut l), std::mem::take(&mut l.hollow))
         };
@@ -695,7 +707,7 @@ where
                 if std::ptr::eq(&**other, st) {
                     continue;
                 }
-                let Some(mut l) = other.lists.try_lock() else { continue };
+                let Some(mut l) = other.try_lists() else { continue };
                 l.collect(&adv);
                 let hollow = std::mem::take(&mut l.hollow);
                 let n = l.free.len().div_ceil(2);
@@ -707,7 +719,7 @@ where
                 drop(l);
                 self.hollow(st, hollow);
                 if n > 0 {
-                    let mut mine = st.lists.lock();
+                    let mut mine = st.lists();
                     mine.free.extend_from_slice(&taken);
                     let s = mine.free.pop();
                     drop(mine);
@@ -728,7 +740,7 @@ where
             // deep in the queues). Grow the arena by a chunk (up to twice its size) rather
             // than wait.
             if let Some(range) = self.arena.grow() {
-                let mut l = st.lists.lock();
+                let mut l = st.lists();
                 l.free.extend(range.rev());
                 if let Some(s) = l.free.pop() {
                     return Some(s);
@@ -828,7 +840,7 @@ where
                     unsafe { self.slot(s).clear() }
                 });
             }
-            st.lists.lock().free.extend_from_slice(&taken);
+            st.lists().free.extend_from_slice(&taken);
         }
     }
 }

@@ -56,7 +56,7 @@ use crate::raw::slot::{
 };
 use crate::raw::table::AllocError;
 use crate::stats::{CacheStats, Counter, Stats};
-use crate::sync::{AtomicU8, Backoff, SpinLock};
+use crate::sync::{AtomicU8, Backoff, SpinGuard, SpinLock};
 use crate::{BuildError, Policy};
 use crossbeam_utils::CachePadded;
 use std::borrow::Borrow;
@@ -229,6 +229,16 @@ impl Lists {
         self.retire(s | HOLLOW_ENTRY, epoch)
     }
 
+    /// Whether the free list, the limbo, `wait` or `hollow` holds any slot (see
+    /// `Stripe::stocked`).
+    #[inline]
+    fn stocked(&self) -> bool {
+        !(self.free.is_empty()
+            && self.wait.is_empty()
+            && self.hollow.is_empty()
+            && self.limbo.iter().all(|(_, v)| v.is_empty()))
+    }
+
     /// Counts `n` slots freed at once (reused without the limbo, see `Epochs::quiet`) toward
     /// the next advance attempt while retired slots or hollow entries wait in `limbo` or
     /// `wait`: they need the epochs to move, and at steady state the victims freed at once
@@ -295,7 +305,15 @@ struct Stripe {
     tokens: AtomicU64,
     /// Entries linked minus entries unlinked by this stripe's threads (weighted caches' `len`).
     live: AtomicI64,
-    lists: SpinLock<Lists>,
+    /// The slot lists, locked through [`Stripe::lists`] only (its unlock keeps `idle`).
+    slot_lists: SpinLock<Lists>,
+    /// Whether the free list, the limbo, `wait` or `hollow` held any slot when the lists were
+    /// last unlocked (all empty at the start): stored under the lock by every unlock
+    /// ([`ListsGuard`]), read without it. A hint: an insert whose one victim is reusable at
+    /// once takes it as its slot without the lock when it says `false`
+    /// ([`Cache::retire_and_pop`]), which is the slot the lists would have handed it. Stale
+    /// only while another thread of the stripe changes the lists.
+    stocked: AtomicBool,
     /// Removed slots a queue policy still holds (garbage until a scan or a sweep reaches
     /// them): +1 for each unlink by this stripe's threads that leaves its slot queued, −1 for
     /// each such slot they take out of the queues. The sum over stripes is exact when
@@ -310,6 +328,54 @@ struct Stripe {
     /// each change and read without it: an eviction scan at the tail takes the lock only for
     /// a chain to enqueue (small Mobius caches at one thread gather none).
     pending: AtomicBool,
+}
+
+impl Stripe {
+    /// Locks the stripe's slot lists.
+    #[inline]
+    fn lists(&self) -> ListsGuard<'_> {
+        ListsGuard { lists: self.slot_lists.lock(), stocked: &self.stocked }
+    }
+
+    /// Locks the stripe's slot lists if nobody holds them.
+    fn try_lists(&self) -> Option<ListsGuard<'_>> {
+        Some(ListsGuard { lists: self.slot_lists.try_lock()?, stocked: &self.stocked })
+    }
+}
+
+/// Holds a stripe's slot lists; dropping it stores whether they hold any slot in the
+/// stripe's `stocked` hint, then unlocks.
+struct ListsGuard<'a> {
+    lists: SpinGuard<'a, Lists>,
+    stocked: &'a AtomicBool,
+}
+
+impl std::ops::Deref for ListsGuard<'_> {
+    type Target = Lists;
+    #[inline]
+    fn deref(&self) -> &Lists {
+        &self.lists
+    }
+}
+
+impl std::ops::DerefMut for ListsGuard<'_> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Lists {
+        &mut self.lists
+    }
+}
+
+impl Drop for ListsGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        let stocked = self.lists.stocked();
+        // Relaxed: a hint (see `Stripe::stocked`); stored only when it changes, so a thread
+        // alone on its stripe does not write it at every unlock. Before the unlock (the field
+        // `lists` drops after this), so the next holder reads it matching the lists.
+        if self.stocked.load(Ordering::Relaxed) != stocked {
+            self.stocked.store(stocked, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The epochs of a new cache: the defaults, or what a test asked for (`hooks::epochs`).

@@ -44,13 +44,21 @@ where
         // Slots gathered for a batched enqueue (held by the policy, counted in its weights).
         let mut pending = Vec::new();
         for st in self.stripes.iter() {
-            let l = st.lists.lock();
+            let l = st.lists();
             // Relaxed: quiescent by contract (the last store is visible).
             if st.pending.load(Ordering::Relaxed) != (l.pend_len > 0) {
                 return Err(format!(
                     "a stripe's pending hint says {} for a chain of {}",
                     st.pending.load(Ordering::Relaxed),
                     l.pend_len
+                ));
+            }
+            // Relaxed: as above; the lists have not changed since the unlock that stored it.
+            if st.stocked.load(Ordering::Relaxed) != l.stocked() {
+                return Err(format!(
+                    "a stripe's stocked hint says {} for lists that {}",
+                    st.stocked.load(Ordering::Relaxed),
+                    if l.stocked() { "hold slots" } else { "are empty" }
                 ));
             }
             let mut s = l.pend_first;
@@ -113,7 +121,7 @@ where
         // Slots ever handed out: the used part of the base array, and every grown chunk.
         let known = |s: usize| s < fresh || s >= self.arena.base_len();
         for st in self.stripes.iter() {
-            let l = st.lists.lock();
+            let l = st.lists();
             let lists = l
                 .free
                 .iter()
