@@ -171,7 +171,7 @@
 //! **Against quick_cache** (`sifter bench`, read-through, Zipf 1.0 over a million u64 keys,
 //! u64 values, ratios of throughput in the same processes on a 2-vCPU VM; docs/BENCHMARKS.md):
 //! with two threads Mobius runs 1.4–1.8× quick_cache at 1,000–10,000 entries and 2.4–2.9× at
-//! 100,000; with one thread it runs 0.6–0.75× below 4,096 entries (where one thread alone
+//! 100,000; with one thread it runs 0.7–0.75× below 4,096 entries (where one thread alone
 //! evicts and enqueues one entry at a time, for the simulator's order), 0.85–0.9× at 10,000,
 //! and level or ahead from about 20,000 (1.1–1.3× at 100,000). A small cache at one thread is
 //! where quick_cache's insert, one lock over one slab, beats Mobius's concurrent insert (its
