@@ -138,10 +138,11 @@ const EVICT_BATCH: usize = 8;
 /// 1.0 streams of 300–5,000 entries over 100 k keys, batches moved Mobius's miss ratio from the
 /// simulator's by up to 0.009 (0.002 is issue 11's bound), and by at most 0.001 from about 3,000
 /// entries on; one at a time it is the simulator's exactly. One thread pays for the order (0.69 of
-/// quick_cache's throughput at 1,000 and 3,000 entries instead of 0.82 and 0.76 at stop 95, 0.72–
-/// 0.74 since its lone victim skips the stripe lock, stop 99; at 10k entries it would be 0.69
-/// instead of 0.90, so larger caches keep their batches; docs/BENCHMARKS.md). Two threads batch as before: without batches, two threads inserting into a cache of a few
-/// hundred entries meet on the queues' head and tail at every insert (see [`batches`]).
+/// quick_cache's throughput at 1,000 and 3,000 entries instead of 0.82 and 0.76 at stop 95;
+/// 0.72–0.74 since its lone victim skips the stripe lock, stop 99; at 10k entries it would be
+/// 0.69 instead of 0.90, so larger caches keep their batches; docs/BENCHMARKS.md). Two threads
+/// batch as before: without batches, two threads inserting into a cache of a few hundred entries
+/// meet on the queues' head and tail at every insert (see [`batches`]).
 const ORDERED_BELOW: u64 = 4096;
 
 /// Evictions in a row with no other stripe's between after which a batching stripe of a small
@@ -305,7 +306,7 @@ struct Stripe {
     tokens: AtomicU64,
     /// Entries linked minus entries unlinked by this stripe's threads (weighted caches' `len`).
     live: AtomicI64,
-    /// The slot lists, locked through [`Stripe::lists`] only (its unlock keeps `idle`).
+    /// The slot lists, locked through [`Stripe::lists`] only (its unlock keeps `stocked`).
     slot_lists: SpinLock<Lists>,
     /// Whether the free list, the limbo, `wait` or `hollow` held any slot when the lists were
     /// last unlocked (all empty at the start): stored under the lock by every unlock
