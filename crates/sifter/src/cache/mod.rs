@@ -230,14 +230,17 @@ impl Lists {
         self.retire(s | HOLLOW_ENTRY, epoch)
     }
 
+    /// Whether retired slots or hollow entries wait for the epochs (in `limbo` or `wait`).
+    #[inline]
+    fn retired_waiting(&self) -> bool {
+        !self.wait.is_empty() || self.limbo.iter().any(|(_, v)| !v.is_empty())
+    }
+
     /// Whether the free list, the limbo, `wait` or `hollow` holds any slot (see
     /// `Stripe::stocked`).
     #[inline]
     fn stocked(&self) -> bool {
-        !(self.free.is_empty()
-            && self.wait.is_empty()
-            && self.hollow.is_empty()
-            && self.limbo.iter().all(|(_, v)| v.is_empty()))
+        !self.free.is_empty() || !self.hollow.is_empty() || self.retired_waiting()
     }
 
     /// Counts `n` slots freed at once (reused without the limbo, see `Epochs::quiet`) toward
@@ -245,7 +248,7 @@ impl Lists {
     /// `wait`: they need the epochs to move, and at steady state the victims freed at once
     /// are what the stripe retires. True when it is time to try to advance.
     fn freed_at_once(&mut self, n: u32) -> bool {
-        if self.wait.is_empty() && self.limbo.iter().all(|(_, v)| v.is_empty()) {
+        if !self.retired_waiting() {
             return false;
         }
         self.since_advance += n;
