@@ -18,6 +18,9 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== the outside harness (benchsuite/outside, its own workspace): fmt, clippy -D warnings"
+cargo fmt --manifest-path benchsuite/outside/Cargo.toml -- --check
+cargo clippy --manifest-path benchsuite/outside/Cargo.toml --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
 echo "== cargo doc -D warnings (broken or private intra-doc links)"
