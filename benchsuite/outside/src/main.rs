@@ -166,6 +166,14 @@ fn real_main() -> Result<(), String> {
     }
     let z = Zipf::new(keys, alpha).map_err(|e| format!("zipf: {e}"))?;
     let max_t = *threads.iter().max().unwrap();
+    // The streams are held in memory: refuse what this machine cannot hold, before trying.
+    let bytes = (max_t as u128) * (n as u128) * 8;
+    if bytes > 16 << 30 {
+        return Err(format!(
+            "{max_t} streams of {n} requests need {} GiB; at most 16 GiB",
+            bytes >> 30
+        ));
+    }
     eprintln!("generating {max_t} streams of {n} requests");
     let streams: Vec<Vec<u64>> = (0..max_t)
         .map(|t| {
