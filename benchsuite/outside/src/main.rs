@@ -54,7 +54,8 @@ fn build<V: Clone + Send + Sync + 'static>(
         .into_iter()
         .find(|p| p.name() == name)
         .ok_or_else(|| format!("unknown cache {name:?}"))?;
-    Ok(Box::new(sifter::Cache::builder().capacity(cap as u64).policy(p).build()))
+    let c = sifter::Cache::builder().capacity(cap as u64).policy(p).try_build();
+    Ok(Box::new(c.map_err(|e| format!("{name} of {cap} entries: {e}"))?))
 }
 
 /// Runs each stream's first `warm` requests, then times the rest: (Mops/s, hit ratio).
@@ -157,6 +158,9 @@ fn real_main() -> Result<(), String> {
     };
     if caches.is_empty() || threads.contains(&0) || sizes.contains(&0) || n < 3 || reps == 0 {
         return Err("need caches, threads ≥ 1, sizes ≥ 1, requests ≥ 3, reps ≥ 1".into());
+    }
+    if let Some(s) = sizes.iter().find(|&&s| s > 100_000_000) {
+        return Err(format!("size {s}: at most 100,000,000 entries"));
     }
     for c in &caches {
         build::<u64>(c, 1)?;
