@@ -237,13 +237,13 @@ fn real_main() -> Result<(), String> {
                 } else {
                     f64::NAN
                 };
-                println!(
-                    "| {cap} | {th} | {c} | {:.3} [{:.3}, {:.3}] | {} |",
-                    mean.exp(),
-                    (mean - 2.0 * se).exp(),
-                    (mean + 2.0 * se).exp(),
-                    l.len()
-                );
+                // One repetition has no spread to show.
+                let interval = if se.is_nan() {
+                    "[—]".to_string()
+                } else {
+                    format!("[{:.3}, {:.3}]", (mean - 2.0 * se).exp(), (mean + 2.0 * se).exp())
+                };
+                println!("| {cap} | {th} | {c} | {:.3} {interval} | {} |", mean.exp(), l.len());
             }
         }
     }
