@@ -95,25 +95,37 @@ impl Core {
     /// `mode`: "mobius", "mobius-wd", "clock", "nbq-clock", "nbq-clock-1", "s3fifo" (a cache
     /// of `n` entries) or "fifo"; `n` slots.
     pub fn new(mode: &str, n: usize) -> Core {
+        Core::with_lanes(mode, n, 1)
+    }
+    /// [`Core::new`] with `lanes` queue lanes (a power of two; queue policies): the methods
+    /// without a lane use lane 0.
+    pub fn with_lanes(mode: &str, n: usize, lanes: usize) -> Core {
         let q = match mode {
             "s3fifo" => Policy::S3(S3Fifo::new(n as u64, n as u64)),
-            _ => Policy::Queues(Queues::new(match mode {
-                "mobius" => Mode::Mobius { consecutive: true },
-                "mobius-wd" => Mode::Mobius { consecutive: false },
-                "clock" => Mode::Clock,
-                "nbq-clock" => Mode::NbqClock { batched: true },
-                "nbq-clock-1" => Mode::NbqClock { batched: false },
-                _ => Mode::Fifo,
-            })),
+            _ => Policy::Queues(Queues::new(
+                match mode {
+                    "mobius" => Mode::Mobius { consecutive: true },
+                    "mobius-wd" => Mode::Mobius { consecutive: false },
+                    "clock" => Mode::Clock,
+                    "nbq-clock" => Mode::NbqClock { batched: true },
+                    "nbq-clock-1" => Mode::NbqClock { batched: false },
+                    _ => Mode::Fifo,
+                },
+                lanes,
+            )),
         };
         Core { q, slots: Slots::new(n) }
     }
     /// Enqueues slot `s` (which must be in no queue), reference bit cleared (S3-FIFO: into
     /// small).
     pub fn insert(&self, s: u32) {
+        self.insert_into(0, s)
+    }
+    /// [`Core::insert`] by a thread of lane `lane`.
+    pub fn insert_into(&self, lane: usize, s: u32) {
         self.slots.set_visited(s, false);
         match &self.q {
-            Policy::Queues(q) => q.insert(&self.slots, s),
+            Policy::Queues(q) => q.insert(&self.slots, lane, s),
             Policy::S3(q) => q.insert(&self.slots, q.local(usize::MAX), s, 1, false),
         }
     }
@@ -128,7 +140,7 @@ impl Core {
                 crate::policy::queues::link_private(&self.slots, chain[i - 1], s);
             }
         }
-        q.insert_chain(&self.slots, chain[0], chain[chain.len() - 1]);
+        q.insert_chain(&self.slots, 0, chain[0], chain[chain.len() - 1], chain.len() as u32);
     }
     /// S3-FIFO: enqueues slot `s` into main (as after a ghost hit).
     pub fn insert_main(&self, s: u32) {
@@ -144,10 +156,15 @@ impl Core {
     /// Evicts up to `want` (1–8) slots in one scan, in eviction order (S3-FIFO: fewer where
     /// the one-at-a-time algorithm would turn to the other queue).
     pub fn evict_many(&self, want: usize) -> Vec<u32> {
+        self.evict_many_for(0, want)
+    }
+    /// [`Core::evict_many`] by a thread of lane `lane` (queue policies: from its lane, else
+    /// from another).
+    pub fn evict_many_for(&self, lane: usize, want: usize) -> Vec<u32> {
         match &self.q {
             Policy::Queues(q) => {
                 let mut t = crate::policy::queues::Taken::default();
-                if q.evict_many(&self.slots, want, &mut t, || false) {
+                if q.evict_many(&self.slots, lane, want, &mut t, || false) {
                     t.slots[..t.len].to_vec()
                 } else {
                     Vec::new()
@@ -170,7 +187,7 @@ impl Core {
         let enqueue_held = || self.insert_chain(held);
         let mut pending = !held.is_empty();
         let mut t = crate::policy::queues::Taken::default();
-        let found = q.evict_many(&self.slots, want, &mut t, || {
+        let found = q.evict_many(&self.slots, 0, want, &mut t, || {
             let flush = std::mem::take(&mut pending);
             if flush {
                 enqueue_held();

@@ -59,7 +59,7 @@ where
                     // Its key could not be hashed, or its insert is still in flight (a slot
                     // gathered with its allocation): it stays, back in the policy.
                     Unlink::Kept | Unlink::NotYet => match &self.structure {
-                        Structure::Queues(q) => q.insert(&self.arena, v),
+                        Structure::Queues(q) => q.insert(&self.arena, st.index, v),
                         Structure::Locked(l) => l.insert(v),
                         Structure::S3(q) => {
                             q.insert(&self.arena, q.local(tid), v, self.weight_of(v), true)
@@ -123,8 +123,8 @@ where
                 let at_tail = || {
                     self.batch > 1 && st.pending.load(Ordering::Relaxed) && self.flush_stripe(st)
                 };
-                (q.evict_many(n, want, out, at_tail)
-                    || (self.flush_pending() && q.evict_many(n, want, out, at_tail)))
+                (q.evict_many(n, st.index, want, out, at_tail)
+                    || (self.flush_pending() && q.evict_many(n, st.index, want, out, at_tail)))
                 .then_some(false)
             }
             Structure::Locked(l) => {
@@ -191,15 +191,15 @@ where
     /// Adds new slot `s` to `st`'s pending chain; enqueues the chain when it is full.
     pub(super) fn gather(&self, st: &Stripe, s: u32) {
         let full = self.pend(st, &mut st.lists(), s);
-        if let Some((first, last)) = full {
-            self.enqueue_new(first, last);
+        if let Some((first, last, len)) = full {
+            self.enqueue_new(st, first, last, len);
         }
     }
 
     /// Under a stripe's lock: adds slot `s` (the caller's, in no queue) to the pending chain;
     /// returns the chain to enqueue if that filled it.
     #[inline(always)]
-    pub(super) fn pend(&self, st: &Stripe, l: &mut Lists, s: u32) -> Option<(u32, u32)> {
+    pub(super) fn pend(&self, st: &Stripe, l: &mut Lists, s: u32) -> Option<(u32, u32, u32)> {
         reset(&self.arena, s);
         if l.pend_len == 0 {
             l.pend_first = s;
@@ -217,13 +217,13 @@ where
         if st.pending.load(Ordering::Relaxed) == full {
             st.pending.store(!full, Ordering::Relaxed);
         }
-        full.then_some((l.pend_first, l.pend_last))
+        full.then_some((l.pend_first, l.pend_last, self.batch))
     }
 
-    /// Enqueues a gathered chain of new slots where new entries go.
-    pub(super) fn enqueue_new(&self, first: u32, last: u32) {
+    /// Enqueues a gathered chain of `len` new slots of stripe `st` where new entries go.
+    pub(super) fn enqueue_new(&self, st: &Stripe, first: u32, last: u32, len: u32) {
         match &self.structure {
-            Structure::Queues(q) => q.insert_chain(&self.arena, first, last),
+            Structure::Queues(q) => q.insert_chain(&self.arena, st.index, first, last, len),
             Structure::S3(q) => q.enqueue_small_chain(&self.arena, first, last),
             Structure::Locked(_) => unreachable!("locked lists do not gather"),
         }
@@ -246,14 +246,14 @@ where
         let chain = {
             let mut l = st.lists();
             (l.pend_len > 0).then(|| {
-                l.pend_len = 0;
+                let len = std::mem::take(&mut l.pend_len);
                 // Relaxed: a hint (see `Stripe::pending`).
                 st.pending.store(false, Ordering::Relaxed);
-                (l.pend_first, l.pend_last)
+                (l.pend_first, l.pend_last, len)
             })
         };
-        if let Some((first, last)) = chain {
-            self.enqueue_new(first, last);
+        if let Some((first, last, len)) = chain {
+            self.enqueue_new(st, first, last, len);
         }
         chain.is_some()
     }
@@ -357,8 +357,8 @@ where
             }
             (advance, got, full)
         };
-        if let Some((first, last)) = full {
-            self.enqueue_new(first, last);
+        if let Some((first, last, len)) = full {
+            self.enqueue_new(st, first, last, len);
         }
         if advance {
             let adv = self.epochs.try_advance();

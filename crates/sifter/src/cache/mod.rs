@@ -145,6 +145,22 @@ const EVICT_BATCH: usize = 8;
 /// meet on the queues' head and tail at every insert (see [`batches`]).
 const ORDERED_BELOW: u64 = 4096;
 
+/// Fewest entries per queue lane (see `policy/queues.rs`, "Lanes"): caches of `n` entries
+/// have one lane per stripe up to `n / LANE_ENTRIES` lanes (a power of two), and caches below
+/// [`ORDERED_BELOW`] one. A lane is a whole instance of the policy's queues, so each holds
+/// enough entries for its own SIEVE/CLOCK order to be the whole queue's in small.
+const LANE_ENTRIES: usize = 2048;
+
+/// The number of queue lanes of a queue-policy cache of `entries` with `stripes` stripes.
+fn lanes(entries: usize, stripes: usize) -> usize {
+    if (entries as u64) < ORDERED_BELOW {
+        return 1;
+    }
+    let most = (entries / LANE_ENTRIES).min(stripes).max(1);
+    // The largest power of two not above `most`.
+    1 << most.ilog2()
+}
+
 /// Evictions in a row with no other stripe's between after which a batching stripe of a small
 /// Mobius cache goes back to one at a time (see [`ORDERED_BELOW`]): two threads whose
 /// evictions do not alternate exactly (one batch each per 8 inserts) keep their batches.
@@ -332,6 +348,9 @@ struct Stripe {
     /// each change and read without it: an eviction scan at the tail takes the lock only for
     /// a chain to enqueue (small Mobius caches at one thread gather none).
     pending: AtomicBool,
+    /// This stripe's number (its place in `Cache::stripes`): the queue lane its threads use
+    /// (see `policy/queues.rs`, "Lanes").
+    index: usize,
 }
 
 impl Stripe {
@@ -650,10 +669,20 @@ where
         let linked = if weigher.is_some() { arena.max_len() } else { slots };
         let per_bucket = if policy == Policy::S3Fifo { 3 } else { 4 };
         let index = Index::new(linked, per_bucket).map_err(no_memory)?;
+        // Eight stripes per core: threads share a stripe (its token word and the spin lock of
+        // its pending chain) only beyond 8 per core, so an oversubscribed thread preempted in
+        // its stripe's lock rarely stalls another (at 16 threads on 2 cores, 16 stripes ran
+        // Mobius 7–8 % faster than 8; docs/BENCHMARKS.md). The tokens idle stripes may hold are
+        // bounded by the count (see the module docs).
+        let n_stripes = std::thread::available_parallelism()
+            .map_or(4, |n| n.get() * 8)
+            .clamp(4, 64)
+            .next_power_of_two();
+        let lanes = lanes(entries, n_stripes);
         let structure = match policy {
-            Policy::Mobius => Structure::Queues(Queues::new(Mode::Mobius { consecutive })),
-            Policy::Clock => Structure::Queues(Queues::new(Mode::Clock)),
-            Policy::Fifo => Structure::Queues(Queues::new(Mode::Fifo)),
+            Policy::Mobius => Structure::Queues(Queues::new(Mode::Mobius { consecutive }, lanes)),
+            Policy::Clock => Structure::Queues(Queues::new(Mode::Clock, lanes)),
+            Policy::Fifo => Structure::Queues(Queues::new(Mode::Fifo, lanes)),
             Policy::Sieve => {
                 Structure::Locked(Locked::new(Kind::Sieve, arena.max_len()).map_err(no_memory)?)
             }
@@ -662,20 +691,11 @@ where
             }
             Policy::S3Fifo => Structure::S3(S3Fifo::new(capacity, entries as u64)),
             Policy::NbqClock => {
-                Structure::Queues(Queues::new(Mode::NbqClock { batched: consecutive }))
+                Structure::Queues(Queues::new(Mode::NbqClock { batched: consecutive }, lanes))
             }
         };
-        // Eight stripes per core: threads share a stripe (its token word and the spin lock of
-        // its pending chain) only beyond 8 per core, so an oversubscribed thread preempted in
-        // its stripe's lock rarely stalls another (at 16 threads on 2 cores, 16 stripes ran
-        // Mobius 7–8 % faster than 8; docs/BENCHMARKS.md). The tokens idle stripes may hold are
-        // bounded by the count (see the module docs).
         let in_place =
             weigher.is_none() && extras.expiration.as_ref().is_none_or(|e| e.custom.is_none());
-        let n_stripes = std::thread::available_parallelism()
-            .map_or(4, |n| n.get() * 8)
-            .clamp(4, 64)
-            .next_power_of_two();
         let queues = matches!(structure, Structure::Queues(_) | Structure::S3(_));
         let (batch, evict_batch) = batches(capacity, n_stripes as u64, queues && weigher.is_none());
         let ordered = policy == Policy::Mobius && evict_batch > 1 && capacity < ORDERED_BELOW;
@@ -684,7 +704,9 @@ where
             index,
             epochs: new_epochs(),
             structure,
-            stripes: (0..n_stripes).map(|_| CachePadded::new(Stripe::default())).collect(),
+            stripes: (0..n_stripes)
+                .map(|index| CachePadded::new(Stripe { index, ..Stripe::default() }))
+                .collect(),
             pool: CachePadded::new(AtomicU64::new(capacity)),
             fresh: CachePadded::new(AtomicUsize::new(0)),
             rejected: CachePadded::new(AtomicU64::new(0)),

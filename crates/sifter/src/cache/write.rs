@@ -359,7 +359,7 @@ where
                 // the enqueue: a thread preempted there holds back no reclamation.
                 drop(pin);
                 if !early {
-                    q.insert(&self.arena, s);
+                    q.insert(&self.arena, st.index, s);
                 }
             }
             Structure::Locked(l) => {

@@ -38,11 +38,36 @@
 //! CLOCK and FIFO use the same machinery on one queue: CLOCK re-enqueues visited runs at the
 //! tail of the same queue (and, when everything to the end is visited, clears the bits in
 //! place, like the hand wrapping); FIFO always takes the head.
+//!
+//! # Lanes
+//!
+//! A cache of 4,096 entries or more has several *lanes* (one per stripe, at most one per 2,048
+//! entries, a power of two): each a whole instance of the policy's queues. A thread enqueues
+//! its new entries into its stripe's lane and evicts from that lane, so the queue words and
+//! the `next` links a scan reads were mostly written by the same core: with one queue for
+//! all, every scan step of one thread read a link the other core had written (at two threads
+//! and 10k entries, 18.7 % of the time went to the scan, two thirds of it on that load;
+//! docs/BENCHMARKS.md, stop 101). One thread uses one lane, so its order is the one-queue
+//! policy's exactly (the simulator's).
+//!
+//! With lanes, each lane is its own SIEVE (CLOCK, FIFO) over the entries its threads
+//! inserted. That is the one-queue order as long as the lanes' threads insert at the same
+//! rates. When they do not, a lane's entries would live longer or shorter than the others',
+//! and a lane whose threads went idle would keep its entries for good. So every
+//! `LOOK_EVERY` eviction batches a lane's threads compare each lane's length with its share
+//! of the entries — the share of the new entries it received since their last look — and
+//! evict from the lane furthest above its share instead of their own while it holds more
+//! than an eighth of all entries above it, or while it receives no new entries at all (its
+//! entries are the oldest). A lane found empty sends the eviction to the next lane. The
+//! lanes' counts are hints (Relaxed); each lane's length is exact at rest, and `validate`
+//! checks it.
 
 pub(crate) use crate::raw::queue::{link_private, reset};
 use crate::raw::queue::{slot, Links, Queue, NIL, TAKEN};
 use crate::sync::{AtomicU8, AtomicUsize, Backoff, Ordering};
+// The lanes' counts are hints outside the model (as S3-FIFO's): plain atomics under loom too.
 use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize as Count};
 
 /// What the queues need from the slots.
 pub(crate) trait Nodes: Links {
@@ -94,9 +119,45 @@ const MAX_ATTEMPTS: usize = 256;
 #[cfg(loom)]
 const MAX_ATTEMPTS: usize = 4;
 
-/// The queue structure of Mobius, CLOCK or FIFO.
+/// How often (in eviction batches of a lane's threads) a lane looks at the other lanes to
+/// decide where its evictions come from (see [`Queues::evict_many`]).
+const LOOK_EVERY: u32 = 32;
+
+/// The queue structure of Mobius, CLOCK or FIFO: one or more *lanes*, each a whole instance of
+/// the policy's queues (see the module docs, "Lanes").
 #[derive(Debug)]
 pub(crate) struct Queues {
+    lanes: Box<[Lane]>,
+    /// `lanes.len() - 1` (a power of two minus one).
+    mask: usize,
+}
+
+/// One lane: the policy's queues, and the counts its threads steer evictions by.
+#[derive(Debug)]
+struct Lane {
+    queues: Queues1,
+    tally: CachePadded<Tally>,
+}
+
+/// A lane's counts (Relaxed throughout: hints that only steer which lane an eviction takes
+/// from; `len` is exact at rest and checked there by `validate`).
+#[derive(Debug)]
+struct Tally {
+    /// Slots the lane's queues hold.
+    len: AtomicI64,
+    /// New entries enqueued into the lane, ever (its insert rate, by differences).
+    inserted: AtomicU64,
+    /// Eviction batches of this lane's threads since they last looked at the other lanes.
+    since: AtomicU32,
+    /// The lane those threads evict from until they look again.
+    from: Count,
+    /// Every lane's `inserted` as this lane's threads saw it at their last look.
+    seen: Box<[AtomicU64]>,
+}
+
+/// The queues of one lane.
+#[derive(Debug)]
+struct Queues1 {
     q: [Queue; 2],
     /// Index of the active queue (0 or 1); only Mobius switches it, with a CAS.
     active: CachePadded<AtomicUsize>,
@@ -122,19 +183,180 @@ pub(crate) struct Taken {
 }
 
 impl Queues {
-    pub fn new(mode: Mode) -> Self {
-        Queues { q: [Queue::default(), Queue::default()], active: Default::default(), mode }
+    /// `lanes`: a power of two (1: the plain policy).
+    pub fn new(mode: Mode, lanes: usize) -> Self {
+        assert!(lanes.is_power_of_two(), "lanes must be a power of two, not {lanes}");
+        let lanes: Box<[Lane]> = (0..lanes)
+            .map(|i| Lane {
+                queues: Queues1::new(mode),
+                tally: CachePadded::new(Tally {
+                    len: AtomicI64::new(0),
+                    inserted: AtomicU64::new(0),
+                    since: AtomicU32::new(0),
+                    from: Count::new(i),
+                    seen: (0..lanes).map(|_| AtomicU64::new(0)).collect(),
+                }),
+            })
+            .collect();
+        Queues { mask: lanes.len() - 1, lanes }
     }
 
-    /// Enqueues `s` (the caller's, in no queue): the policy now holds it.
-    pub fn insert<N: Nodes>(&self, n: &N, s: u32) {
+    #[inline(always)]
+    fn lane(&self, lane: usize) -> &Lane {
+        &self.lanes[lane & self.mask]
+    }
+
+    /// Enqueues `s` (the caller's, in no queue) into lane `lane` (taken modulo the lane
+    /// count: a thread passes its stripe's number): the policy now holds it.
+    pub fn insert<N: Nodes>(&self, n: &N, lane: usize, s: u32) {
         reset(n, s);
-        self.insert_chain(n, s, s);
+        self.insert_chain(n, lane, s, s, 1);
+    }
+
+    /// Enqueues the chain `first..=last` of `len` new slots (each [`reset`], linked with
+    /// [`link_private`], the caller's) into lane `lane`: the policy now holds them.
+    pub fn insert_chain<N: Nodes>(&self, n: &N, lane: usize, first: u32, last: u32, len: u32) {
+        let l = self.lane(lane);
+        l.queues.insert_chain(n, first, last);
+        // Relaxed: counts (see `Tally`). Only with lanes to compare: one lane's rate steers
+        // nothing.
+        if self.mask != 0 {
+            l.tally.inserted.fetch_add(len as u64, Ordering::Relaxed);
+        }
+        l.tally.len.fetch_add(len as i64, Ordering::Relaxed);
+    }
+
+    /// Detaches up to `want` (1–8) victims into `out` for a thread of lane `lane`, from the
+    /// lane its threads evict from (their own, unless the last look found another lane
+    /// holding more than its share: see the module docs, "Lanes"), else from any lane that
+    /// has one; false if every lane is empty or gave no victim within the attempt bound.
+    /// `at_tail`: see [`Queues1::evict_many`] (called for the thread's own lane only: its
+    /// gathered entries go there).
+    #[inline(always)]
+    pub fn evict_many<N: Nodes>(
+        &self,
+        n: &N,
+        lane: usize,
+        want: usize,
+        out: &mut Taken,
+        mut at_tail: impl FnMut() -> bool,
+    ) -> bool {
+        let me = lane & self.mask;
+        let from = if self.mask == 0 { 0 } else { self.steer(me) };
+        for i in 0..=self.mask {
+            let j = (from + i) & self.mask;
+            let l = &self.lanes[j];
+            let got = if j == me {
+                l.queues.evict_many(n, want, out, &mut at_tail)
+            } else {
+                l.queues.evict_many(n, want, out, || false)
+            };
+            if got {
+                // Relaxed: a count (see `Tally`).
+                l.tally.len.fetch_sub(out.len as i64, Ordering::Relaxed);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The lane the threads of lane `me` evict from: every [`LOOK_EVERY`] eviction batches
+    /// they compare each lane's length with its share of the entries — the share of the new
+    /// entries it received since their last look — and take from the lane furthest above
+    /// its share when that is another lane and it holds more than an eighth of all entries
+    /// above it, or when it received none (its threads are idle: its entries are the
+    /// oldest); else from their own lane.
+    #[cold]
+    #[inline(never)]
+    fn look(&self, me: usize) -> usize {
+        let t = &self.lanes[me].tally;
+        let mut total_len = 0u128;
+        let mut total_rate = 0u128;
+        let mut seen = [(0u128, 0u128); 64];
+        let counts = &mut seen[..self.lanes.len().min(64)];
+        for (j, c) in counts.iter_mut().enumerate() {
+            let l = &self.lanes[j].tally;
+            // Relaxed: hints (see `Tally`).
+            let len = l.len.load(Ordering::Relaxed).max(0) as u128;
+            let ins = l.inserted.load(Ordering::Relaxed);
+            let rate = ins.wrapping_sub(t.seen[j].swap(ins, Ordering::Relaxed)) as u128;
+            *c = (len, rate);
+            total_len += len;
+            total_rate += rate;
+        }
+        if total_rate == 0 {
+            return me;
+        }
+        // Surplus of lane j, scaled by `total_rate`: len_j * total_rate - total_len * rate_j.
+        let (mut best, mut best_surplus) = (me, 0i128);
+        for (j, &(len, rate)) in counts.iter().enumerate() {
+            let surplus = (len * total_rate) as i128 - (total_len * rate) as i128;
+            let idle = rate == 0 && len > 0;
+            let eligible = j != me && (idle || surplus * 8 > (total_len * total_rate) as i128);
+            if eligible && surplus > best_surplus {
+                (best, best_surplus) = (j, surplus);
+            }
+        }
+        best
+    }
+
+    /// The lane to evict from for a thread of lane `me` (see [`Queues::look`]).
+    #[inline(always)]
+    fn steer(&self, me: usize) -> usize {
+        let t = &self.lanes[me].tally;
+        // Relaxed (all): hints. Threads sharing the lane may lose a count (a look comes a
+        // little later) or look twice.
+        let since = t.since.load(Ordering::Relaxed);
+        if since + 1 < LOOK_EVERY {
+            t.since.store(since + 1, Ordering::Relaxed);
+            return t.from.load(Ordering::Relaxed);
+        }
+        t.since.store(0, Ordering::Relaxed);
+        let from = self.look(me);
+        t.from.store(from, Ordering::Relaxed);
+        from
+    }
+
+    /// [`Queues1::sweep`] on every lane: removed slots go to `dead`.
+    pub fn sweep<N: Nodes>(&self, n: &N, max: usize, dead: &mut Vec<u32>, rotate: bool) {
+        for l in self.lanes.iter() {
+            let before = dead.len();
+            l.queues.sweep(n, max, dead, rotate);
+            // Relaxed: a count (see `Tally`).
+            l.tally.len.fetch_sub((dead.len() - before) as i64, Ordering::Relaxed);
+        }
+    }
+
+    /// Every slot in the queues, lane by lane (quiescent use only); an error if a lane's
+    /// count is not the number of slots it holds.
+    pub fn items<N: Nodes>(&self, n: &N) -> Result<Vec<u32>, String> {
+        let mut out = Vec::new();
+        for (j, l) in self.lanes.iter().enumerate() {
+            let items = l.queues.items(n)?;
+            // Relaxed: quiescent.
+            let len = l.tally.len.load(Ordering::Relaxed);
+            if len != items.len() as i64 {
+                return Err(format!("lane {j} counts {len} slots but holds {}", items.len()));
+            }
+            out.extend(items);
+        }
+        Ok(out)
+    }
+
+    /// Head and tail words of each queue, for failure messages.
+    pub fn debug_state(&self) -> String {
+        self.lanes.iter().map(|l| l.queues.debug_state()).collect::<Vec<_>>().join(" | ")
+    }
+}
+
+impl Queues1 {
+    fn new(mode: Mode) -> Self {
+        Queues1 { q: [Queue::default(), Queue::default()], active: Default::default(), mode }
     }
 
     /// Enqueues the chain `first..=last` of new slots (each [`reset`], linked with
     /// [`link_private`], the caller's): the policy now holds them.
-    pub fn insert_chain<N: Nodes>(&self, n: &N, first: u32, last: u32) {
+    fn insert_chain<N: Nodes>(&self, n: &N, first: u32, last: u32) {
         // Relaxed: any queue is a correct place for new slots; `active` only steers them.
         let w = self.active.load(Ordering::Relaxed);
         self.q[w].enqueue_chain(n, first, last);
@@ -155,7 +377,7 @@ impl Queues {
     /// quite the one-at-a-time one: a run re-enqueued or a switch made earlier in the chain's
     /// life comes before it).
     #[inline(always)]
-    pub fn evict_many<N: Nodes>(
+    fn evict_many<N: Nodes>(
         &self,
         n: &N,
         want: usize,
@@ -332,7 +554,7 @@ impl Queues {
     /// swept, without a look at their bits (the caller's last resort before evicting live
     /// entries for slots, see `Cache::alloc_slow`). Mobius's dormant queue always rotates: its
     /// order only matters from the next switch on, and every slot in it has had its pass.
-    pub fn sweep<N: Nodes>(&self, n: &N, max: usize, dead: &mut Vec<u32>, rotate: bool) {
+    fn sweep<N: Nodes>(&self, n: &N, max: usize, dead: &mut Vec<u32>, rotate: bool) {
         let (_, a, d) = self.queues();
         if !std::ptr::eq(a, d) {
             sweep_queue(d, n, max, dead, true);
@@ -372,7 +594,7 @@ impl Queues {
     }
 
     /// Every slot in the queues, head to tail, active queue first (quiescent use only).
-    pub fn items<N: Nodes>(&self, n: &N) -> Result<Vec<u32>, String> {
+    fn items<N: Nodes>(&self, n: &N) -> Result<Vec<u32>, String> {
         let (w, _, _) = self.queues();
         let mut out = Vec::new();
         let order: &[usize] =
@@ -384,7 +606,7 @@ impl Queues {
     }
 
     /// Head and tail words of each queue, for failure messages.
-    pub fn debug_state(&self) -> String {
+    fn debug_state(&self) -> String {
         self.q
             .iter()
             .map(|q| format!("[head {:#x} tail {:#x}]", q.head(), q.tail()))
@@ -455,5 +677,108 @@ fn walk_run<N: Nodes>(n: &N, first: u32, last: u32, f: impl Fn(&AtomicU8)) {
         if cur == TAKEN {
             break;
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// Slots for the queues alone: links and reference bits, every slot live.
+    struct Slots {
+        next: Vec<AtomicU64>,
+        bits: Vec<AtomicU8>,
+    }
+
+    impl Links for Slots {
+        fn next(&self, s: u32) -> &AtomicU64 {
+            &self.next[s as usize]
+        }
+    }
+
+    impl Nodes for Slots {
+        fn visited(&self, s: u32) -> &AtomicU8 {
+            &self.bits[s as usize]
+        }
+        fn place(&self, s: u32) -> &AtomicU8 {
+            &self.bits[s as usize]
+        }
+        fn is_live(&self, _: u32) -> bool {
+            true
+        }
+        fn is_dead(&self, _: u32) -> bool {
+            false
+        }
+        fn count(&self) -> usize {
+            self.next.len()
+        }
+    }
+
+    /// A model of two lanes' threads: `rounds` rounds in which lane `l` inserts `rates[l]`
+    /// new entries and evicts as many (one at a time), from a cache that starts with lane 0
+    /// holding `start0` entries and lane 1 `start1`; returns for each lane how many of its
+    /// evictions took another lane's entry, and the lanes' lengths at the end.
+    fn run(start: [usize; 2], rates: [usize; 2], rounds: usize) -> ([usize; 2], [usize; 2]) {
+        let n = start[0] + start[1] + 64;
+        let slots = Slots {
+            next: (0..n).map(|_| AtomicU64::new(NIL as u64)).collect(),
+            bits: (0..n).map(|_| AtomicU8::new(0)).collect(),
+        };
+        let q = Queues::new(Mode::Mobius { consecutive: true }, 2);
+        let mut lane_of = HashMap::new();
+        let mut free: Vec<u32> = (0..n as u32).rev().collect();
+        for (l, &k) in start.iter().enumerate() {
+            for _ in 0..k {
+                let s = free.pop().expect("a free slot");
+                q.insert(&slots, l, s);
+                lane_of.insert(s, l);
+            }
+        }
+        let mut stolen = [0; 2];
+        for _ in 0..rounds {
+            for l in 0..2 {
+                for _ in 0..rates[l] {
+                    let s = free.pop().expect("a free slot");
+                    q.insert(&slots, l, s);
+                    lane_of.insert(s, l);
+                    let mut t = Taken::default();
+                    assert!(q.evict_many(&slots, l, 1, &mut t, || false), "no victim");
+                    let v = t.slots[0];
+                    stolen[l] += (lane_of.remove(&v).expect("a queued slot") != l) as usize;
+                    free.push(v);
+                }
+            }
+        }
+        assert_eq!(q.items(&slots).expect("consistent lanes").len(), lane_of.len());
+        let mut len = [0; 2];
+        for &l in lane_of.values() {
+            len[l] += 1;
+        }
+        (stolen, len)
+    }
+
+    /// Lanes whose threads insert at the same rate each evict their own entries.
+    #[test]
+    fn even_lanes_evict_their_own() {
+        let (stolen, len) = run([500, 500], [1, 1], 5_000);
+        assert!(stolen[0] + stolen[1] <= 100, "stolen {stolen:?} of 10,000 evictions");
+        assert_eq!(len, [500, 500]);
+    }
+
+    /// A lane whose threads went idle is drained by the others: its entries are the oldest.
+    #[test]
+    fn an_idle_lanes_entries_go_first() {
+        let (stolen, len) = run([500, 0], [0, 1], 2_000);
+        assert_eq!(len, [0, 500], "stolen {stolen:?}");
+    }
+
+    /// Lanes inserting at different rates come to hold entries in proportion (each entry
+    /// then lives about as long as with one queue), within an eighth of the whole.
+    #[test]
+    fn lanes_hold_entries_in_proportion_to_their_inserts() {
+        let (_, len) = run([400, 400], [3, 1], 4_000);
+        // Shares 600 and 200; the rule lets a lane sit up to 100 (an eighth) above its share.
+        assert!((200..=300).contains(&len[1]), "lane lengths {len:?}");
     }
 }
