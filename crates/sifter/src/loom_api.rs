@@ -101,7 +101,7 @@ impl Core {
     /// without a lane use lane 0.
     pub fn with_lanes(mode: &str, n: usize, lanes: usize) -> Core {
         let q = match mode {
-            "s3fifo" => Policy::S3(S3Fifo::new(n as u64, n as u64)),
+            "s3fifo" => Policy::S3(S3Fifo::new(n as u64, n as u64, lanes)),
             _ => Policy::Queues(Queues::new(
                 match mode {
                     "mobius" => Mode::Mobius { consecutive: true },

@@ -224,7 +224,7 @@ where
     pub(super) fn enqueue_new(&self, st: &Stripe, first: u32, last: u32, len: u32) {
         match &self.structure {
             Structure::Queues(q) => q.insert_chain(&self.arena, st.index, first, last, len),
-            Structure::S3(q) => q.enqueue_small_chain(&self.arena, first, last),
+            Structure::S3(q) => q.enqueue_small_chain(&self.arena, st.index, first, last, len),
             Structure::Locked(_) => unreachable!("locked lists do not gather"),
         }
     }

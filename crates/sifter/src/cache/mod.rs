@@ -689,7 +689,7 @@ where
             Policy::Lru | Policy::ProbLru => {
                 Structure::Locked(Locked::new(Kind::Lru, arena.max_len()).map_err(no_memory)?)
             }
-            Policy::S3Fifo => Structure::S3(S3Fifo::new(capacity, entries as u64)),
+            Policy::S3Fifo => Structure::S3(S3Fifo::new(capacity, entries as u64, lanes)),
             Policy::NbqClock => {
                 Structure::Queues(Queues::new(Mode::NbqClock { batched: consecutive }, lanes))
             }

@@ -127,16 +127,17 @@ const LOOK_EVERY: u32 = 32;
 /// the policy's queues (see the module docs, "Lanes").
 #[derive(Debug)]
 pub(crate) struct Queues {
-    lanes: Box<[Lane]>,
-    /// `lanes.len() - 1` (a power of two minus one).
-    mask: usize,
+    lanes: Box<[Queues1]>,
+    steer: Steer,
 }
 
-/// One lane: the policy's queues, and the counts its threads steer evictions by.
+/// The lanes' counts, and where each lane's threads evict from (see the module docs, "Lanes";
+/// also S3-FIFO's).
 #[derive(Debug)]
-struct Lane {
-    queues: Queues1,
-    tally: CachePadded<Tally>,
+pub(crate) struct Steer {
+    tallies: Box<[CachePadded<Tally>]>,
+    /// The number of lanes minus one (a power of two minus one).
+    mask: usize,
 }
 
 /// A lane's counts (Relaxed throughout: hints that only steer which lane an eviction takes
@@ -153,6 +154,120 @@ struct Tally {
     from: Count,
     /// Every lane's `inserted` as this lane's threads saw it at their last look.
     seen: Box<[AtomicU64]>,
+}
+
+impl Steer {
+    /// `lanes`: a power of two.
+    pub fn new(lanes: usize) -> Self {
+        assert!(lanes.is_power_of_two(), "lanes must be a power of two, not {lanes}");
+        let tallies = (0..lanes)
+            .map(|i| {
+                CachePadded::new(Tally {
+                    len: AtomicI64::new(0),
+                    inserted: AtomicU64::new(0),
+                    since: AtomicU32::new(0),
+                    from: Count::new(i),
+                    seen: (0..lanes).map(|_| AtomicU64::new(0)).collect(),
+                })
+            })
+            .collect();
+        Steer { tallies, mask: lanes - 1 }
+    }
+
+    /// The number of lanes.
+    pub fn lanes(&self) -> usize {
+        self.mask + 1
+    }
+
+    /// The lane of a thread that passes `lane` (its stripe's or thread's number).
+    #[inline(always)]
+    pub fn lane(&self, lane: usize) -> usize {
+        lane & self.mask
+    }
+
+    /// Counts `len` slots into lane `lane` (`new`: new entries, which make its insert rate).
+    #[inline]
+    pub fn added(&self, lane: usize, len: u32, new: bool) {
+        let t = &self.tallies[lane];
+        // Relaxed: counts (see `Tally`). A rate only with lanes to compare.
+        if new && self.mask != 0 {
+            t.inserted.fetch_add(len as u64, Ordering::Relaxed);
+        }
+        t.len.fetch_add(len as i64, Ordering::Relaxed);
+    }
+
+    /// Counts `len` slots out of lane `lane`.
+    #[inline]
+    pub fn removed(&self, lane: usize, len: usize) {
+        // Relaxed: a count (see `Tally`).
+        self.tallies[lane].len.fetch_sub(len as i64, Ordering::Relaxed);
+    }
+
+    /// The slots lane `lane` holds by its count (exact at rest).
+    pub fn len(&self, lane: usize) -> i64 {
+        // Relaxed: quiescent use (validation, messages).
+        self.tallies[lane].len.load(Ordering::Relaxed)
+    }
+
+    /// The first lane a thread of lane `me` evicts from (the others follow in order, when it
+    /// has no victim): every [`LOOK_EVERY`] eviction batches that lane's threads compare each
+    /// lane's length with its share of the entries — the share of the new entries it received
+    /// since their last look — and take from the lane furthest above its share when that is
+    /// another lane and it holds more than an eighth of all entries above it, or when it
+    /// received none (its threads are idle: its entries are the oldest); else from their own.
+    #[inline(always)]
+    pub fn from(&self, me: usize) -> usize {
+        if self.mask == 0 {
+            return 0;
+        }
+        let t = &self.tallies[me];
+        // Relaxed (all): hints. Threads sharing the lane may lose a count (a look comes a
+        // little later) or look twice.
+        let since = t.since.load(Ordering::Relaxed);
+        if since + 1 < LOOK_EVERY {
+            t.since.store(since + 1, Ordering::Relaxed);
+            return t.from.load(Ordering::Relaxed);
+        }
+        t.since.store(0, Ordering::Relaxed);
+        let from = self.look(me);
+        t.from.store(from, Ordering::Relaxed);
+        from
+    }
+
+    /// See [`Steer::from`].
+    #[cold]
+    #[inline(never)]
+    fn look(&self, me: usize) -> usize {
+        let t = &self.tallies[me];
+        let mut total_len = 0u128;
+        let mut total_rate = 0u128;
+        let mut seen = [(0u128, 0u128); 64];
+        let counts = &mut seen[..self.tallies.len().min(64)];
+        for (j, c) in counts.iter_mut().enumerate() {
+            let l = &self.tallies[j];
+            // Relaxed: hints (see `Tally`).
+            let len = l.len.load(Ordering::Relaxed).max(0) as u128;
+            let ins = l.inserted.load(Ordering::Relaxed);
+            let rate = ins.wrapping_sub(t.seen[j].swap(ins, Ordering::Relaxed)) as u128;
+            *c = (len, rate);
+            total_len += len;
+            total_rate += rate;
+        }
+        if total_rate == 0 {
+            return me;
+        }
+        // Surplus of lane j, scaled by `total_rate`: len_j * total_rate - total_len * rate_j.
+        let (mut best, mut best_surplus) = (me, 0i128);
+        for (j, &(len, rate)) in counts.iter().enumerate() {
+            let surplus = (len * total_rate) as i128 - (total_len * rate) as i128;
+            let idle = rate == 0 && len > 0;
+            let eligible = j != me && (idle || surplus * 8 > (total_len * total_rate) as i128);
+            if eligible && surplus > best_surplus {
+                (best, best_surplus) = (j, surplus);
+            }
+        }
+        best
+    }
 }
 
 /// The queues of one lane.
@@ -185,25 +300,7 @@ pub(crate) struct Taken {
 impl Queues {
     /// `lanes`: a power of two (1: the plain policy).
     pub fn new(mode: Mode, lanes: usize) -> Self {
-        assert!(lanes.is_power_of_two(), "lanes must be a power of two, not {lanes}");
-        let lanes: Box<[Lane]> = (0..lanes)
-            .map(|i| Lane {
-                queues: Queues1::new(mode),
-                tally: CachePadded::new(Tally {
-                    len: AtomicI64::new(0),
-                    inserted: AtomicU64::new(0),
-                    since: AtomicU32::new(0),
-                    from: Count::new(i),
-                    seen: (0..lanes).map(|_| AtomicU64::new(0)).collect(),
-                }),
-            })
-            .collect();
-        Queues { mask: lanes.len() - 1, lanes }
-    }
-
-    #[inline(always)]
-    fn lane(&self, lane: usize) -> &Lane {
-        &self.lanes[lane & self.mask]
+        Queues { lanes: (0..lanes).map(|_| Queues1::new(mode)).collect(), steer: Steer::new(lanes) }
     }
 
     /// Enqueues `s` (the caller's, in no queue) into lane `lane` (taken modulo the lane
@@ -216,22 +313,16 @@ impl Queues {
     /// Enqueues the chain `first..=last` of `len` new slots (each [`reset`], linked with
     /// [`link_private`], the caller's) into lane `lane`: the policy now holds them.
     pub fn insert_chain<N: Nodes>(&self, n: &N, lane: usize, first: u32, last: u32, len: u32) {
-        let l = self.lane(lane);
-        l.queues.insert_chain(n, first, last);
-        // Relaxed: counts (see `Tally`). Only with lanes to compare: one lane's rate steers
-        // nothing.
-        if self.mask != 0 {
-            l.tally.inserted.fetch_add(len as u64, Ordering::Relaxed);
-        }
-        l.tally.len.fetch_add(len as i64, Ordering::Relaxed);
+        let l = self.steer.lane(lane);
+        self.lanes[l].insert_chain(n, first, last);
+        self.steer.added(l, len, true);
     }
 
     /// Detaches up to `want` (1–8) victims into `out` for a thread of lane `lane`, from the
-    /// lane its threads evict from (their own, unless the last look found another lane
-    /// holding more than its share: see the module docs, "Lanes"), else from any lane that
-    /// has one; false if every lane is empty or gave no victim within the attempt bound.
-    /// `at_tail`: see [`Queues1::evict_many`] (called for the thread's own lane only: its
-    /// gathered entries go there).
+    /// lane [`Steer::from`] says, else from any lane that has one; false if every lane is
+    /// empty or gave no victim within the attempt bound. `at_tail`: see
+    /// [`Queues1::evict_many`] (called for the thread's own lane only: its gathered entries
+    /// go there).
     #[inline(always)]
     pub fn evict_many<N: Nodes>(
         &self,
@@ -241,89 +332,29 @@ impl Queues {
         out: &mut Taken,
         mut at_tail: impl FnMut() -> bool,
     ) -> bool {
-        let me = lane & self.mask;
-        let from = if self.mask == 0 { 0 } else { self.steer(me) };
-        for i in 0..=self.mask {
-            let j = (from + i) & self.mask;
-            let l = &self.lanes[j];
+        let me = self.steer.lane(lane);
+        let from = self.steer.from(me);
+        for i in 0..self.lanes.len() {
+            let j = self.steer.lane(from + i);
             let got = if j == me {
-                l.queues.evict_many(n, want, out, &mut at_tail)
+                self.lanes[j].evict_many(n, want, out, &mut at_tail)
             } else {
-                l.queues.evict_many(n, want, out, || false)
+                self.lanes[j].evict_many(n, want, out, || false)
             };
             if got {
-                // Relaxed: a count (see `Tally`).
-                l.tally.len.fetch_sub(out.len as i64, Ordering::Relaxed);
+                self.steer.removed(j, out.len);
                 return true;
             }
         }
         false
     }
 
-    /// The lane the threads of lane `me` evict from: every [`LOOK_EVERY`] eviction batches
-    /// they compare each lane's length with its share of the entries — the share of the new
-    /// entries it received since their last look — and take from the lane furthest above
-    /// its share when that is another lane and it holds more than an eighth of all entries
-    /// above it, or when it received none (its threads are idle: its entries are the
-    /// oldest); else from their own lane.
-    #[cold]
-    #[inline(never)]
-    fn look(&self, me: usize) -> usize {
-        let t = &self.lanes[me].tally;
-        let mut total_len = 0u128;
-        let mut total_rate = 0u128;
-        let mut seen = [(0u128, 0u128); 64];
-        let counts = &mut seen[..self.lanes.len().min(64)];
-        for (j, c) in counts.iter_mut().enumerate() {
-            let l = &self.lanes[j].tally;
-            // Relaxed: hints (see `Tally`).
-            let len = l.len.load(Ordering::Relaxed).max(0) as u128;
-            let ins = l.inserted.load(Ordering::Relaxed);
-            let rate = ins.wrapping_sub(t.seen[j].swap(ins, Ordering::Relaxed)) as u128;
-            *c = (len, rate);
-            total_len += len;
-            total_rate += rate;
-        }
-        if total_rate == 0 {
-            return me;
-        }
-        // Surplus of lane j, scaled by `total_rate`: len_j * total_rate - total_len * rate_j.
-        let (mut best, mut best_surplus) = (me, 0i128);
-        for (j, &(len, rate)) in counts.iter().enumerate() {
-            let surplus = (len * total_rate) as i128 - (total_len * rate) as i128;
-            let idle = rate == 0 && len > 0;
-            let eligible = j != me && (idle || surplus * 8 > (total_len * total_rate) as i128);
-            if eligible && surplus > best_surplus {
-                (best, best_surplus) = (j, surplus);
-            }
-        }
-        best
-    }
-
-    /// The lane to evict from for a thread of lane `me` (see [`Queues::look`]).
-    #[inline(always)]
-    fn steer(&self, me: usize) -> usize {
-        let t = &self.lanes[me].tally;
-        // Relaxed (all): hints. Threads sharing the lane may lose a count (a look comes a
-        // little later) or look twice.
-        let since = t.since.load(Ordering::Relaxed);
-        if since + 1 < LOOK_EVERY {
-            t.since.store(since + 1, Ordering::Relaxed);
-            return t.from.load(Ordering::Relaxed);
-        }
-        t.since.store(0, Ordering::Relaxed);
-        let from = self.look(me);
-        t.from.store(from, Ordering::Relaxed);
-        from
-    }
-
     /// [`Queues1::sweep`] on every lane: removed slots go to `dead`.
     pub fn sweep<N: Nodes>(&self, n: &N, max: usize, dead: &mut Vec<u32>, rotate: bool) {
-        for l in self.lanes.iter() {
+        for (j, l) in self.lanes.iter().enumerate() {
             let before = dead.len();
-            l.queues.sweep(n, max, dead, rotate);
-            // Relaxed: a count (see `Tally`).
-            l.tally.len.fetch_sub((dead.len() - before) as i64, Ordering::Relaxed);
+            l.sweep(n, max, dead, rotate);
+            self.steer.removed(j, dead.len() - before);
         }
     }
 
@@ -332,9 +363,8 @@ impl Queues {
     pub fn items<N: Nodes>(&self, n: &N) -> Result<Vec<u32>, String> {
         let mut out = Vec::new();
         for (j, l) in self.lanes.iter().enumerate() {
-            let items = l.queues.items(n)?;
-            // Relaxed: quiescent.
-            let len = l.tally.len.load(Ordering::Relaxed);
+            let items = l.items(n)?;
+            let len = self.steer.len(j);
             if len != items.len() as i64 {
                 return Err(format!("lane {j} counts {len} slots but holds {}", items.len()));
             }
@@ -345,7 +375,7 @@ impl Queues {
 
     /// Head and tail words of each queue, for failure messages.
     pub fn debug_state(&self) -> String {
-        self.lanes.iter().map(|l| l.queues.debug_state()).collect::<Vec<_>>().join(" | ")
+        self.lanes.iter().map(|l| l.debug_state()).collect::<Vec<_>>().join(" | ")
     }
 }
 

@@ -31,7 +31,7 @@
 //! write one shared line; a decision reads the shared counters plus the caller's record —
 //! exact with one thread, within a flush threshold per other thread otherwise.
 
-use crate::policy::queues::{reset, sweep_queue, Nodes, Taken};
+use crate::policy::queues::{reset, sweep_queue, Nodes, Steer, Taken};
 use crate::raw::epoch::RECORDS;
 use crate::raw::ghost::Ghosts;
 use crate::raw::queue::{slot, Queue, NIL, TAKEN};
@@ -126,6 +126,8 @@ pub(crate) struct Local {
 pub(crate) struct Mine<'a> {
     local: &'a Local,
     owned: bool,
+    /// The thread's queue lane.
+    lane: usize,
 }
 
 impl Mine<'_> {
@@ -159,11 +161,19 @@ impl Mine<'_> {
     }
 }
 
+/// One lane's queues.
+#[derive(Debug, Default)]
+struct S3Lane {
+    small: Queue,
+    main: Queue,
+}
+
 /// The S3-FIFO structure.
 #[derive(Debug)]
 pub(crate) struct S3Fifo {
-    small: Queue,
-    main: Queue,
+    /// Each lane's small and main queues (see `policy/queues.rs`, "Lanes").
+    lanes: Box<[S3Lane]>,
+    steer: Steer,
     /// Weight queued in each (entries, in an entry-bounded cache).
     small_w: CachePadded<AtomicI64>,
     main_w: CachePadded<AtomicI64>,
@@ -178,14 +188,14 @@ pub(crate) struct S3Fifo {
 }
 
 impl S3Fifo {
-    /// Queues for `capacity` (weight units) and a ghost of 90 % of `entries` fingerprints (the
-    /// entries the cache can hold: its capacity without a weigher, its estimate with one —
-    /// the ghost counts keys, not weight).
-    pub fn new(capacity: u64, entries: u64) -> Self {
+    /// Queues for `capacity` (weight units) in `lanes` lanes (a power of two) and a ghost of
+    /// 90 % of `entries` fingerprints (the entries the cache can hold: its capacity without a
+    /// weigher, its estimate with one — the ghost counts keys, not weight).
+    pub fn new(capacity: u64, entries: u64, lanes: usize) -> Self {
         let small_cap = ((capacity as f64 * 0.1) as i64).max(1);
         S3Fifo {
-            small: Queue::default(),
-            main: Queue::default(),
+            lanes: (0..lanes).map(|_| S3Lane::default()).collect(),
+            steer: Steer::new(lanes),
             small_w: Default::default(),
             main_w: Default::default(),
             small_cap: AtomicI64::new(small_cap),
@@ -200,7 +210,11 @@ impl S3Fifo {
     #[inline]
     pub fn local(&self, tid: usize) -> Mine<'_> {
         // The last record is shared by the threads beyond the first `RECORDS` ids.
-        Mine { local: &self.locals[tid.min(RECORDS)], owned: tid < RECORDS }
+        Mine {
+            local: &self.locals[tid.min(RECORDS)],
+            owned: tid < RECORDS,
+            lane: self.steer.lane(tid),
+        }
     }
 
     /// Enqueues new slot `s` (the caller's) of weight `w`; `to_main`: its key's fingerprint
@@ -208,15 +222,17 @@ impl S3Fifo {
     /// to main.
     pub fn insert<N: Nodes>(&self, n: &N, local: Mine<'_>, s: u32, w: u64, to_main: bool) {
         reset(n, s);
+        let lane = &self.lanes[local.lane];
         if !self.to_small(w, to_main) {
             // Relaxed: a hint, read by a later update of the key (see `MAIN`).
             n.place(s).store(MAIN, Ordering::Relaxed);
             self.add(local, true, w as i64);
-            self.main.enqueue_chain(n, s, s);
+            lane.main.enqueue_chain(n, s, s);
         } else {
             self.add(local, false, w as i64);
-            self.small.enqueue_chain(n, s, s);
+            lane.small.enqueue_chain(n, s, s);
         }
+        self.steer.added(local.lane, 1, true);
     }
 
     /// Whether a new entry of weight `w` goes to small.
@@ -245,9 +261,20 @@ impl S3Fifo {
         self.add(local, false, w);
     }
 
-    /// Enqueues the gathered chain `first..=last` of new slots (counted) at small's tail.
-    pub fn enqueue_small_chain<N: Nodes>(&self, n: &N, first: u32, last: u32) {
-        self.small.enqueue_chain(n, first, last);
+    /// Enqueues the gathered chain `first..=last` of `len` new slots (counted) at the tail of
+    /// small in lane `lane` (taken modulo the lane count: a thread passes its stripe's
+    /// number).
+    pub fn enqueue_small_chain<N: Nodes>(
+        &self,
+        n: &N,
+        lane: usize,
+        first: u32,
+        last: u32,
+        len: u32,
+    ) {
+        let lane = self.steer.lane(lane);
+        self.lanes[lane].small.enqueue_chain(n, first, last);
+        self.steer.added(lane, len, true);
     }
 
     /// Adds `d` to a queue's weight through the caller's delta.
@@ -290,6 +317,29 @@ impl S3Fifo {
         out: &mut Taken,
     ) -> Option<bool> {
         debug_assert!((1..=out.slots.len()).contains(&want));
+        // From the lane the steering says, else from any lane that has a victim.
+        let from = self.steer.from(local.lane);
+        for i in 0..self.steer.lanes() {
+            let lane = self.steer.lane(from + i);
+            if let Some(small) = self.evict_lane(n, local, lane, &weight, want, out) {
+                self.steer.removed(lane, out.len);
+                return Some(small);
+            }
+        }
+        None
+    }
+
+    /// [`S3Fifo::evict`] from lane `lane`.
+    #[inline(always)]
+    fn evict_lane<N: Nodes>(
+        &self,
+        n: &N,
+        local: Mine<'_>,
+        lane: usize,
+        weight: &impl Fn(u32) -> u64,
+        want: usize,
+        out: &mut Taken,
+    ) -> Option<bool> {
         let mut backoff = Backoff::default();
         let mut empty = 0;
         for _ in 0..MAX_ATTEMPTS {
@@ -300,12 +350,13 @@ impl S3Fifo {
                 small: self.weight(local, false),
             };
             let mut in_main = budget.next_in_main();
-            let mut step = self.scan(n, local, in_main, budget, want, out, &weight);
+            let mut step = self.scan(n, local, lane, in_main, budget, want, out, weight);
             if matches!(step, Scan::Empty) {
                 // The counters lag the queues (an insert counts before it links, an eviction
-                // after it detaches): look at the other queue before giving up.
+                // after it detaches), and the lane's queues are not the whole: look at the
+                // other queue before giving up.
                 in_main = !in_main;
-                step = self.scan(n, local, in_main, budget, want, out, &weight);
+                step = self.scan(n, local, lane, in_main, budget, want, out, weight);
             }
             match step {
                 Scan::Victims(gone) => {
@@ -313,7 +364,7 @@ impl S3Fifo {
                     return Some(!in_main);
                 }
                 Scan::Single(h) => {
-                    if let Some(v) = self.decide(n, local, h, in_main, &weight) {
+                    if let Some(v) = self.decide(n, local, lane, h, in_main, weight) {
                         out.slots[0] = v;
                         out.len = 1;
                         return Some(!in_main);
@@ -349,13 +400,15 @@ impl S3Fifo {
         &self,
         n: &N,
         local: Mine<'_>,
+        lane: usize,
         in_main: bool,
         mut budget: Budget,
         want: usize,
         out: &mut Taken,
         weight: &impl Fn(u32) -> u64,
     ) -> Scan {
-        let q = if in_main { &self.main } else { &self.small };
+        let lanes = &self.lanes[lane];
+        let q = if in_main { &lanes.main } else { &lanes.small };
         let hw = q.head();
         let start = slot(hw);
         if start == NIL {
@@ -409,7 +462,7 @@ impl S3Fifo {
                 }
                 // Move the run before the last entry (which a later scan meets alone).
                 if q.tail_settled(n) && q.detach(hw, cur) {
-                    self.pass(n, local, in_main, start, run_end, weight);
+                    self.pass(n, local, lane, in_main, start, run_end, weight);
                     return Scan::Progress;
                 }
                 return Scan::Retry;
@@ -439,7 +492,7 @@ impl S3Fifo {
             if run_first != NIL {
                 // The victim is the last entry: move the run now, take the victim alone later.
                 if q.tail_settled(n) && q.detach(hw, cur) {
-                    self.pass(n, local, in_main, start, run_end, weight);
+                    self.pass(n, local, lane, in_main, start, run_end, weight);
                     return Scan::Progress;
                 }
                 return Scan::Retry;
@@ -462,7 +515,7 @@ impl S3Fifo {
         // The next eviction starts its scan at `after`: fetch its line meanwhile.
         n.prefetch(after);
         if let Some((first, last)) = chain {
-            self.pass(n, local, in_main, first, last, weight);
+            self.pass(n, local, lane, in_main, first, last, weight);
         }
         out.len = found;
         Scan::Victims(gone)
@@ -470,10 +523,12 @@ impl S3Fifo {
 
     /// Gives the detached run `start..=end` (the caller's) its next pass at main's tail: from
     /// main with its frequency lowered by one, from small with it reset (and its weight moved).
+    #[allow(clippy::too_many_arguments)]
     fn pass<N: Nodes>(
         &self,
         n: &N,
         local: Mine<'_>,
+        lane: usize,
         in_main: bool,
         start: u32,
         end: u32,
@@ -501,7 +556,7 @@ impl S3Fifo {
             self.add(local, true, moved);
         }
         reset(n, end);
-        self.main.enqueue_chain(n, start, end);
+        self.lanes[lane].main.enqueue_chain(n, start, end);
     }
 
     /// Collects removed slots from both queues without evicting anything, as
@@ -518,12 +573,15 @@ impl S3Fifo {
         dead: &mut Vec<u32>,
         rotate: bool,
     ) {
-        for (main, q) in [(false, &self.small), (true, &self.main)] {
-            let before = dead.len();
-            sweep_queue(q, n, max, dead, rotate);
-            let w: i64 = dead[before..].iter().map(|&s| weight(s) as i64).sum();
-            if w != 0 {
-                self.add(local, main, -w);
+        for (j, lane) in self.lanes.iter().enumerate() {
+            for (main, q) in [(false, &lane.small), (true, &lane.main)] {
+                let before = dead.len();
+                sweep_queue(q, n, max, dead, rotate);
+                let w: i64 = dead[before..].iter().map(|&s| weight(s) as i64).sum();
+                if w != 0 {
+                    self.add(local, main, -w);
+                }
+                self.steer.removed(j, dead.len() - before);
             }
         }
     }
@@ -534,6 +592,7 @@ impl S3Fifo {
         &self,
         n: &N,
         local: Mine<'_>,
+        lane: usize,
         h: u32,
         in_main: bool,
         weight: &impl Fn(u32) -> u64,
@@ -545,7 +604,7 @@ impl S3Fifo {
             if n.is_live(h) && f >= 1 {
                 n.visited(h).store(f.min(MAX_FREQ) - 1, Ordering::Relaxed);
                 reset(n, h);
-                self.main.enqueue_chain(n, h, h);
+                self.lanes[lane].main.enqueue_chain(n, h, h);
                 return None;
             }
             self.add(local, true, -w);
@@ -557,29 +616,41 @@ impl S3Fifo {
             enter_main(n, h);
             self.add(local, true, w);
             reset(n, h);
-            self.main.enqueue_chain(n, h, h);
+            self.lanes[lane].main.enqueue_chain(n, h, h);
             return None;
         }
         Some(h)
     }
 
-    /// Every slot in the queues, small then main (quiescent use only).
+    /// Every slot in the queues, lane by lane, small then main (quiescent use only); an
+    /// error if a lane's count is not the number of slots it holds.
     pub fn items<N: Nodes>(&self, n: &N) -> Result<Vec<u32>, String> {
-        let mut out = self.small.walk(n, n.count())?;
-        out.extend(self.main.walk(n, n.count())?);
+        let mut out = Vec::new();
+        for (j, lane) in self.lanes.iter().enumerate() {
+            let before = out.len();
+            out.extend(lane.small.walk(n, n.count())?);
+            out.extend(lane.main.walk(n, n.count())?);
+            let (len, held) = (self.steer.len(j), out.len() - before);
+            if len != held as i64 {
+                return Err(format!("S3-FIFO lane {j} counts {len} slots but holds {held}"));
+            }
+        }
         Ok(out)
     }
 
     /// Queue weights (shared part) and ends, for failure messages.
     pub fn debug_state(&self) -> String {
+        let ends = |q: &Queue| format!("head {:#x} tail {:#x}", q.head(), q.tail());
+        let lanes: Vec<String> = self
+            .lanes
+            .iter()
+            .map(|l| format!("small [{}] main [{}]", ends(&l.small), ends(&l.main)))
+            .collect();
         format!(
-            "small [w {}+ head {:#x} tail {:#x}] main [w {}+ head {:#x} tail {:#x}]",
+            "weights small {}+ main {}+, {}",
             self.small_w.load(Ordering::Relaxed),
-            self.small.head(),
-            self.small.tail(),
             self.main_w.load(Ordering::Relaxed),
-            self.main.head(),
-            self.main.tail()
+            lanes.join(" | ")
         )
     }
 
@@ -591,8 +662,12 @@ impl S3Fifo {
         pending_small: u64,
         weight: impl Fn(u32) -> u64,
     ) -> Result<(), String> {
-        for (name, main, q) in [("small", false, &self.small), ("main", true, &self.main)] {
-            let mut sum: u64 = q.walk(n, n.count())?.into_iter().map(&weight).sum();
+        for (name, main) in [("small", false), ("main", true)] {
+            let mut sum = 0;
+            for lane in self.lanes.iter() {
+                let q = if main { &lane.main } else { &lane.small };
+                sum += q.walk(n, n.count())?.into_iter().map(&weight).sum::<u64>();
+            }
             if !main {
                 sum += pending_small;
             }
