@@ -135,6 +135,27 @@ fn mobius_two_evictors() {
     });
 }
 
+/// Lanes: a thread of lane 1 (empty) evicts from lane 0 while lane 0's own thread inserts
+/// into it and evicts: every slot ends evicted once or queued once, and each lane's count is
+/// the number of slots it holds (`items` checks).
+#[test]
+fn lanes_steal_vs_owner() {
+    model(|| {
+        let core = Arc::new(Core::with_lanes("mobius", 4, 2));
+        for s in 0..2 {
+            core.insert_into(0, s);
+        }
+        core.slots.set_visited(0, true);
+        let c2 = core.clone();
+        let t = thread::spawn(move || c2.evict_many_for(1, 1).first().copied());
+        core.insert_into(0, 2);
+        let a = core.evict_many_for(0, 1).first().copied();
+        let b = t.join().expect("thread");
+        assert!(a.is_some() || b.is_some(), "three slots gave no victim");
+        conserved(&core, 3, vec![a, b]);
+    });
+}
+
 /// An evictor against an inserter on a queue with two slots: the enqueue gap and the
 /// last-node protocol. (It explored one execution before the core's atomics were made
 /// dependent under loom, see `model_preempting`; 154 now, 65 with the two threads' roles

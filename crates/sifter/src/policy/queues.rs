@@ -65,9 +65,9 @@
 pub(crate) use crate::raw::queue::{link_private, reset};
 use crate::raw::queue::{slot, Links, Queue, NIL, TAKEN};
 use crate::sync::{AtomicU8, AtomicUsize, Backoff, Ordering};
-// The lanes' counts are hints outside the model (as S3-FIFO's): plain atomics under loom too.
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize as Count};
+// The lanes' counts are hints outside the model (as S3-FIFO's): plain atomics under loom too.
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize as Count};
 
 /// What the queues need from the slots.
 pub(crate) trait Nodes: Links {
@@ -144,10 +144,11 @@ pub(crate) struct Steer {
 /// from; `len` is exact at rest and checked there by `validate`).
 #[derive(Debug)]
 struct Tally {
-    /// Slots the lane's queues hold.
-    len: AtomicI64,
-    /// New entries enqueued into the lane, ever (its insert rate, by differences).
+    /// Slots enqueued into the lane, ever (new entries, and victims put back; its insert rate,
+    /// by differences).
     inserted: AtomicU64,
+    /// Slots taken out of the lane, ever: the lane holds `inserted - removed`.
+    removed: AtomicU64,
     /// Eviction batches of this lane's threads since they last looked at the other lanes.
     since: AtomicU32,
     /// The lane those threads evict from until they look again.
@@ -163,8 +164,8 @@ impl Steer {
         let tallies = (0..lanes)
             .map(|i| {
                 CachePadded::new(Tally {
-                    len: AtomicI64::new(0),
                     inserted: AtomicU64::new(0),
+                    removed: AtomicU64::new(0),
                     since: AtomicU32::new(0),
                     from: Count::new(i),
                     seen: (0..lanes).map(|_| AtomicU64::new(0)).collect(),
@@ -185,28 +186,26 @@ impl Steer {
         lane & self.mask
     }
 
-    /// Counts `len` slots into lane `lane` (`new`: new entries, which make its insert rate).
+    /// Counts `len` slots into lane `lane`.
     #[inline]
-    pub fn added(&self, lane: usize, len: u32, new: bool) {
-        let t = &self.tallies[lane];
-        // Relaxed: counts (see `Tally`). A rate only with lanes to compare.
-        if new && self.mask != 0 {
-            t.inserted.fetch_add(len as u64, Ordering::Relaxed);
-        }
-        t.len.fetch_add(len as i64, Ordering::Relaxed);
+    pub fn added(&self, lane: usize, len: u32) {
+        // Relaxed: a count (see `Tally`).
+        self.tallies[lane].inserted.fetch_add(len as u64, Ordering::Relaxed);
     }
 
     /// Counts `len` slots out of lane `lane`.
     #[inline]
     pub fn removed(&self, lane: usize, len: usize) {
         // Relaxed: a count (see `Tally`).
-        self.tallies[lane].len.fetch_sub(len as i64, Ordering::Relaxed);
+        self.tallies[lane].removed.fetch_add(len as u64, Ordering::Relaxed);
     }
 
-    /// The slots lane `lane` holds by its count (exact at rest).
+    /// The slots lane `lane` holds by its counts (exact at rest; a hint otherwise).
     pub fn len(&self, lane: usize) -> i64 {
-        // Relaxed: quiescent use (validation, messages).
-        self.tallies[lane].len.load(Ordering::Relaxed)
+        let t = &self.tallies[lane];
+        // Relaxed: see `Tally`.
+        let removed = t.removed.load(Ordering::Relaxed);
+        t.inserted.load(Ordering::Relaxed).wrapping_sub(removed) as i64
     }
 
     /// The first lane a thread of lane `me` evicts from (the others follow in order, when it
@@ -245,8 +244,8 @@ impl Steer {
         let counts = &mut seen[..self.tallies.len().min(64)];
         for (j, c) in counts.iter_mut().enumerate() {
             let l = &self.tallies[j];
-            // Relaxed: hints (see `Tally`).
-            let len = l.len.load(Ordering::Relaxed).max(0) as u128;
+            let len = self.len(j).max(0) as u128;
+            // Relaxed: a hint (see `Tally`).
             let ins = l.inserted.load(Ordering::Relaxed);
             let rate = ins.wrapping_sub(t.seen[j].swap(ins, Ordering::Relaxed)) as u128;
             *c = (len, rate);
@@ -315,7 +314,7 @@ impl Queues {
     pub fn insert_chain<N: Nodes>(&self, n: &N, lane: usize, first: u32, last: u32, len: u32) {
         let l = self.steer.lane(lane);
         self.lanes[l].insert_chain(n, first, last);
-        self.steer.added(l, len, true);
+        self.steer.added(l, len);
     }
 
     /// Detaches up to `want` (1–8) victims into `out` for a thread of lane `lane`, from the

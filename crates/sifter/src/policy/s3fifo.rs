@@ -232,7 +232,7 @@ impl S3Fifo {
             self.add(local, false, w as i64);
             lane.small.enqueue_chain(n, s, s);
         }
-        self.steer.added(local.lane, 1, true);
+        self.steer.added(local.lane, 1);
     }
 
     /// Whether a new entry of weight `w` goes to small.
@@ -274,7 +274,7 @@ impl S3Fifo {
     ) {
         let lane = self.steer.lane(lane);
         self.lanes[lane].small.enqueue_chain(n, first, last);
-        self.steer.added(lane, len, true);
+        self.steer.added(lane, len);
     }
 
     /// Adds `d` to a queue's weight through the caller's delta.
