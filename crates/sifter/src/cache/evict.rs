@@ -891,4 +891,75 @@ mod tests {
             assert!(c.gathers_early(&c.stripes[0], 1, 1, None));
         }
     }
+
+    /// A thread that starts inserting into a cache another thread filled (its own lane
+    /// empty) keeps its new entries: its lane takes from the full one until it holds half its
+    /// share, instead of evicting its own new entries at once.
+    #[test]
+    fn a_thread_joining_a_full_cache_keeps_its_entries() {
+        use std::sync::{mpsc, Arc};
+        for policy in [Policy::Mobius, Policy::S3Fifo] {
+            let c: Arc<Cache<u64, u64>> =
+                Arc::new(Cache::builder().capacity(8_192).policy(policy).build());
+            let lanes = match &c.structure {
+                Structure::Queues(q) => q.lanes(),
+                Structure::S3(q) => q.lanes(),
+                Structure::Locked(_) => unreachable!(),
+            };
+            assert!(lanes > 1, "{policy:?}: {lanes} lanes");
+            let lane = move |tid: usize| tid & (lanes - 1);
+            // The filler stays alive, so the joiner's thread id differs from its own.
+            let (done, wait) = mpsc::channel::<()>();
+            let (filled, is_filled) = mpsc::channel();
+            let c1 = c.clone();
+            let filler = std::thread::spawn(move || {
+                for k in 0..8_192 {
+                    c1.insert(k, k);
+                }
+                filled.send(lane(thread_id())).expect("main waits");
+                wait.recv().ok();
+            });
+            let filler_lane = is_filled.recv().expect("filler");
+            // Threads until one is in another lane (the others wait, so ids are not reused).
+            let mut parked = Vec::new();
+            let hits = loop {
+                let (go, ready) = mpsc::channel::<()>();
+                let (report, reported) = mpsc::channel();
+                let c2 = c.clone();
+                let h = std::thread::spawn(move || {
+                    let mine = lane(thread_id());
+                    report.send(mine).expect("main waits");
+                    if mine == filler_lane {
+                        ready.recv().ok();
+                        return 0;
+                    }
+                    // 2,000 new keys, read through, five times: the last round should hit.
+                    let mut hits = 0;
+                    for round in 0..5 {
+                        for k in 1_000_000..1_002_000u64 {
+                            if c2.get(&k).is_some() {
+                                hits += (round == 4) as u32;
+                            } else {
+                                c2.insert(k, k);
+                            }
+                        }
+                    }
+                    hits
+                });
+                if reported.recv().expect("joiner") == filler_lane {
+                    parked.push((go, h));
+                    continue;
+                }
+                break h.join().expect("joiner");
+            };
+            for (go, h) in parked {
+                drop(go);
+                h.join().expect("parked");
+            }
+            drop(done);
+            filler.join().expect("filler");
+            assert!(hits >= 1_800, "{policy:?}: {hits} hits of 2,000 in the last round");
+            c.validate().expect("consistent");
+        }
+    }
 }

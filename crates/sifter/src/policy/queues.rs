@@ -61,6 +61,7 @@
 //! * a lane emptied by its own evictions stays empty (a thread that starts inserting into a
 //!   cache another thread filled evicts its own new entries at once): a lane below half its
 //!   share of the entries takes from the longest lane.
+//!
 //! Lanes are not steered to shares of the insert rate: a lane evicted for another's inserts
 //! keeps its own new entries longer than SIEVE's quick demotion would, and steering by
 //! rates (stop 101's first form) cost Mobius 1.6 points of hit ratio at two threads and
@@ -339,6 +340,12 @@ pub(crate) struct Taken {
 }
 
 impl Queues {
+    /// The number of lanes.
+    #[cfg(test)]
+    pub fn lanes(&self) -> usize {
+        self.steer.lanes()
+    }
+
     /// `lanes`: a power of two (1: the plain policy).
     pub fn new(mode: Mode, lanes: usize) -> Self {
         Queues { lanes: (0..lanes).map(|_| Queues1::new(mode)).collect(), steer: Steer::new(lanes) }

@@ -206,6 +206,12 @@ impl S3Fifo {
         }
     }
 
+    /// The number of lanes.
+    #[cfg(test)]
+    pub fn lanes(&self) -> usize {
+        self.steer.lanes()
+    }
+
     /// The counters thread `tid` ([`thread_id`](crate::raw::epoch::thread_id)) counts in.
     #[inline]
     pub fn local(&self, tid: usize) -> Mine<'_> {
