@@ -161,7 +161,7 @@ pub(crate) struct Steer {
 }
 
 /// A lane's counts (Relaxed throughout: hints that only steer which lane an eviction takes
-/// from; `len` is exact at rest and checked there by `validate`).
+/// from; its length, `inserted - removed`, is exact at rest and checked there by `validate`).
 #[derive(Debug)]
 struct Tally {
     /// Slots enqueued into the lane, ever (new entries, and victims put back; its insert rate,
@@ -289,7 +289,8 @@ impl Steer {
                 (longest, longest_len) = (j, len);
             }
             // Relaxed (all): hints (see `Tally`). Lane j is idle when it received no new
-            // entry while this lane received a lane's worth (at least IDLE_AFTER).
+            // entry for IDLE_TIME while this lane received a lane's worth (at least
+            // IDLE_AFTER).
             let ins = self.tallies[j].inserted.load(Ordering::Relaxed);
             if t.seen[j].swap(ins, Ordering::Relaxed) != ins {
                 t.mark[j].store(clock, Ordering::Relaxed);

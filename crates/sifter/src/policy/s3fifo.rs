@@ -25,6 +25,11 @@
 //! would turn to the other queue), are detached with one CAS, and the runs move to main's tail
 //! with one enqueue (a lone last entry is taken with the last-node protocol). The slot is the
 //! node, so nothing is allocated.
+//! In caches of 4,096 entries or more the queues come in lanes, as the queue policies' do
+//! (`policy/queues.rs`, "Lanes"): each lane its own small and main queue, a thread's inserts
+//! and evictions in its own lane unless the steering sends its evictions elsewhere, the
+//! queue weights, the small/main decision and the ghost whole-cache (so a lane whose small
+//! queue is empty when small is over its size evicts from its main, as an empty queue does).
 //! Queue weights are counted per thread ([`Local`], a record per thread id, written with plain
 //! stores: no read-modify-write) and flushed to two shared
 //! counters past a threshold (1/16 of the small queue), so inserts and evictions do not all
