@@ -66,8 +66,8 @@
 //! keeps its own new entries longer than SIEVE's quick demotion would, and steering by
 //! rates (stop 101's first form) cost Mobius 1.6 points of hit ratio at two threads and
 //! 10k entries, and 8 points with the threads preempted. A lane found empty sends the
-//! eviction to the next lane. The lanes' counts are hints (Relaxed); each lane's length is
-//! exact at rest, and `validate` checks it.
+//! eviction to the next lane. The lanes' counts are hints (Relaxed), kept only when there is
+//! more than one lane; each lane's length is exact at rest, and `validate` checks it.
 
 pub(crate) use crate::raw::queue::{link_private, reset};
 use crate::raw::queue::{slot, Links, Queue, NIL, TAKEN};
@@ -217,21 +217,33 @@ impl Steer {
         lane & self.mask
     }
 
+    /// Whether the lanes are counted: with one lane nothing is steered, so nothing is counted
+    /// (no read-modify-write per insert in small caches, which enqueue one entry at a time).
+    #[inline(always)]
+    pub fn counts(&self) -> bool {
+        self.mask != 0
+    }
+
     /// Counts `len` slots into lane `lane`.
     #[inline]
     pub fn added(&self, lane: usize, len: u32) {
-        // Relaxed: a count (see `Tally`).
-        self.tallies[lane].inserted.fetch_add(len as u64, Ordering::Relaxed);
+        if self.counts() {
+            // Relaxed: a count (see `Tally`).
+            self.tallies[lane].inserted.fetch_add(len as u64, Ordering::Relaxed);
+        }
     }
 
     /// Counts `len` slots out of lane `lane`.
     #[inline]
     pub fn removed(&self, lane: usize, len: usize) {
-        // Relaxed: a count (see `Tally`).
-        self.tallies[lane].removed.fetch_add(len as u64, Ordering::Relaxed);
+        if self.counts() {
+            // Relaxed: a count (see `Tally`).
+            self.tallies[lane].removed.fetch_add(len as u64, Ordering::Relaxed);
+        }
     }
 
-    /// The slots lane `lane` holds by its counts (exact at rest; a hint otherwise).
+    /// The slots lane `lane` holds by its counts (exact at rest; a hint otherwise; 0 when
+    /// not [counted](Steer::counts)).
     pub fn len(&self, lane: usize) -> i64 {
         let t = &self.tallies[lane];
         // Relaxed: see `Tally`.
@@ -414,7 +426,7 @@ impl Queues {
         for (j, l) in self.lanes.iter().enumerate() {
             let items = l.items(n)?;
             let len = self.steer.len(j);
-            if len != items.len() as i64 {
+            if self.steer.counts() && len != items.len() as i64 {
                 return Err(format!("lane {j} counts {len} slots but holds {}", items.len()));
             }
             out.extend(items);
