@@ -32,6 +32,7 @@ where
                 }
             }?;
             self.prefetch_victims(&taken);
+            self.aim_ahead(st, tid);
             let (mut freed, mut any) = (0, false);
             // An S3-FIFO small-queue victim's fingerprint goes to the ghost: the batch's
             // stamps follow one another from the clock as this thread sees it (as one victim
@@ -78,6 +79,45 @@ where
             }
         }
         None
+    }
+
+    /// Sets `st`'s scan-ahead cursor at the head of the queue the stripe's next eviction
+    /// will likely scan (after an eviction: its scan asked for that line already).
+    #[inline]
+    pub(super) fn aim_ahead(&self, st: &Stripe, tid: usize) {
+        let front = match &self.structure {
+            Structure::Queues(q) => q.front(st.index),
+            Structure::S3(q) => q.front(q.local(tid)),
+            Structure::Locked(_) => return,
+        };
+        // Relaxed: a hint, the stripe's own.
+        st.ahead.store(u64::from(front.wrapping_add(1)), Ordering::Relaxed);
+    }
+
+    /// An insert that does not evict follows one link beyond `st`'s scan-ahead cursor (a
+    /// line an earlier insert asked for) and asks for the slot it names: the stripe's next
+    /// eviction scan, which follows the same links one dependent load after another, each
+    /// a miss at the sizes, then finds its first [`AHEAD`] slots fetched. A hint
+    /// only: if the queue changed meanwhile the lines fetched are merely useless, and nothing
+    /// is written but the cursor. (Only slots of the arena's base block are followed: any
+    /// number below its length names a slot that exists, and the link is an atomic word.)
+    #[inline]
+    pub(super) fn read_ahead(&self, st: &Stripe) {
+        // Relaxed (both): hints, the stripe's own.
+        let c = st.ahead.load(Ordering::Relaxed);
+        let (cur, steps) = ((c as u32).wrapping_sub(1), c >> 32);
+        let base = self.arena.base_len();
+        if steps >= AHEAD || cur as usize >= base {
+            return;
+        }
+        // Relaxed: a hint (a stale link fetches a useless line).
+        let next = link_slot(self.arena.get(cur).next.load(Ordering::Relaxed));
+        if (next as usize) < base {
+            self.arena.prefetch(next, false);
+            st.ahead.store(((steps + 1) << 32) | u64::from(next + 1), Ordering::Relaxed);
+        } else {
+            st.ahead.store(0, Ordering::Relaxed);
+        }
     }
 
     /// Asks the CPU for the home buckets of a batch of victims, for writing, before the
@@ -895,6 +935,50 @@ mod tests {
     /// A thread that starts inserting into a cache another thread filled (its own lane
     /// empty) keeps its new entries: its lane takes from the full one until it holds half its
     /// share, instead of evicting its own new entries at once.
+    /// An eviction aims the stripe's scan-ahead cursor at the head of the queue its next
+    /// scan starts from; each insert that does not evict moves it one link on, up to
+    /// `AHEAD` links; a cursor naming no slot of the base block (stale, garbage) moves nowhere
+    /// and reads nothing.
+    #[test]
+    fn reading_ahead_follows_the_queue_from_its_head() {
+        for policy in [Policy::Mobius, Policy::Clock, Policy::Fifo, Policy::S3Fifo] {
+            let c: Cache<u64, u64> = Cache::builder().capacity(10_000).policy(policy).build();
+            for k in 0..30_000 {
+                c.insert(k, k);
+            }
+            let tid = thread_id();
+            let st = c.stripe(tid);
+            let cursor = || {
+                let w = st.ahead.load(Ordering::Relaxed);
+                ((w as u32).wrapping_sub(1), w >> 32)
+            };
+            c.aim_ahead(st, tid);
+            let (head, steps) = cursor();
+            let front = match &c.structure {
+                Structure::Queues(q) => q.front(st.index),
+                Structure::S3(q) => q.front(q.local(tid)),
+                Structure::Locked(_) => unreachable!(),
+            };
+            assert_eq!((head, steps), (front, 0), "{policy:?}");
+            assert!((head as usize) < c.arena.base_len(), "{policy:?}: a full queue has a head");
+            let mut at = head;
+            for k in 1..=AHEAD {
+                c.read_ahead(st);
+                let next = link_slot(c.arena.next_word(at));
+                assert_eq!(cursor(), (next, k), "{policy:?}: link {k} from the head");
+                at = next;
+            }
+            c.read_ahead(st);
+            assert_eq!(cursor(), (at, AHEAD), "{policy:?}: no further than AHEAD");
+            let base = c.arena.base_len() as u64;
+            for garbage in [0, u64::MAX, u64::from(u32::MAX), base + 1, (base + 1) | (3 << 32)] {
+                st.ahead.store(garbage, Ordering::Relaxed);
+                c.read_ahead(st);
+                assert_eq!(st.ahead.load(Ordering::Relaxed), garbage, "{policy:?}: {garbage:#x}");
+            }
+        }
+    }
+
     #[test]
     fn a_thread_joining_a_full_cache_keeps_its_entries() {
         use std::sync::{mpsc, Arc};

@@ -50,7 +50,7 @@ use crate::policy::s3fifo::{S3Fifo, MAIN, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, Held, LazyPin};
 use crate::raw::ghost::Ghosts;
 use crate::raw::index::{pinned, spread, First, Index, Inserted};
-use crate::raw::queue::Links;
+use crate::raw::queue::{slot as link_slot, Links};
 use crate::raw::slot::{
     hollowed, let_go, Arena, LetGo, Slot, Times, DEAD, EMPTY, HOLLOW, LIVE, RETIRED, TAKEN,
 };
@@ -127,6 +127,10 @@ const BATCH: u32 = 8;
 /// cache then holds up to `evict_batch - 1` entries per active stripe fewer than its capacity
 /// until those inserts come.
 const EVICT_BATCH: usize = 8;
+
+/// How many links beyond the queue head the inserts between two evictions read ahead
+/// ([`Cache::read_ahead`]): about the slots one batch of [`EVICT_BATCH`] victims scans.
+const AHEAD: u64 = 8;
 
 /// Mobius caches of fewer entries than this batch only while threads contend: an insert's eviction
 /// takes [`EVICT_BATCH`] victims and its new entry joins a chain only while its stripe batches
@@ -351,6 +355,10 @@ struct Stripe {
     /// This stripe's number (its place in `Cache::stripes`): the queue lane its threads use
     /// (see `policy/queues.rs`, "Lanes").
     index: usize,
+    /// The scan-ahead cursor ([`Cache::read_ahead`]): the slot whose line was last fetched
+    /// ahead of the next eviction scan, plus one (0: none), and how many links from the queue's
+    /// head it is (above bit 32). Only this stripe's threads touch it.
+    ahead: AtomicU64,
 }
 
 impl Stripe {

@@ -183,6 +183,9 @@ where
         // insert racing ours may make one eviction too many, as any race between two inserts
         // of a key may).
         let took = Self::take(st, weight);
+        if took {
+            self.read_ahead(st);
+        }
         let owes = !took
             && self.weigher.is_none()
             && *may_hold.get_or_insert_with(|| self.index.may_hold(hash))

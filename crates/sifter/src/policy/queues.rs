@@ -410,6 +410,14 @@ impl Queues {
         false
     }
 
+    /// The slot at the head of the queue a thread of lane `lane` scans next (as far as its
+    /// own lane says), or NIL: a hint for reading ahead.
+    #[inline]
+    pub fn front(&self, lane: usize) -> u32 {
+        let (_, a, _) = self.lanes[self.steer.lane(lane)].queues();
+        slot(a.head())
+    }
+
     /// [`Queues1::sweep`] on every lane: removed slots go to `dead`.
     pub fn sweep<N: Nodes>(&self, n: &N, max: usize, dead: &mut Vec<u32>, rotate: bool) {
         for (j, l) in self.lanes.iter().enumerate() {

@@ -288,6 +288,21 @@ impl S3Fifo {
         self.steer.added(lane, len);
     }
 
+    /// The slot at the head of the queue the thread counting in `local` evicts from next in
+    /// its lane (as the weights say now), or NIL: a hint for reading ahead.
+    #[inline]
+    pub fn front(&self, local: Mine<'_>) -> u32 {
+        let budget = Budget {
+            // Relaxed: as in `to_small`.
+            main_cap: self.main_cap.load(Ordering::Relaxed),
+            main: self.weight(local, true),
+            small: self.weight(local, false),
+        };
+        let lane = &self.lanes[local.lane];
+        let q = if budget.next_in_main() { &lane.main } else { &lane.small };
+        slot(q.head())
+    }
+
     /// Adds `d` to a queue's weight through the caller's delta.
     #[inline]
     fn add(&self, local: Mine<'_>, main: bool, d: i64) {
