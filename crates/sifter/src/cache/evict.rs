@@ -82,9 +82,13 @@ where
     }
 
     /// Sets `st`'s scan-ahead cursor at the head of the queue the stripe's next eviction
-    /// will likely scan (after an eviction: its scan asked for that line already).
+    /// will likely scan (after an eviction: its scan asked for that line already), in a
+    /// cache that reads ahead.
     #[inline]
     pub(super) fn aim_ahead(&self, st: &Stripe, tid: usize) {
+        if !self.reads_ahead {
+            return;
+        }
         let front = match &self.structure {
             Structure::Queues(q) => q.front(st.index),
             Structure::S3(q) => q.front(q.local(tid)),
@@ -94,15 +98,19 @@ where
         st.ahead.store(u64::from(front.wrapping_add(1)), Ordering::Relaxed);
     }
 
-    /// An insert that does not evict follows one link beyond `st`'s scan-ahead cursor (a
-    /// line an earlier insert asked for) and asks for the slot it names: the stripe's next
-    /// eviction scan, which follows the same links one dependent load after another, each
-    /// a miss at the sizes, then finds its first [`AHEAD`] slots fetched. A hint
-    /// only: if the queue changed meanwhile the lines fetched are merely useless, and nothing
-    /// is written but the cursor. (Only slots of the arena's base block are followed: any
-    /// number below its length names a slot that exists, and the link is an atomic word.)
+    /// In a cache that reads ahead (its slots do not fit a core's caches, see
+    /// [`READ_AHEAD_FROM`]), an insert that does not evict follows one link beyond `st`'s
+    /// scan-ahead cursor (a line an earlier insert asked for) and asks for the slot it names:
+    /// the stripe's next eviction scan, which follows the same links one dependent load after
+    /// another, each a miss in such a cache, then finds its first [`AHEAD`] slots fetched. A
+    /// hint only: if the queue changed meanwhile the lines fetched are merely useless, and
+    /// nothing is written but the cursor. (Only slots of the arena's base block are followed:
+    /// any number below its length names a slot that exists, and the link is an atomic word.)
     #[inline]
     pub(super) fn read_ahead(&self, st: &Stripe) {
+        if !self.reads_ahead {
+            return;
+        }
         // Relaxed (both): hints, the stripe's own.
         let c = st.ahead.load(Ordering::Relaxed);
         let (cur, steps) = ((c as u32).wrapping_sub(1), c >> 32);
@@ -935,15 +943,17 @@ mod tests {
     /// A thread that starts inserting into a cache another thread filled (its own lane
     /// empty) keeps its new entries: its lane takes from the full one until it holds half its
     /// share, instead of evicting its own new entries at once.
-    /// An eviction aims the stripe's scan-ahead cursor at the head of the queue its next
-    /// scan starts from; each insert that does not evict moves it one link on, up to
-    /// `AHEAD` links; a cursor naming no slot of the base block (stale, garbage) moves nowhere
-    /// and reads nothing.
+    /// In a cache of 1 MiB of slots or more, an eviction aims the stripe's scan-ahead cursor
+    /// at the head of the queue its next scan starts from; each insert that does not evict
+    /// moves it one link on, up to `AHEAD` links; a cursor naming no slot of the base block
+    /// (stale, garbage) moves nowhere and reads nothing.
     #[test]
     fn reading_ahead_follows_the_queue_from_its_head() {
         for policy in [Policy::Mobius, Policy::Clock, Policy::Fifo, Policy::S3Fifo] {
-            let c: Cache<u64, u64> = Cache::builder().capacity(10_000).policy(policy).build();
-            for k in 0..30_000 {
+            // 100k entries: 3.2 MB of slots.
+            let c: Cache<u64, u64> = Cache::builder().capacity(100_000).policy(policy).build();
+            assert!(c.reads_ahead, "{policy:?}");
+            for k in 0..300_000 {
                 c.insert(k, k);
             }
             let tid = thread_id();
@@ -977,6 +987,9 @@ mod tests {
                 assert_eq!(st.ahead.load(Ordering::Relaxed), garbage, "{policy:?}: {garbage:#x}");
             }
         }
+        // Slots that fit a core's caches: no reading ahead.
+        let c: Cache<u64, u64> = Cache::builder().capacity(10_000).policy(Policy::Mobius).build();
+        assert!(!c.reads_ahead);
     }
 
     #[test]

@@ -132,6 +132,13 @@ const EVICT_BATCH: usize = 8;
 /// ([`Cache::read_ahead`]): about the slots one batch of [`EVICT_BATCH`] victims scans.
 const AHEAD: u64 = 8;
 
+/// Bytes of slot records from which inserts read ahead of the eviction scans: a scan's
+/// dependent loads miss the core's own caches only when the slots do not fit there (an L2
+/// holds 0.5–2 MiB). At 10k u64 entries (320 KiB of slots) reading ahead measured 0.93× at one
+/// thread and 0.98× at two for Mobius, at 100k (3.2 MiB) 1.09× and 1.00× (S3-FIFO 1.04×
+/// and 1.05×, NbQ-CLOCK 1.05× and 1.08×): docs/BENCHMARKS.md, stop 102.
+const READ_AHEAD_FROM: usize = 1 << 20;
+
 /// Mobius caches of fewer entries than this batch only while threads contend: an insert's eviction
 /// takes [`EVICT_BATCH`] victims and its new entry joins a chain only while its stripe batches
 /// ([`Cache::evict_batch_for`]: from the first eviction that finds another stripe's since its own
@@ -465,6 +472,9 @@ pub struct Cache<K, V, S = foldhash::fast::RandomState> {
     /// (an update may change the weight) or a custom expiry (its update callback reads the
     /// new version after publication).
     in_place: bool,
+    /// Whether inserts read ahead of the eviction scans ([`Cache::read_ahead`]): queue
+    /// policies and S3-FIFO whose slot records take [`READ_AHEAD_FROM`] bytes or more.
+    reads_ahead: bool,
     /// Whether removed slots left in a queue are hollowed (their contents dropped after their
     /// grace period, not when the queue lets go of them; see `raw/slot.rs`): queue policies
     /// whose keys or values have drop glue.
@@ -707,6 +717,7 @@ where
         let queues = matches!(structure, Structure::Queues(_) | Structure::S3(_));
         let (batch, evict_batch) = batches(capacity, n_stripes as u64, queues && weigher.is_none());
         let ordered = policy == Policy::Mobius && evict_batch > 1 && capacity < ORDERED_BELOW;
+        let reads_ahead = queues && arena.base_len() * arena.stride() >= READ_AHEAD_FROM;
         Ok(Cache {
             arena,
             index,
@@ -735,6 +746,7 @@ where
             loads: Loads::default(),
             promote_below: ((1.0 - extras.promotion_skip) * 4_294_967_296.0) as u64,
             in_place,
+            reads_ahead,
             hollows: queues && (std::mem::needs_drop::<K>() || std::mem::needs_drop::<V>()),
             on_hit: match policy {
                 Policy::Mobius | Policy::Clock | Policy::Sieve => OnHit::Touch,
