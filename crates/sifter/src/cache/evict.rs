@@ -940,9 +940,6 @@ mod tests {
         }
     }
 
-    /// A thread that starts inserting into a cache another thread filled (its own lane
-    /// empty) keeps its new entries: its lane takes from the full one until it holds half its
-    /// share, instead of evicting its own new entries at once.
     /// In a cache of 1 MiB of slots or more, an eviction aims the stripe's scan-ahead cursor
     /// at the head of the queue its next scan starts from; each insert that does not evict
     /// moves it one link on, up to `AHEAD` links; a cursor naming no slot of the base block
@@ -992,6 +989,9 @@ mod tests {
         assert!(!c.reads_ahead);
     }
 
+    /// A thread that starts inserting into a cache another thread filled (its own lane
+    /// empty) keeps its new entries: its lane takes from the full one until it holds half its
+    /// share, instead of evicting its own new entries at once.
     #[test]
     fn a_thread_joining_a_full_cache_keeps_its_entries() {
         use std::sync::{mpsc, Arc};

@@ -134,9 +134,10 @@ const AHEAD: u64 = 8;
 
 /// Bytes of slot records from which inserts read ahead of the eviction scans: a scan's
 /// dependent loads miss the core's own caches only when the slots do not fit there (an L2
-/// holds 0.5–2 MiB). At 10k u64 entries (320 KiB of slots) reading ahead measured 0.93× at one
-/// thread and 0.98× at two for Mobius, at 100k (3.2 MiB) 1.09× and 1.00× (S3-FIFO 1.04×
-/// and 1.05×, NbQ-CLOCK 1.05× and 1.08×): docs/BENCHMARKS.md, stop 102.
+/// holds 0.5–2 MiB). At 100k u64 entries (3.2 MiB of slots) reading ahead measured 1.055× at
+/// one thread and 1.034× at two for Mobius (S3-FIFO 1.049× and 1.021×, NbQ-CLOCK 1.072× and
+/// 1.061×); at 10k (320 KiB) Mobius 0.93× and 0.98×, where identical caches in the same
+/// processes spread over 0.98–1.05: docs/BENCHMARKS.md, stop 102.
 const READ_AHEAD_FROM: usize = 1 << 20;
 
 /// Mobius caches of fewer entries than this batch only while threads contend: an insert's eviction
