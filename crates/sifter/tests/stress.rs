@@ -152,6 +152,9 @@ fn stress_larger_caches() {
         run(p, cd, false, 10_000, 40_000, 8, secs(0.6), i as u64);
         run(p, cd, false, 1_000, 4_000, 16, secs(0.4), 50 + i as u64);
         run(p, cd, true, 10_000, 40_000, 8, secs(0.3), 70 + i as u64);
+        // 50k entries: 1.6 MB of slots, so the queue policies' inserts read ahead of the
+        // eviction scans (`READ_AHEAD_FROM`).
+        run(p, cd, false, 50_000, 200_000, 8, secs(0.3), 90 + i as u64);
     }
 }
 
