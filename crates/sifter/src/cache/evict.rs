@@ -92,7 +92,8 @@ where
         let front = match &self.structure {
             Structure::Queues(q) => q.front(st.index),
             Structure::S3(q) => q.front(q.local(tid)),
-            Structure::Locked(_) => return,
+            // Locked policies have no queue links to follow (and never read ahead).
+            Structure::Locked(_) => NIL,
         };
         // Relaxed: a hint, the stripe's own.
         st.ahead.store(u64::from(front.wrapping_add(1)), Ordering::Relaxed);
@@ -961,13 +962,19 @@ mod tests {
             };
             c.aim_ahead(st, tid);
             let (head, steps) = cursor();
-            let front = match &c.structure {
-                Structure::Queues(q) => q.front(st.index),
-                Structure::S3(q) => q.front(q.local(tid)),
+            assert_eq!(steps, 0, "{policy:?}");
+            // A queued slot, and the first of its queue: no queued slot links to it.
+            let queued = match &c.structure {
+                Structure::Queues(q) => q.items(&c.arena),
+                Structure::S3(q) => q.items(&c.arena),
                 Structure::Locked(_) => unreachable!(),
-            };
-            assert_eq!((head, steps), (front, 0), "{policy:?}");
-            assert!((head as usize) < c.arena.base_len(), "{policy:?}: a full queue has a head");
+            }
+            .expect("queues");
+            assert!(queued.contains(&head), "{policy:?}: the cursor names a queued slot");
+            assert!(
+                !queued.iter().any(|&s| link_slot(c.arena.next_word(s)) == head),
+                "{policy:?}: the cursor is at a queue's head"
+            );
             let mut at = head;
             for k in 1..=AHEAD {
                 c.read_ahead(st);

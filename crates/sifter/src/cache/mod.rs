@@ -50,7 +50,7 @@ use crate::policy::s3fifo::{S3Fifo, MAIN, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, Held, LazyPin};
 use crate::raw::ghost::Ghosts;
 use crate::raw::index::{pinned, spread, First, Index, Inserted};
-use crate::raw::queue::{slot as link_slot, Links};
+use crate::raw::queue::{slot as link_slot, Links, NIL};
 use crate::raw::slot::{
     hollowed, let_go, Arena, LetGo, Slot, Times, DEAD, EMPTY, HOLLOW, LIVE, RETIRED, TAKEN,
 };

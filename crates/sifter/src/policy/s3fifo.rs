@@ -292,15 +292,20 @@ impl S3Fifo {
     /// its lane (as the weights say now), or NIL: a hint for reading ahead.
     #[inline]
     pub fn front(&self, local: Mine<'_>) -> u32 {
-        let budget = Budget {
+        let lane = &self.lanes[local.lane];
+        let q = if self.budget(local).next_in_main() { &lane.main } else { &lane.small };
+        slot(q.head())
+    }
+
+    /// The queue weights and main's size as the thread counting in `local` sees them now.
+    #[inline]
+    fn budget(&self, local: Mine<'_>) -> Budget {
+        Budget {
             // Relaxed: as in `to_small`.
             main_cap: self.main_cap.load(Ordering::Relaxed),
             main: self.weight(local, true),
             small: self.weight(local, false),
-        };
-        let lane = &self.lanes[local.lane];
-        let q = if budget.next_in_main() { &lane.main } else { &lane.small };
-        slot(q.head())
+        }
     }
 
     /// Adds `d` to a queue's weight through the caller's delta.
@@ -369,12 +374,7 @@ impl S3Fifo {
         let mut backoff = Backoff::default();
         let mut empty = 0;
         for _ in 0..MAX_ATTEMPTS {
-            let budget = Budget {
-                // Relaxed: as in `to_small`.
-                main_cap: self.main_cap.load(Ordering::Relaxed),
-                main: self.weight(local, true),
-                small: self.weight(local, false),
-            };
+            let budget = self.budget(local);
             let mut in_main = budget.next_in_main();
             let mut step = self.scan(n, local, lane, in_main, budget, want, out, weight);
             if matches!(step, Scan::Empty) {
