@@ -32,7 +32,7 @@ where
                 }
             }?;
             self.prefetch_victims(&taken);
-            self.aim_ahead(st, tid);
+            self.aim_ahead(st, tid, to_ghost);
             let (mut freed, mut any) = (0, false);
             // An S3-FIFO small-queue victim's fingerprint goes to the ghost: the batch's
             // stamps follow one another from the clock as this thread sees it (as one victim
@@ -81,39 +81,64 @@ where
         None
     }
 
-    /// Sets `st`'s scan-ahead cursor at the head of the queue the stripe's next eviction
-    /// will likely scan (after an eviction: its scan asked for that line already), in a
-    /// cache that reads ahead.
+    /// Sets `st`'s scan-ahead cursor of the queue an eviction just scanned (S3-FIFO's small
+    /// if `small`, else main; the queue policies' active queue) at that queue's head, in a
+    /// cache that reads ahead: its scan asked for the lines before it already. S3-FIFO's other
+    /// cursor keeps its place (that queue's head did not move, unless a scan passed a run
+    /// there meanwhile: its lines are then useless, until a scan of it re-aims it), or starts
+    /// at its head if it has none.
     #[inline]
-    pub(super) fn aim_ahead(&self, st: &Stripe, tid: usize) {
+    pub(super) fn aim_ahead(&self, st: &Stripe, tid: usize, small: bool) {
         if !self.reads_ahead {
             return;
         }
-        let front = match &self.structure {
-            Structure::Queues(q) => q.front(st.index),
-            Structure::S3(q) => q.front(q.local(tid)),
-            // Locked policies have no queue links to follow (and never read ahead).
-            Structure::Locked(_) => NIL,
+        let aim = |c: &AtomicU64, front: u32| {
+            // Relaxed: a hint, the stripe's own.
+            c.store(u64::from(front.wrapping_add(1)), Ordering::Relaxed);
         };
-        // Relaxed: a hint, the stripe's own.
-        st.ahead.store(u64::from(front.wrapping_add(1)), Ordering::Relaxed);
+        match &self.structure {
+            Structure::Queues(q) => aim(&st.ahead[0], q.front(st.index)),
+            Structure::S3(q) => {
+                let local = q.local(tid);
+                let (scanned, other) = (usize::from(!small), usize::from(small));
+                aim(&st.ahead[scanned], q.head(local, !small));
+                // Relaxed: as above.
+                if st.ahead[other].load(Ordering::Relaxed) == 0 {
+                    aim(&st.ahead[other], q.head(local, small));
+                }
+            }
+            // Locked policies have no queue links to follow (and never read ahead).
+            Structure::Locked(_) => {}
+        }
     }
 
     /// In a cache that reads ahead (its slots do not fit a core's caches, see
-    /// [`READ_AHEAD_FROM`]), an insert that does not evict follows one link beyond `st`'s
-    /// scan-ahead cursor (a line an earlier insert asked for) and asks for the slot it names:
-    /// the stripe's next eviction scan, which follows the same links one dependent load after
-    /// another, each a miss in such a cache, then finds its first [`AHEAD`] slots fetched. A
-    /// hint only: if the queue changed meanwhile the lines fetched are merely useless, and
-    /// nothing is written but the cursor. (Only slots of the arena's base block are followed:
-    /// any number below its length names a slot that exists, and the link is an atomic word.)
+    /// [`READ_AHEAD_FROM`]), an insert that does not evict follows one link beyond each of
+    /// `st`'s scan-ahead cursors (a line an earlier insert asked for) and asks for the slot it
+    /// names: the stripe's next eviction scan, which follows the same links one dependent load
+    /// after another, each a miss in such a cache, then finds its first [`AHEAD`] slots
+    /// fetched. S3-FIFO's scans follow 1.3 links per victim at 100k entries, more than the one
+    /// an insert could read ahead in one queue; its two queues are two chains whose loads
+    /// overlap, and each of them needs fewer than one per insert. A hint only: if a queue
+    /// changed meanwhile the lines fetched are merely useless, and nothing is written but the
+    /// cursors. (Only slots of the arena's base block are followed: any number below its
+    /// length names a slot that exists, and the link is an atomic word.)
     #[inline]
     pub(super) fn read_ahead(&self, st: &Stripe) {
         if !self.reads_ahead {
             return;
         }
+        self.step_ahead(&st.ahead[0]);
+        if matches!(self.structure, Structure::S3(_)) {
+            self.step_ahead(&st.ahead[1]);
+        }
+    }
+
+    /// [`Cache::read_ahead`] on one cursor.
+    #[inline]
+    fn step_ahead(&self, cursor: &AtomicU64) {
         // Relaxed (both): hints, the stripe's own.
-        let c = st.ahead.load(Ordering::Relaxed);
+        let c = cursor.load(Ordering::Relaxed);
         let (cur, steps) = ((c as u32).wrapping_sub(1), c >> 32);
         let base = self.arena.base_len();
         if steps >= AHEAD || cur as usize >= base {
@@ -123,9 +148,9 @@ where
         let next = link_slot(self.arena.get(cur).next.load(Ordering::Relaxed));
         if (next as usize) < base {
             self.arena.prefetch(next, false);
-            st.ahead.store(((steps + 1) << 32) | u64::from(next + 1), Ordering::Relaxed);
+            cursor.store(((steps + 1) << 32) | u64::from(next + 1), Ordering::Relaxed);
         } else {
-            st.ahead.store(0, Ordering::Relaxed);
+            cursor.store(0, Ordering::Relaxed);
         }
     }
 
@@ -897,6 +922,7 @@ where
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::raw::queue::NIL;
 
     /// A small Mobius cache batches only after another stripe evicted (see `ORDERED_BELOW`);
     /// larger caches and other policies always do.
@@ -942,9 +968,10 @@ mod tests {
     }
 
     /// In a cache of 1 MiB of slots or more, an eviction aims the stripe's scan-ahead cursor
-    /// at the head of the queue its next scan starts from; each insert that does not evict
-    /// moves it one link on, up to `AHEAD` links; a cursor naming no slot of the base block
-    /// (stale, garbage) moves nowhere and reads nothing.
+    /// of the queue it scanned at that queue's head (S3-FIFO: its other cursor too, if it had
+    /// none, and else leaves it); each insert that does not evict moves each cursor one link
+    /// on, up to `AHEAD` links; a cursor naming no slot of the base block (stale, garbage)
+    /// moves nowhere and reads nothing.
     #[test]
     fn reading_ahead_follows_the_queue_from_its_head() {
         for policy in [Policy::Mobius, Policy::Clock, Policy::Fifo, Policy::S3Fifo] {
@@ -953,42 +980,77 @@ mod tests {
             assert!(c.reads_ahead, "{policy:?}");
             for k in 0..300_000 {
                 c.insert(k, k);
+                // S3-FIFO: a third of the keys seen twice more while in small, so main has
+                // entries too.
+                if k % 3 == 0 {
+                    c.get(&k);
+                    c.get(&k);
+                }
             }
             let tid = thread_id();
             let st = c.stripe(tid);
-            let cursor = || {
-                let w = st.ahead.load(Ordering::Relaxed);
+            let s3 = matches!(c.structure, Structure::S3(_));
+            let cursors = if s3 { 2 } else { 1 };
+            let cursor = |i: usize| {
+                let w = st.ahead[i].load(Ordering::Relaxed);
                 ((w as u32).wrapping_sub(1), w >> 32)
             };
-            c.aim_ahead(st, tid);
-            let (head, steps) = cursor();
-            assert_eq!(steps, 0, "{policy:?}");
-            // A queued slot, and the first of its queue: no queued slot links to it.
+            for a in &st.ahead {
+                a.store(0, Ordering::Relaxed);
+            }
+            // An eviction from small (S3-FIFO; the queue policies' scan has one cursor).
+            c.aim_ahead(st, tid, true);
             let queued = match &c.structure {
                 Structure::Queues(q) => q.items(&c.arena),
                 Structure::S3(q) => q.items(&c.arena),
                 Structure::Locked(_) => unreachable!(),
             }
             .expect("queues");
-            assert!(queued.contains(&head), "{policy:?}: the cursor names a queued slot");
-            assert!(
-                !queued.iter().any(|&s| link_slot(c.arena.next_word(s)) == head),
-                "{policy:?}: the cursor is at a queue's head"
-            );
-            let mut at = head;
+            let mut at = [NIL; 2];
+            for (i, at) in at.iter_mut().enumerate().take(cursors) {
+                let (head, steps) = cursor(i);
+                assert_eq!(steps, 0, "{policy:?} cursor {i}");
+                // A queued slot, and the first of its queue: no queued slot links to it.
+                assert!(queued.contains(&head), "{policy:?}: cursor {i} names a queued slot");
+                assert!(
+                    !queued.iter().any(|&s| link_slot(c.arena.next_word(s)) == head),
+                    "{policy:?}: cursor {i} is at a queue's head"
+                );
+                *at = head;
+            }
+            if s3 {
+                assert_ne!(at[0], at[1], "S3-FIFO's cursors follow small and main");
+            } else {
+                assert_eq!(st.ahead[1].load(Ordering::Relaxed), 0, "{policy:?}: one cursor");
+            }
             for k in 1..=AHEAD {
                 c.read_ahead(st);
-                let next = link_slot(c.arena.next_word(at));
-                assert_eq!(cursor(), (next, k), "{policy:?}: link {k} from the head");
-                at = next;
+                for (i, at) in at.iter_mut().enumerate().take(cursors) {
+                    let next = link_slot(c.arena.next_word(*at));
+                    assert_eq!(cursor(i), (next, k), "{policy:?}: cursor {i}, link {k}");
+                    *at = next;
+                }
             }
             c.read_ahead(st);
-            assert_eq!(cursor(), (at, AHEAD), "{policy:?}: no further than AHEAD");
+            for (i, &at) in at.iter().enumerate().take(cursors) {
+                assert_eq!(cursor(i), (at, AHEAD), "{policy:?}: no further than AHEAD");
+            }
+            if s3 {
+                // An eviction from main re-aims main's cursor only.
+                c.aim_ahead(st, tid, false);
+                assert_eq!(cursor(0), (at[0], AHEAD), "small's cursor keeps its place");
+                assert_eq!(cursor(1).1, 0, "main's cursor back at its head");
+                assert!(queued.contains(&cursor(1).0));
+            }
             let base = c.arena.base_len() as u64;
             for garbage in [0, u64::MAX, u64::from(u32::MAX), base + 1, (base + 1) | (3 << 32)] {
-                st.ahead.store(garbage, Ordering::Relaxed);
+                for a in &st.ahead {
+                    a.store(garbage, Ordering::Relaxed);
+                }
                 c.read_ahead(st);
-                assert_eq!(st.ahead.load(Ordering::Relaxed), garbage, "{policy:?}: {garbage:#x}");
+                for (i, a) in st.ahead.iter().enumerate() {
+                    assert_eq!(a.load(Ordering::Relaxed), garbage, "{policy:?} {i}: {garbage:#x}");
+                }
             }
         }
         // Slots that fit a core's caches: no reading ahead.

@@ -50,7 +50,7 @@ use crate::policy::s3fifo::{S3Fifo, MAIN, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, Held, LazyPin};
 use crate::raw::ghost::Ghosts;
 use crate::raw::index::{pinned, spread, First, Index, Inserted};
-use crate::raw::queue::{slot as link_slot, Links, NIL};
+use crate::raw::queue::{slot as link_slot, Links};
 use crate::raw::slot::{
     hollowed, let_go, Arena, LetGo, Slot, Times, DEAD, EMPTY, HOLLOW, LIVE, RETIRED, TAKEN,
 };
@@ -363,10 +363,11 @@ struct Stripe {
     /// This stripe's number (its place in `Cache::stripes`): the queue lane its threads use
     /// (see `policy/queues.rs`, "Lanes").
     index: usize,
-    /// The scan-ahead cursor ([`Cache::read_ahead`]): the slot whose line was last fetched
-    /// ahead of the next eviction scan, plus one (0: none), and how many links from the queue's
-    /// head it is (above bit 32). Only this stripe's threads touch it.
-    ahead: AtomicU64,
+    /// The scan-ahead cursors ([`Cache::read_ahead`]), one per queue a scan may start from
+    /// (the queue policies use the first; S3-FIFO small's and main's): the slot whose line was
+    /// last fetched ahead of the next eviction scan, plus one (0: none), and how many links
+    /// from the queue's head it is (above bit 32). Only this stripe's threads touch them.
+    ahead: [AtomicU64; 2],
 }
 
 impl Stripe {

@@ -288,13 +288,12 @@ impl S3Fifo {
         self.steer.added(lane, len);
     }
 
-    /// The slot at the head of the queue the thread counting in `local` evicts from next in
-    /// its lane (as the weights say now), or NIL: a hint for reading ahead.
+    /// The slot at the head of main (`main`) or small in the lane of the thread counting in
+    /// `local`, or NIL: a hint for reading ahead.
     #[inline]
-    pub fn front(&self, local: Mine<'_>) -> u32 {
+    pub fn head(&self, local: Mine<'_>, main: bool) -> u32 {
         let lane = &self.lanes[local.lane];
-        let q = if self.budget(local).next_in_main() { &lane.main } else { &lane.small };
-        slot(q.head())
+        slot(if main { lane.main.head() } else { lane.small.head() })
     }
 
     /// The queue weights and main's size as the thread counting in `local` sees them now.
