@@ -634,7 +634,7 @@ where
 
     /// Gets `w` tokens for an insert: from the stripe, the pool, by evicting (victims go to
     /// `victims`, for the caller to retire), or from the other stripes. False if none came
-    /// within the attempt bound.
+    /// within the attempt bound and then [`WAIT`].
     #[inline(always)]
     pub(super) fn acquire(
         &self,
@@ -660,7 +660,11 @@ where
         // first scan).
         let most_removed_only = || self.arena.count() / self.evict_batch + 1;
         let want = self.evict_batch_for(st);
-        while attempt < ATTEMPTS {
+        let mut deadline = None;
+        loop {
+            if attempt >= ATTEMPTS && waited_out(&mut deadline) {
+                break;
+            }
             attempt += 1;
             if self.refill(st, w.max(self.spill)) {
                 if Self::take(st, w) {
@@ -719,7 +723,7 @@ where
     }
 
     /// A slot for a new entry, ours: EMPTY, or with old contents for [`Cache::prepare`] to
-    /// drop; `None` if none could be had within the attempt bound and then [`SLOT_WAIT`]. With
+    /// drop; `None` if none could be had within the attempt bound and then [`WAIT`]. With
     /// `gather`, the slot is in `st`'s pending chain (see [`Cache::gather`]).
     pub(super) fn alloc(
         &self,
@@ -831,14 +835,9 @@ where
             if attempt >= ATTEMPTS / 4 && self.evict_and_retire(st, tid, now) {
                 self.spill(st);
             }
-            if attempt + 1 >= ATTEMPTS {
-                // Out of attempts: go on (yielding) until the deadline, then give up.
-                let now = std::time::Instant::now();
-                match deadline {
-                    None => deadline = Some(now + SLOT_WAIT),
-                    Some(d) if now >= d => return None,
-                    Some(_) => {}
-                }
+            // Out of attempts: go on (yielding) until the deadline, then give up.
+            if attempt + 1 >= ATTEMPTS && waited_out(&mut deadline) {
+                return None;
             }
             backoff.snooze();
             attempt += 1;
