@@ -294,29 +294,31 @@ impl Ebr {
         drop(held);
         Some(r)
     }
-    /// As `compute` holds the slot its closure reads (`Cache::with_entry`): pins thread `tid`;
-    /// if `read()` (which finds slot `s` and reads it) says it is linked, holds `s`
-    /// (`Epochs::hold`: the thread's hazard, else a spare one, else the pin kept), unpins and
-    /// runs `after` with `s` still held. `late`: a mutant that unpins, pins again and holds
-    /// (a gap, and without hazards a pin that does not cover `s`).
+    /// As `compute` holds the slot its closure reads (`Cache::with_entry`): `read` finds slot
+    /// `s` with a `pin` closure as [`Ebr::lazily`]'s (a hazard, the thread's own or a spare
+    /// one, else the epoch) and reads it, and says whether it was linked; if it was, holds `s`
+    /// (`LazyPin::hold`: the hazard that announced it, else through the pin: `Epochs::hold`),
+    /// lets the rest of the protection go and runs `after` with `s` still held. `late`: a
+    /// mutant that lets the protection go, pins again and holds (a gap, and without hazards a
+    /// pin that does not cover `s`).
     pub fn read_then_hold<R>(
         &self,
         tid: usize,
         s: u32,
-        read: impl FnOnce() -> bool,
+        read: impl FnOnce(&mut dyn FnMut(u32) -> bool) -> bool,
         after: impl FnOnce() -> R,
         late: bool,
     ) -> Option<R> {
-        let pin = self.0.pin(tid);
-        if !read() {
+        let mut lazy = crate::raw::epoch::LazyPin::new(&self.0, tid);
+        if !read(&mut |s| lazy.protect(s)) {
             return None;
         }
         let held = if late {
-            drop(pin);
+            drop(lazy);
             let again = self.0.pin(tid);
             self.0.hold(tid, s, again)
         } else {
-            self.0.hold(tid, s, pin)
+            lazy.hold(s)
         };
         let r = after();
         drop(held);

@@ -450,11 +450,11 @@ fn sweep_dormant_vs_evict() {
 /// the contents. loom's `UnsafeCell` reports any read that races with the overwrite, so a broken
 /// protocol fails here. The reader either pins the epoch first (`hazard` false), or protects as
 /// `Cache::get` does: it announces the slot it found (`lazily`'s closure: a hazard with a
-/// private record, the epoch without one), reads the word again and reads the slot only if the
-/// word still holds it.
-fn slot_reuse(records: usize, hazard: bool) {
+/// private record, without one a spare hazard if there are `spares`, else the epoch), reads
+/// the word again and reads the slot only if the word still holds it.
+fn slot_reuse(records: usize, spares: usize, hazard: bool) {
     model(move || {
-        let ebr = Arc::new(Ebr::new(records));
+        let ebr = Arc::new(Ebr::with_spares(records, spares));
         // word: 1 = the slot is linked, 0 = unlinked.
         let word = Arc::new(AtomicU64::new(1));
         let slot = Arc::new(UnsafeCell::new(7u64));
@@ -524,9 +524,9 @@ fn spawn_reader(
 /// As [`slot_reuse`], but the slot is reused at once when `Epochs::quiet` allows it (no
 /// thread pinned, no hazard naming it), as an insert reuses its victims: the unlinking is the
 /// cache's locked RMW (a SeqCst swap here), then `retire_epoch` and `quiet`, no advance.
-fn slot_reuse_at_once(records: usize, hazard: bool) {
+fn slot_reuse_at_once(records: usize, spares: usize, hazard: bool) {
     model(move || {
-        let ebr = Arc::new(Ebr::new(records));
+        let ebr = Arc::new(Ebr::with_spares(records, spares));
         let word = Arc::new(AtomicU64::new(1));
         let slot = Arc::new(UnsafeCell::new(7u64));
         let reader = spawn_reader(&ebr, &word, &slot, hazard);
@@ -538,36 +538,49 @@ fn slot_reuse_at_once(records: usize, hazard: bool) {
 /// Reuse at once against a hazard (a private record).
 #[test]
 fn reuse_at_once_vs_hazard() {
-    slot_reuse_at_once(4, true);
+    slot_reuse_at_once(4, 2, true);
 }
 
 /// Reuse at once against a pinned epoch (a private record).
 #[test]
 fn reuse_at_once_vs_pin() {
-    slot_reuse_at_once(4, false);
+    slot_reuse_at_once(4, 2, false);
 }
 
-/// Reuse at once against a reader without a record (the shared counters).
+/// Reuse at once against a reader without a record: a spare hazard announced.
+#[test]
+fn reuse_at_once_vs_spare_hazard() {
+    slot_reuse_at_once(0, 2, true);
+}
+
+/// Reuse at once against a reader without a record or a spare (the shared counters).
 #[test]
 fn reuse_at_once_vs_shared_counters() {
-    slot_reuse_at_once(0, true);
+    slot_reuse_at_once(0, 0, true);
 }
 
 /// A reader with a private record: a hazard.
 #[test]
 fn hazard_reuse_records() {
-    slot_reuse(4, true);
+    slot_reuse(4, 2, true);
 }
 
-/// A reader without a record: the epoch, through the shared counters.
+/// A reader without a record: a spare hazard announced (`Epochs::announce_spare`).
+#[test]
+fn hazard_reuse_spare() {
+    slot_reuse(0, 2, true);
+}
+
+/// A reader without a record or a spare: the epoch, through the shared counters.
 #[test]
 fn hazard_reuse_without_records() {
-    slot_reuse(0, true);
+    slot_reuse(0, 0, true);
 }
 
-/// A slot read under a pin and then held across the unpin (`compute` holds the slot its
-/// closure read until its store): never reused while held, whether it is held by the thread's
-/// own hazard (`records` 1), a spare hazard (`records` 0, `spares` 2) or a pin (no spares).
+/// A slot found and read as a lookup protects it (`LazyPin`), then held after the lookup
+/// (`compute` holds the slot its closure read until its store): never reused while held,
+/// whether it is held by the thread's own hazard (`records` 1), a spare hazard (`records` 0,
+/// `spares` 2) or a pin (no spares).
 /// The retirer reuses it by the epochs (`at_once` false) or at once (`Epochs::quiet`).
 fn held_slot_reuse(records: usize, spares: usize, at_once: bool, late: bool) {
     // Three preemptions: the reader's re-pin must fall between two of the retirer's advances.
@@ -582,8 +595,10 @@ fn held_slot_reuse(records: usize, spares: usize, at_once: bool, late: bool) {
                 let v = s2.with(|p| unsafe { *p });
                 assert_eq!(v, 7, "read a reused slot");
             };
-            let linked = || {
-                let linked = w2.load(Ordering::Acquire) == 1;
+            // As a lookup: the word, the announcement, the word again, then the slot.
+            let linked = |pin: &mut dyn FnMut(u32) -> bool| {
+                let linked =
+                    w2.load(Ordering::Acquire) == 1 && (!pin(0) || w2.load(Ordering::Acquire) == 1);
                 if linked {
                     read();
                 }
@@ -638,8 +653,8 @@ fn mutant_pin_taken_again_after_the_read() {
 }
 
 /// An update in place (by thread 0, which has a record) racing with a `compute` on thread 1
-/// that read the value under a pin and then holds the slot (its own hazard with 2 records, a
-/// spare one with 1, a pin without spares): the value stays the one the closure read while
+/// that read the value as a lookup protects it and then holds the slot (its own hazard with 2
+/// records, a spare one with 1, a pin without spares): the value stays the one the closure read while
 /// held (`Epochs::exclusive` sees the holder), and no read races with the write.
 fn update_in_place_vs_held(records: usize, spares: usize) {
     model(move || {
@@ -651,7 +666,7 @@ fn update_in_place_vs_held(records: usize, spares: usize) {
         let (i2, e2) = (idx.clone(), ebr.clone());
         let t = thread::spawn(move || {
             let first = std::cell::Cell::new(0);
-            let read = || match i2.find(h, 1) {
+            let read = |pin: &mut dyn FnMut(u32) -> bool| match i2.find_pinning(h, 1, pin) {
                 Some(s) => {
                     first.set(i2.value(s));
                     true
@@ -760,13 +775,13 @@ fn hazard_holds_back_only_its_slot() {
 /// Reader and writer with private records.
 #[test]
 fn epoch_reuse_records() {
-    slot_reuse(4, false);
+    slot_reuse(4, 2, false);
 }
 
 /// Reader and writer without records (the shared counters of threads beyond the records).
 #[test]
 fn epoch_reuse_shared_counters() {
-    slot_reuse(0, false);
+    slot_reuse(0, 2, false);
 }
 
 /// A lone slot is taken and at once re-enqueued (reused) while another thread's enqueue meets

@@ -49,7 +49,7 @@ use crate::policy::queues::{link_private, reset, Mode, Queues, Taken};
 use crate::policy::s3fifo::{S3Fifo, MAIN, MAX_FREQ};
 use crate::raw::epoch::{thread_id, Advance, Epochs, Guard, Held, LazyPin};
 use crate::raw::ghost::Ghosts;
-use crate::raw::index::{pinned, spread, First, Index, Inserted};
+use crate::raw::index::{spread, First, Index, Inserted};
 use crate::raw::queue::{slot as link_slot, Links};
 use crate::raw::slot::{
     hollowed, let_go, Arena, LetGo, Slot, Times, DEAD, EMPTY, HOLLOW, LIVE, RETIRED, TAKEN,

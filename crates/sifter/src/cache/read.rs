@@ -378,8 +378,9 @@ where
 
     /// Calls `f` with `key`'s live, unexpired slot and value, if any (not a use); returns
     /// `f`'s result and the hold on that slot ([`Epochs::hold`]), which keeps it from being
-    /// reused or updated in place until dropped. The lookup is pinned; `f` runs with the slot
-    /// held by a hazard only (unless every spare hazard is taken: then pinned), so user code
+    /// reused or updated in place until dropped. The lookup protects as a `get`'s does; `f`
+    /// runs with the slot held by a hazard only (unless every spare hazard is taken, or the
+    /// lookup met another slot first: then pinned, until `hold` finds a spare), so user code
     /// in `f` (`compute`'s closure, `remove_if`'s predicate) may take its time without holding
     /// back the reuse of every other slot: a pin held by a `compute` closure that slept 20 ms
     /// cut another thread's read-through to a fiftieth and the cache to a third of its
@@ -394,11 +395,14 @@ where
         Q: Hash + Eq + ?Sized,
     {
         let hash = self.hash(key);
-        let (guard, tid) = self.pin();
-        // The hold takes the pin (a miss drops it with the closure): `f` runs unpinned.
-        let found = self
-            .lookup(hash, key, tid, Use::Peek, pinned)
-            .map(|(s, _)| (s, self.epochs.hold(tid, s, guard)));
+        let tid = thread_id();
+        // The lookup protects as a `get`'s does (a hazard, a thread's own or a spare one, for
+        // the first slot it reads: a thread preempted here holds back that slot alone); the
+        // hold keeps the found slot's protection (a miss drops it with the closure): `f` runs
+        // unpinned.
+        let mut pin = LazyPin::new(&self.epochs, tid);
+        let found = self.lookup(hash, key, tid, Use::Peek, self.pin_at(&mut pin)).map(|(s, _)| s);
+        let found = found.map(|s| (s, pin.hold(s)));
         let Some((s, held)) = found else { return (f(None, tid), None) };
         let slot = self.slot(s);
         // After the hold: the updates in place that began before it are waited for; later

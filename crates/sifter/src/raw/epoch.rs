@@ -15,17 +15,20 @@
 //!   of a `get` holds back one slot, not the reclamation of the whole cache: under
 //!   oversubscription (more threads than cores), where some reader is nearly always
 //!   descheduled mid-read, the epochs below keep advancing and the arena keeps its size.
-//! * **Spare hazards, for slots held across an operation** (`compute` holds the slot its
-//!   closure read until its store, [`Epochs::hold`]): a thread whose own hazard is not to be
-//!   had (beyond the records, or nested in another of its operations) claims one of
-//!   [`SPARES`] shared hazard words by CAS. Only a thread pinned already claims one (its pin
-//!   covers the slot until the claim), so the claim needs no barrier of its own; scanners
-//!   read the spares after the pins, and only while some spare is held (one count).
-//!   (Holding the epoch pinned instead, the fallback when every spare is taken, blocks the
-//!   immediate reuse of every other slot: 80 threads of `compute` on 2 cores ran 27× slower
-//!   and had computes rejected when the 16 beyond the records did so.)
+//! * **Spare hazards, for threads without a hazard of their own** (beyond the records, or
+//!   nested in another of their operations): such a thread claims one of [`SPARES`] shared
+//!   hazard words by CAS. Two uses. To hold a slot across an operation (`compute` holds the
+//!   slot its closure read until its store, [`Epochs::hold`]): the thread is pinned already
+//!   (its pin covers the slot until the claim), so the claim needs no barrier of its own. To
+//!   announce a slot about to be read, as a record's hazard does ([`Epochs::announce_spare`],
+//!   through [`LazyPin`]): the claim is the announcement, with its full barrier. Scanners
+//!   read the spares after the pins, and only while some spare is held (one count). (Pinning
+//!   the epoch instead, the fallback when every spare is taken, blocks the reuse of every
+//!   other slot while the thread is preempted: 80 threads of `compute` on 2 cores ran 27×
+//!   slower and had computes rejected when the 16 beyond the records held their pins across
+//!   the closure, and 1.5× slower when they pinned only to look up.)
 //! * **Epochs, for everything else** (removals, iteration, `clear`, a second slot in one
-//!   operation, threads beyond the records): a thread pins by storing the global epoch into its
+//!   operation, a thread without a hazard when every spare is taken): a thread pins by storing the global epoch into its
 //!   record, then a full barrier; unpinning stores 0. Nested pins of the same thread are free.
 //!   Threads beyond the first [`RECORDS`] count themselves in one of three shared counters (one
 //!   per epoch residue): correct for any number of threads, slower only for them.
@@ -185,7 +188,7 @@ impl Epochs {
         let seen = self.global.load(Ordering::SeqCst);
         fence(Ordering::SeqCst);
         let mut adv =
-            Advance { now: seen, seen, hazards: [0; RECORDS], len: 0, spares: Announced(0) };
+            Advance { now: seen, seen, hazards: [0; RECORDS], len: 0, spares: Vec::new() };
         // Relaxed: read after the fence (see the module docs).
         let used = self.used.load(Ordering::Relaxed).min(self.records.len());
         let mut blocked = false;
@@ -208,7 +211,8 @@ impl Epochs {
             || self.shared[((seen + 1) % 3) as usize].load(Ordering::Acquire) != 0
             || self.shared[((seen + 2) % 3) as usize].load(Ordering::Acquire) != 0;
         // Acquire: as for the records; after them (see `Epochs::spares_named`).
-        self.spares_named(Ordering::Acquire, |s| adv.spares.0 |= Announced::bit(s));
+        self.spares_named(Ordering::Acquire, |s| adv.spares.push(s as u32));
+        adv.spares.sort_unstable();
         if !blocked {
             adv.now = match self.global.compare_exchange(
                 seen,
@@ -300,10 +304,14 @@ impl Epochs {
     }
 
     /// Calls `f` with each slot held in a spare hazard (none, usually: one load). Every
-    /// scanner calls it after reading the pins (the records' epochs and the shared counters):
-    /// a spare is claimed only by a pinned thread, before it unpins with a Release store, so a
-    /// scanner that saw the pin gone (Acquire) sees the claim (the count and the word), and a
-    /// scanner that saw the pin treats the slot as read by then anyway.
+    /// scanner calls it after reading the pins (the records' epochs and the shared counters).
+    /// A spare is claimed either by a pinned thread, before it unpins with a Release store
+    /// ([`Epochs::hold`]), so a scanner that saw the pin gone (Acquire) sees the claim (the
+    /// count and the word), and a scanner that saw the pin treats the slot as read by then
+    /// anyway; or as an announcement, with its full barrier ([`Epochs::announce_spare`]), so
+    /// that either the scanner's fence comes after it (and its loads see the count and the
+    /// word) or the announcer's second read of the index word comes after the scanner's fence
+    /// (and sees the slot unlinked), as for a record's hazard.
     #[inline]
     fn spares_named(&self, order: Ordering, mut f: impl FnMut(u64)) {
         // `order` (Acquire or SeqCst, the caller's): pairs with the Release decrement of a
@@ -334,7 +342,10 @@ impl Epochs {
             drop(pin);
             return held;
         }
-        match self.spare(tid, s) {
+        // The claim is ordered before the scanners' loads of the spares by our unpin, a
+        // Release store after it that they read first (see `Epochs::spares_named`); until
+        // then the pin protects the slot.
+        match self.claim_spare(tid, s) {
             Some(h) => {
                 drop(pin);
                 Held::Spare(h)
@@ -343,19 +354,41 @@ impl Epochs {
         }
     }
 
-    /// Claims a spare hazard for slot `s` (see [`Epochs::hold`]; the caller is pinned).
-    fn spare(&self, tid: usize, s: u32) -> Option<SpareHazard<'_>> {
-        // Relaxed (the count, the loads and the claim): ordered before the scanners' loads of
-        // the spares by the caller's unpin, a Release store after this that they read first
-        // (see `Epochs::spares_named`); until then its pin protects the slot.
-        self.spares_held.fetch_add(1, Ordering::Relaxed);
+    /// Announces slot `s` (about to be read, found in an index word) in a spare hazard, for a
+    /// thread that has no hazard of its own to announce it in (beyond the records, or nested
+    /// in another of its operations) and is not pinned: as [`FreeHazard::announce`], the
+    /// caller must then read the index word again and read the slot only if the word still
+    /// holds it. `None` if every spare is taken (the caller pins the epoch instead).
+    ///
+    /// So threads beyond the records read without pinning: pinned through the shared counters,
+    /// any one of 80 such threads preempted mid-lookup on 2 cores held the epochs back and
+    /// every retired slot waited (`tests/beyond_records.rs`, 80 threads computing over caches
+    /// of each policy: 3.6–4.0 s a run with the pins, 2.4–2.5 s with spare hazards).
+    pub fn announce_spare(&self, tid: usize, s: u32) -> Option<SpareHazard<'_>> {
+        let claimed = self.claim_spare(tid, s)?;
+        // The full barrier of an announcement (the claim's locked RMW on x86-64, a fence
+        // elsewhere): orders the count and the word before the caller's second read of the
+        // index word, against the scanners' fences before they read the count and the words
+        // (see the module docs; [`Epochs::spares_named`] reads the count first, and ours is in
+        // it from before the word).
+        fence_after_locked_rmw();
+        Some(claimed)
+    }
+
+    /// Counts the caller among the spares' holders and claims a free spare word for slot `s`
+    /// (the orderings are the callers': [`Epochs::hold`], [`Epochs::announce_spare`]).
+    fn claim_spare(&self, tid: usize, s: u32) -> Option<SpareHazard<'_>> {
+        // SeqCst (the count and the claim): locked RMWs on x86-64 whatever the ordering; the
+        // callers say what orders them.
+        self.spares_held.fetch_add(1, Ordering::SeqCst);
         let n = self.spares.len();
         // Start where the thread's id points, so threads claim different words.
         let start = tid % n.max(1);
         for i in 0..n {
             let w = &self.spares[(start + i) % n];
+            // Relaxed: a hint; the claim is the CAS.
             if w.load(Ordering::Relaxed) == 0
-                && w.compare_exchange(0, u64::from(s) + 1, Ordering::Relaxed, Ordering::Relaxed)
+                && w.compare_exchange(0, u64::from(s) + 1, Ordering::SeqCst, Ordering::Relaxed)
                     .is_ok()
             {
                 return Some(SpareHazard { word: w, held: &self.spares_held });
@@ -407,8 +440,10 @@ pub(crate) struct Advance {
     seen: u64,
     hazards: [u32; RECORDS],
     len: usize,
-    /// The slots held in spare hazards (a filter: see [`Announced`]).
-    spares: Announced,
+    /// The slots held in spare hazards, sorted (none, usually: no allocation then). Exact,
+    /// not a filter as [`Epochs::quiet`]'s: many threads beyond the records each hold one
+    /// while they read, and a 64-bit filter of 80 slots names most slots.
+    spares: Vec<u32>,
 }
 
 impl Advance {
@@ -423,13 +458,14 @@ impl Advance {
     /// Whether a slot that [`Advance::covers`] may be reused: no thread announced it.
     #[inline]
     pub fn free(&self, slot: u32) -> bool {
-        !self.hazards[..self.len].contains(&slot) && !self.spares.may_name(slot)
+        !self.hazards[..self.len].contains(&slot)
+            && (self.spares.is_empty() || self.spares.binary_search(&slot).is_err())
     }
 
     /// Whether any thread announced a slot.
     #[inline]
     pub fn any_hazard(&self) -> bool {
-        self.len > 0 || self.spares.0 != 0
+        self.len > 0 || !self.spares.is_empty()
     }
 }
 
@@ -520,8 +556,9 @@ pub(crate) enum Held<'a> {
 pub(crate) struct LazyPin<'a> {
     epochs: &'a Epochs,
     tid: usize,
-    /// The hazard that announced `slot`, if one did.
-    hazard: Option<Hazard<'a>>,
+    /// The hazard that announced `slot`, if one did: the thread's own, or a spare one
+    /// ([`Epochs::announce_spare`]; never [`Held::Pin`]).
+    hazard: Option<Held<'a>>,
     slot: u32,
     guard: Option<Guard<'a>>,
 }
@@ -558,13 +595,43 @@ impl<'a> LazyPin<'a> {
     pub fn protect_uncovered(&mut self, s: u32) {
         if self.hazard.is_none() {
             if let Some(h) = self.epochs.hazard(self.tid) {
-                self.hazard = Some(h.announce(s));
+                self.hazard = Some(Held::Hazard(h.announce(s)));
+                self.slot = s;
+                return;
+            }
+            if let Some(h) = self.spare(s) {
+                self.hazard = Some(Held::Spare(h));
                 self.slot = s;
                 return;
             }
         }
         // A second slot, or no hazard to be had: the epoch.
         self.pin();
+    }
+
+    /// A spare hazard announcing `s`, for a thread without one of its own (out of line: the
+    /// common path has its own).
+    #[cold]
+    #[inline(never)]
+    fn spare(&self, s: u32) -> Option<SpareHazard<'a>> {
+        self.epochs.announce_spare(self.tid, s)
+    }
+
+    /// Keeps slot `s` (which this protection covers) from being reused or updated in place
+    /// after the protection is given up, as [`Epochs::hold`] does: the hazard that announced
+    /// it if it did (no pin), else through the pin.
+    pub fn hold(mut self, s: u32) -> Held<'a> {
+        debug_assert!(self.covers(s), "holds a slot it protects");
+        if self.slot == s {
+            if let Some(h) = self.hazard.take() {
+                // The pin, if any, goes when `self` drops.
+                return h;
+            }
+        }
+        // Pinned (a covered slot that no hazard names): our hazard, if any, names another
+        // slot, so `hold` takes a spare, and ours goes when `self` drops, after it.
+        let guard = self.guard.take().expect("a slot covered without a hazard is pinned");
+        self.epochs.hold(self.tid, s, guard)
     }
 
     /// Pins the epoch (every slot protected from then on); true if it pinned just now.
@@ -671,6 +738,39 @@ mod tests {
         let guard = epochs.pin(99);
         assert!(epochs.quiet().is_none());
         drop(guard);
+        assert!(epochs.quiet().is_some());
+    }
+
+    /// A thread beyond the records protects a lookup's slot with a spare hazard, not a pin:
+    /// the epochs advance and other slots stay free; with every spare taken it pins.
+    #[test]
+    fn lookups_beyond_the_records_announce_spares() {
+        let epochs = Epochs::with_records(2, 2);
+        let (a, b) = (7u32, 8u32);
+        let mut lazy = LazyPin::new(&epochs, 99);
+        assert!(lazy.protect(a));
+        assert!(!lazy.protect(a), "covered already");
+        let q = epochs.quiet().expect("a spare hazard is no pin");
+        assert!(q.may_name(a));
+        // Advances go on, and name exactly the announced slot.
+        let start = epochs.try_advance().now;
+        let adv = epochs.try_advance();
+        assert!(adv.now > start, "not held back");
+        assert!(!adv.free(a) && adv.free(b) && adv.any_hazard());
+        // Held after the lookup: the same spare, no pin.
+        let held = lazy.hold(a);
+        assert!(matches!(held, Held::Spare(_)));
+        assert!(!epochs.try_advance().free(a));
+        // Two more threads beyond the records: one takes the last spare, the next pins.
+        let mut second = LazyPin::new(&epochs, 100);
+        second.protect(b);
+        assert!(epochs.quiet().is_some());
+        let mut third = LazyPin::new(&epochs, 101);
+        third.protect(b);
+        assert!(epochs.quiet().is_none(), "no spare left: pinned");
+        drop((held, second, third));
+        let adv = epochs.try_advance();
+        assert!(adv.free(a) && adv.free(b) && !adv.any_hazard());
         assert!(epochs.quiet().is_some());
     }
 }

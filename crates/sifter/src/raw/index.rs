@@ -90,7 +90,9 @@ const LOWS: u64 = 0x007F_7F7F_7F7F_7F7F;
 /// The high bit of each byte-tag byte.
 const HIGHS: u64 = 0x0080_8080_8080_8080;
 
-/// The `pin` argument of [`Index::find`] and friends for a caller that is pinned already.
+/// The `pin` argument of [`Index::find`] and friends for a caller that is pinned already (the
+/// loom models' and the unit tests'; the cache protects its lookups lazily, see `LazyPin`).
+#[cfg(any(loom, test))]
 #[inline]
 pub(crate) fn pinned(_slot: u32) -> bool {
     false
