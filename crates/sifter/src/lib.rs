@@ -152,9 +152,11 @@
 //! evicted since this one last did), and such a cache holds up to a batch less one entries
 //! per active group of threads fewer than its capacity until the next inserts use that room.
 //! (There are 8 stripes per core, 4 to 64.) An entry whose weight exceeds the capacity is not
-//! stored. An insert that cannot make room within a bounded number
-//! of attempts (extreme preemption of tiny caches) is not stored either, and counted by
-//! [`Cache::rejected`].
+//! stored. An insert that cannot make room within a bounded number of attempts and then
+//! 200 ms (threads preempted where others wait for them, with the cache at its limits) is not
+//! stored either, and counted by [`Cache::rejected`]; so is one made from the listener (or a
+//! key's or value's `Drop`) that finds no room without waiting, since the operation that
+//! called it may hold that room (a listener inserting into its own full cache of capacity 1).
 //!
 //! # Costs
 //!

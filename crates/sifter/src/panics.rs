@@ -4,12 +4,23 @@
 //! the calling thread when the public operation returns.
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 thread_local! {
     /// A panic of user code, held until the cache operation that called it has finished.
     static PENDING: RefCell<Option<Box<dyn Any + Send>>> = const { RefCell::new(None) };
+    /// How many calls of [`defer`] the thread is inside (user code called by the cache).
+    static INSIDE: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Whether this thread is running user code that a cache operation called ([`defer`]): an
+/// operation it makes may be nested in another of this thread, which may hold what it waits
+/// for (an insert's tokens, while its eviction calls the listener), so it does not wait for
+/// other threads (see `Cache::acquire`).
+#[inline]
+pub(crate) fn in_user_code() -> bool {
+    INSIDE.try_with(|c| c.get() > 0).unwrap_or(false)
 }
 
 /// Panics held in `PENDING` of any thread (so `resume` skips the thread-local when none).
@@ -20,7 +31,10 @@ static HELD: AtomicUsize = AtomicUsize::new(0);
 /// cache consistent before [`resume`] rethrows it. Returns whether `f` completed.
 #[inline]
 pub(crate) fn defer(f: impl FnOnce()) -> bool {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+    let _ = INSIDE.try_with(|c| c.set(c.get() + 1));
+    let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    let _ = INSIDE.try_with(|c| c.set(c.get() - 1));
+    match done {
         Ok(()) => true,
         Err(p) => {
             let _ = PENDING.try_with(|c| {

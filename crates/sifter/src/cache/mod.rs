@@ -79,8 +79,14 @@ const ATTEMPTS: usize = 64;
 const WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Whether an insert past its [`ATTEMPTS`] has tried for [`WAIT`] since the first call
-/// (`deadline`: `None` before it, then the time to give up at).
+/// (`deadline`: `None` before it, then the time to give up at). At once from user code the
+/// cache called (a listener inserting into its own cache): what it waits for may be held by
+/// the operation of this thread that called it, and waiting stalled each such insert into a
+/// full cache of capacity 1 for the whole [`WAIT`].
 fn waited_out(deadline: &mut Option<std::time::Instant>) -> bool {
+    if panics::in_user_code() {
+        return true;
+    }
     let now = std::time::Instant::now();
     match *deadline {
         None => {
@@ -1043,7 +1049,7 @@ where
     }
 
     /// Inserts that were not stored because no room could be made within the attempt bound
-    /// (see the module docs of the capacity tokens in `DESIGN.md`); 0 in normal operation.
+    /// and the wait after it (see "Capacity" in the crate docs); 0 in normal operation.
     pub fn rejected(&self) -> u64 {
         self.rejected.load(Ordering::Relaxed)
     }
