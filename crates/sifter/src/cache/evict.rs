@@ -634,7 +634,7 @@ where
 
     /// Gets `w` tokens for an insert: from the stripe, the pool, by evicting (victims go to
     /// `victims`, for the caller to retire), or from the other stripes. False if none came
-    /// within the attempt bound and then [`WAIT`].
+    /// within the attempt bound (then [`Cache::acquire_waiting`]).
     #[inline(always)]
     pub(super) fn acquire(
         &self,
@@ -660,11 +660,7 @@ where
         // first scan).
         let most_removed_only = || self.arena.count() / self.evict_batch + 1;
         let want = self.evict_batch_for(st);
-        let mut deadline = None;
-        loop {
-            if attempt >= ATTEMPTS && waited_out(&mut deadline) {
-                break;
-            }
+        while attempt < ATTEMPTS {
             attempt += 1;
             if self.refill(st, w.max(self.spill)) {
                 if Self::take(st, w) {
@@ -720,6 +716,28 @@ where
         #[cfg(feature = "profile")]
         crate::profile::stop(t0);
         got
+    }
+
+    /// [`Cache::acquire`] again, after its attempts failed, until it gets the tokens or
+    /// [`WAIT`] has passed (at once from user code the cache called: see `waited_out`). Out
+    /// of line: the common path keeps the attempts' code alone.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn acquire_waiting(
+        &self,
+        st: &Stripe,
+        tid: usize,
+        now: u64,
+        w: u64,
+        victims: &mut Victims,
+    ) -> bool {
+        let mut deadline = None;
+        while !waited_out(&mut deadline) {
+            if self.acquire(st, tid, now, w, victims) {
+                return true;
+            }
+        }
+        false
     }
 
     /// A slot for a new entry, ours: EMPTY, or with old contents for [`Cache::prepare`] to

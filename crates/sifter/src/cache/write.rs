@@ -191,7 +191,11 @@ where
             && *may_hold.get_or_insert_with(|| self.index.may_hold(hash))
             && self.resident(hash, &key, tid);
         let tokens = if owes { 0 } else { weight };
-        if !took && !owes && !self.acquire(st, tid, now, weight, &mut victims) {
+        if !took
+            && !owes
+            && !self.acquire(st, tid, now, weight, &mut victims)
+            && !self.acquire_waiting(st, tid, now, weight, &mut victims)
+        {
             let _ = self.retire_and_pop(st, victims.as_slice(), false, false);
             self.rejected.fetch_add(1, Ordering::Relaxed);
             return Some(false);
