@@ -11,8 +11,8 @@ where
     S: BuildHasher,
 {
     /// Finds the slot of `key`, and the slot itself (its address computed once for the key
-    /// comparison and the caller's reads); `pin` pins the caller before the first key
-    /// comparison (see [`Index::find`]; pinned callers pass [`pinned`]).
+    /// comparison and the caller's reads); `pin` protects the slot about to be compared (see
+    /// [`Index::find`]; the cache's callers pass [`Cache::pin_at`] of a [`LazyPin`]).
     #[inline]
     pub(super) fn find<Q>(
         &self,
@@ -27,7 +27,7 @@ where
         let mut found = None;
         let s = self.index.find(hash, pin, |s| {
             let slot = self.slot(s);
-            // SAFETY: `s` was read from a published index word after the caller pinned.
+            // SAFETY: `s` was read from a published index word after `pin` protected it.
             let hit = unsafe { slot.key() }.borrow() == key;
             if hit {
                 found = Some(slot);

@@ -357,8 +357,8 @@ impl Index {
     /// then (announced it as a hazard, or pinned the epoch; see `LazyPin`): the word is then
     /// read again, and only if it still holds the same slot is that slot read (else the probe
     /// starts over, with the same `pin`). So a caller needs protection only if it meets its
-    /// tag — most misses read one line of words and no slot, and skip the barrier. (Pinned
-    /// callers pass [`pinned`].)
+    /// tag — most misses read one line of words and no slot, and skip the barrier. (A caller
+    /// pinned already passes a `pin` that returns false, such as `pinned`.)
     #[inline]
     pub fn find(
         &self,
