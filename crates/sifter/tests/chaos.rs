@@ -671,8 +671,8 @@ fn sweep<S: BuildHasher + Send + Sync + 'static>(
 /// undefined behaviour: three threads, a few dozen operations each per phase, on four policies
 /// (the lock-free queues, S3-FIFO's, NbQ-CLOCK's counters, a locked list), with expiry, with
 /// and without a weigher, on colliding hashes for half of them.
-/// The last two runs have no per-thread records (`hooks::epochs`): the shared epoch counters
-/// and the spare hazards of threads beyond the records.
+/// The last two runs have no per-thread records (`hooks::epochs`): the spare hazards and the
+/// shared epoch counters of threads beyond the records.
 #[test]
 fn every_operation_at_once_sized_for_miri() {
     let ops = if cfg!(miri) { 40 } else { 2_000 };
@@ -706,8 +706,9 @@ fn every_operation_at_once_sized_for_miri() {
 
 /// As `every_operation_at_once_keeps_the_invariants`, every thread beyond the records (no
 /// per-thread records, one spare hazard: `hooks::epochs`): lookups and inserts protected by
-/// the shared epoch counters instead of hazards, `compute` holding its slot with the spare
-/// or, when another thread has it, a pin.
+/// the spare hazard when no other thread holds it (`Epochs::announce_spare`), else by the
+/// shared epoch counters; `compute` holding its slot with what its lookup announced, or the
+/// spare, or, when another thread has it, a pin.
 #[test]
 #[cfg_attr(
     miri,
