@@ -398,13 +398,14 @@ where
         let tid = thread_id();
         // The lookup protects as a `get`'s does (a hazard, a thread's own or a spare one, for
         // the first slot it reads: a thread preempted here holds back that slot alone); the
-        // hold keeps the found slot's protection (a miss drops it with the closure): `f` runs
+        // hold keeps the found slot's protection, and a miss lets go of it first: `f` runs
         // unpinned.
         let mut pin = LazyPin::new(&self.epochs, tid);
-        let found = self.lookup(hash, key, tid, Use::Peek, self.pin_at(&mut pin)).map(|(s, _)| s);
-        let found = found.map(|s| (s, pin.hold(s)));
-        let Some((s, held)) = found else { return (f(None, tid), None) };
-        let slot = self.slot(s);
+        let Some((s, slot)) = self.lookup(hash, key, tid, Use::Peek, self.pin_at(&mut pin)) else {
+            drop(pin);
+            return (f(None, tid), None);
+        };
+        let held = pin.hold(s);
         // After the hold: the updates in place that began before it are waited for; later
         // ones see it and replace the entry instead (`Epochs::exclusive`).
         slot.writing.settled();

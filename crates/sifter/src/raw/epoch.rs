@@ -546,6 +546,23 @@ pub(crate) enum Held<'a> {
     Pin(Guard<'a>),
 }
 
+/// A slot announced by a [`LazyPin`]: in the thread's own hazard, or in a spare one
+/// ([`Epochs::announce_spare`]).
+#[derive(Debug)]
+enum Announcement<'a> {
+    Own(Hazard<'a>),
+    Spare(SpareHazard<'a>),
+}
+
+impl<'a> From<Announcement<'a>> for Held<'a> {
+    fn from(a: Announcement<'a>) -> Self {
+        match a {
+            Announcement::Own(h) => Held::Hazard(h),
+            Announcement::Spare(h) => Held::Spare(h),
+        }
+    }
+}
+
 /// Protection taken on first need, for lookups and inserts: an operation that may not have to
 /// read any slot (one that meets no index word with its key's tag, see `Index::find`) protects
 /// nothing and skips the barrier. The first slot it is about to read is *announced* (a
@@ -556,9 +573,8 @@ pub(crate) enum Held<'a> {
 pub(crate) struct LazyPin<'a> {
     epochs: &'a Epochs,
     tid: usize,
-    /// The hazard that announced `slot`, if one did: the thread's own, or a spare one
-    /// ([`Epochs::announce_spare`]; never [`Held::Pin`]).
-    hazard: Option<Held<'a>>,
+    /// The hazard that announced `slot`, if one did.
+    hazard: Option<Announcement<'a>>,
     slot: u32,
     guard: Option<Guard<'a>>,
 }
@@ -595,12 +611,12 @@ impl<'a> LazyPin<'a> {
     pub fn protect_uncovered(&mut self, s: u32) {
         if self.hazard.is_none() {
             if let Some(h) = self.epochs.hazard(self.tid) {
-                self.hazard = Some(Held::Hazard(h.announce(s)));
+                self.hazard = Some(Announcement::Own(h.announce(s)));
                 self.slot = s;
                 return;
             }
             if let Some(h) = self.spare(s) {
-                self.hazard = Some(Held::Spare(h));
+                self.hazard = Some(Announcement::Spare(h));
                 self.slot = s;
                 return;
             }
@@ -625,7 +641,7 @@ impl<'a> LazyPin<'a> {
         if self.slot == s {
             if let Some(h) = self.hazard.take() {
                 // The pin, if any, goes when `self` drops.
-                return h;
+                return h.into();
             }
         }
         // Pinned (a covered slot that no hazard names): our hazard, if any, names another
