@@ -15,6 +15,12 @@ rounds=${1:?ROUNDS}; out=$(realpath -m "${2:?OUT}"); shift 2
 mkdir -p "$out"
 layouts=$(ls "$1" | sed -n 's/^sifter-L\([0-9]*\)$/\1/p' | sort -n)
 [ -n "$layouts" ] || { echo "no sifter-L<n> binaries in $1" >&2; exit 2; }
+for b in "$@"; do
+  for l in $layouts; do
+    [ -x "$b/sifter-L$l" ] || { echo "$b has no sifter-L$l (every build needs $1's layouts)" >&2; exit 2; }
+  done
+done
+total=$((rounds * $(echo $layouts | wc -w) * $#)); done_=0
 for i in $(seq 1 "$rounds"); do
   for l in $layouts; do
     for b in "$@"; do
@@ -22,6 +28,8 @@ for i in $(seq 1 "$rounds"); do
       "$b/sifter-L$l" bench -c "${C:-mobius,s3fifo}" -t "${T:-1,2}" -s "${S:-10k,100k}" \
         -w "${W:-zipf:alpha=1.0,keys=1000000}" -r "${R:-3}" -q --no-plots \
         -o "$out/$name-L$l-r$i" > /dev/null
+      done_=$((done_ + 1))
+      echo "[$done_/$total] round $i, layout $l, $name" >&2
     done
   done
   echo "round $i of $rounds done $(date +%T)" >&2
