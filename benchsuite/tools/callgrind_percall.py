@@ -20,6 +20,15 @@ dependencies' functions only (the standard library's frames left out), summed pe
 operation (one more callgrind run per operation, without the cache simulation). A part names
 the whole call path inlined into the operation, e.g. `insert_inner > acquire > evict_some`.
 
+`--locked` also counts the locked instructions (`lock`-prefixed ones, and `xchg` with a memory
+operand, from `objdump -d`) each operation executes per call, by source site (`addr2line -i`,
+innermost first): the barriers a one-thread path waits on, which a simulation without timing
+does not weigh. It shares `--parts`'s run of each operation.
+
+`--parts` and `--locked` count the calls in their own run, at the adapter function's entry
+instruction (`nm`): the bench's warm-up is timed, so two runs of one binary make different
+numbers of calls.
+
 `--sites N` also lists, per cache, the N instructions with the most first-level data misses
 and where they are in the source: the chain of inlined functions (innermost first, the
 standard library's frames left out) as `addr2line -i` (binutils) reads it from the binary's
@@ -116,9 +125,36 @@ def function_chains(binary, addrs):
     return {a: [simple(f) for f in reversed(fs)] for a, fs in chains.items()}
 
 
-def parts(binary, path, calls, depth):
+def entry_calls(binary, pattern, ir):
+    """Calls of the functions whose names end with `pattern` in a run's instruction counts
+    `ir`: the executions of their entry instructions (a function's first instruction is no
+    loop's target in the adapter's functions)."""
+    syms = subprocess.run(["nm", "-C", binary], capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+    entries = {int(l.split()[0], 16) for l in syms if l.endswith(pattern) and l[:1] in "0123456789abcdef"}
+    return sum(ir.get(a, 0) for a in entries)
+
+
+def locked(binary, ir, calls):
+    """Lines `locked instructions per call  instruction  site`, most first, and a total."""
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", binary], capture_output=True,
+                         text=True, check=True).stdout
+    sites = {}
+    for line in dis.splitlines():
+        m = re.match(r"\s*([0-9a-f]+):\s+(.*)", line)
+        if m and (m.group(2).startswith("lock ")
+                  or (m.group(2).startswith("xchg") and "(" in m.group(2))):
+            a = int(m.group(1), 16)
+            if ir.get(a):
+                sites[a] = m.group(2).split("#")[0].strip()
+    lines = [f"    {ir[a] / calls:8.3f}  {ins[:32]:32}  {inline_chain(binary, a)}"
+             for a, ins in sorted(sites.items(), key=lambda kv: -ir[kv[0]]) if ir[a] / calls >= 0.005]
+    lines.append(f"    {sum(ir[a] for a in sites) / calls:8.3f}  (total)")
+    return lines
+
+
+def parts(binary, ir, calls, depth):
     """Lines `instructions per call  part`, most first, from a run toggled on one operation."""
-    ir = self_ir(path)
     chains = function_chains(binary, ir)
     by = {}
     for a, n in ir.items():
@@ -182,11 +218,14 @@ def main():
     ap.add_argument("--parts", type=int, default=0, metavar="DEPTH",
                     help="also break each operation's instructions down by inlined function "
                          "chains, DEPTH levels (see above)")
+    ap.add_argument("--locked", action="store_true",
+                    help="also count each operation's locked instructions per call, by site")
     args = ap.parse_args()
     if not shutil.which("valgrind"):
         sys.exit("valgrind not found (apt-get install valgrind)")
-    if (args.sites or args.parts) and not shutil.which("addr2line"):
-        sys.exit("--sites and --parts need addr2line (apt-get install binutils)")
+    needed = ["addr2line"] + (["nm", "objdump"] if args.parts or args.locked else [])
+    if (args.sites or args.parts or args.locked) and not all(map(shutil.which, needed)):
+        sys.exit("--sites, --parts and --locked need binutils (apt-get install binutils)")
     if args.sites < 0:
         sys.exit("--sites: a count of instructions, 0 or more")
     if args.parts < 0:
@@ -225,9 +264,8 @@ def main():
                 print(f"{cache:12} {op:7} {n:>10} {e['Ir'] / n:>8.1f} "
                       f"{(e['D1mr'] + e['D1mw']) / n:>12.2f} {(e['DLmr'] + e['DLmw']) / n:>12.3f}",
                       flush=True)
-            for op, pat in FUNCS.items() if args.parts else ():
-                n = op_calls.get(op)
-                if not n:
+            for op, pat in FUNCS.items() if args.parts or args.locked else ():
+                if not op_calls.get(op):
                     continue
                 pout = os.path.join(tmp, f"parts-{op}.out")
                 pcmd = ["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-pos=no",
@@ -236,8 +274,17 @@ def main():
                 print(f"# {' '.join(pcmd)}", file=sys.stderr, flush=True)
                 subprocess.run(pcmd, check=True, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
-                print(f"  {cache} {op}: instructions per call by part")
-                print("\n".join(parts(args.sifter, pout, n, args.parts)), flush=True)
+                ir = self_ir(pout)
+                n = entry_calls(args.sifter, pat, ir)
+                if not n:
+                    print(f"  {cache} {op}: no call at the entry of a function named *{pat}")
+                    continue
+                if args.parts:
+                    print(f"  {cache} {op}: instructions per call by part ({n} calls)")
+                    print("\n".join(parts(args.sifter, ir, n, args.parts)), flush=True)
+                if args.locked:
+                    print(f"  {cache} {op}: locked instructions per call by site ({n} calls)")
+                    print("\n".join(locked(args.sifter, ir, n)), flush=True)
             if args.sites:
                 top = sorted(miss_sites(out).items(), key=lambda kv: -kv[1][0])[:args.sites]
                 for addr, (d1, ir) in top:

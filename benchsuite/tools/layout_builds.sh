@@ -10,7 +10,7 @@
 #
 # Usage: benchsuite/tools/layout_builds.sh OUTDIR N [FIRST_SEED]   (seeds FIRST_SEED.. , default 1)
 # Leaves OUTDIR/sifter-L<seed>; a later `cargo build --release` relinks the usual binary.
-# Time several builds over their layouts with layout_rounds.sh, then layout_ratios.py.
+# Time several builds over their layouts with layout_rounds.sh, then paired_ratios.py --layouts.
 # (The usual binary, target/release/sifter, is left as the last layout's: rebuild it before
 # using it as the head's.)
 set -euo pipefail

@@ -2,7 +2,8 @@
 # Runs `sifter bench` on several builds, each over the code layouts `layout_builds.sh` made,
 # alternating builds and layouts inside every round, so that host drift falls on all of them
 # alike. One process per (round, layout, build), written to OUT/<build>-L<layout>-r<round>/
-# (results.json and results.csv); summarise with `layout_ratios.py OUT NUM DEN BUILD...`.
+# (results.json and results.csv); summarise with
+# `paired_ratios.py --geomean --medians --layouts OUT BUILD... NUM/DEN`.
 #
 # Usage: benchsuite/tools/layout_rounds.sh ROUNDS OUT BUILD_DIR...
 #   BUILD_DIR: a directory of sifter-L<n> binaries (layout_builds.sh DIR N); its name is the

@@ -25,8 +25,19 @@ never excludes its repetition). On a VM whose vCPUs sometimes move a line 4× sl
 cache with shared writes runs ~3× slower at two threads then (docs/BENCHMARKS.md, "The host's
 two-thread modes are its cache-line transfer time"): this compares caches within one state.
 
-  paired_ratios.py [--geomean] [--host fast|slow] results.json [more.json ...] mobius/quick_cache s3fifo/mobius mobius@16/mobius@2
+`--medians`: each file's value is the ratio of the two sides' medians over its repetitions
+instead of the geometric mean of its paired ratios (the summary of stops 105 and 106's
+layout runs; with one file per process, both read alike within a fraction of a percent).
+
+`--layouts OUT BUILD...`: the files are the processes `benchsuite/tools/layout_rounds.sh`
+wrote into OUT (`OUT/BUILD-L*-r*/results.json`, one per round and code layout of each
+build), summarised per build: the A/B of builds over several code layouts (README, "sifter
+bench"). BUILD names are the arguments without a `/`.
+
+  paired_ratios.py [--geomean] [--medians] [--host fast|slow] results.json [more.json ...] mobius/quick_cache s3fifo/mobius mobius@16/mobius@2
+  paired_ratios.py --geomean --medians --layouts out head nopf mobius/quick_cache mobius@2/mobius@1
 """
+import glob
 import json
 import math
 import statistics
@@ -44,6 +55,8 @@ def side(spec):
 
 
 GEOMEAN = False
+# `--medians`: a file's value is the ratio of its medians, not the mean of its paired ratios.
+MEDIANS = False
 # `--host`: None, or ("fast" | "slow", the threshold in ns).
 HOST = None
 
@@ -81,6 +94,8 @@ def cell(runs):
     if len(runs) == 1:
         a, b = runs[0]
         return summary([x / y for x, y in zip(a, b)])
+    if MEDIANS:
+        return summary([statistics.median(a) / statistics.median(b) for a, b in runs])
     # One value per file: the geometric mean of its paired ratios.
     return summary(
         [math.exp(statistics.mean(math.log(x / y) for x, y in zip(a, b))) for a, b in runs]
@@ -88,36 +103,40 @@ def cell(runs):
 
 
 def main():
-    global GEOMEAN, HOST
+    global GEOMEAN, MEDIANS, HOST
     args = sys.argv[1:]
-    state = None
-    while args and args[0] in ("--geomean", "--host"):
+    state = layouts = None
+    while args and args[0] in ("--geomean", "--medians", "--host", "--layouts"):
         if args[0] == "--geomean":
             GEOMEAN, args = True, args[1:]
+        elif args[0] == "--medians":
+            MEDIANS, args = True, args[1:]
+        elif args[0] == "--layouts":
+            if len(args) < 2:
+                sys.exit("--layouts takes the output directory of layout_rounds.sh")
+            layouts, args = args[1], args[2:]
         else:
             if len(args) < 2 or args[1] not in ("fast", "slow"):
                 sys.exit("--host takes fast or slow")
             state, args = args[1], args[2:]
     files = [a for a in args if a.endswith(".json")]
-    specs = [a for a in args if not a.endswith(".json")]
-    if not files or not specs:
+    specs = [a for a in args if not a.endswith(".json") and "/" in a]
+    builds = [a for a in args if not a.endswith(".json") and "/" not in a]
+    if layouts is None and builds:
+        sys.exit(f"{builds[0]!r}: not a results file or a NUM/DEN pair (build names go with --layouts)")
+    if layouts is not None:
+        if files or not builds:
+            sys.exit("--layouts OUT takes build names, not results files")
+        groups = []
+        for b in builds:
+            found = sorted(glob.glob(f"{layouts}/{b}-L*-r*/results.json"))
+            if not found:
+                sys.exit(f"no processes of build {b!r} in {layouts} ({b}-L*-r*/results.json)")
+            groups.append((b, found))
+    else:
+        groups = [(None, files)]
+    if not specs or not groups[0][1]:
         sys.exit(__doc__)
-    bys = []
-    for f in files:
-        d = json.load(open(f))
-        reports = d["report"] if isinstance(d["report"], list) else [d["report"]]
-        bys.append({
-            (r["size"], r["threads"], r["cache"]): (r["mops_runs"], r.get("transfer_ns_runs"))
-            for rep in reports for r in rep["rows"]
-        })
-    if state is not None:
-        figures = [t for by in bys for _, ts in by.values() for t in (ts or []) if t is not None]
-        if not figures:
-            sys.exit("--host: no transfer_ns_runs in these files (sifter bench before stop 87, or no multi-thread run)")
-        # The factor is sifter's own (`SLOW_TRANSFER` in crates/sifter-lab/src/report.rs): the
-        # runs `sifter bench` and `sifter lab` call slow are the ones dropped here.
-        HOST = (state, 2 * min(figures))
-        print(f"host {state}: repetitions whose transfer times are {'within' if state == 'fast' else 'beyond'} {HOST[1]:.1f} ns")
     pairs = []
     for p in specs:
         if p.count("/") != 1:
@@ -126,28 +145,57 @@ def main():
         if (n[1] is None) != (m[1] is None):
             sys.exit(f"{p!r}: give a thread count on both sides (NUM@T/DEN@U) or on neither")
         pairs.append((p, n, m))
+    bys_all = [[load(f) for f in fs] for _, fs in groups]
+    if state is not None:
+        figures = [t for bys in bys_all for by in bys for _, ts in by.values() for t in (ts or []) if t is not None]
+        if not figures:
+            sys.exit("--host: no transfer_ns_runs in these files (sifter bench before stop 87, or no multi-thread run)")
+        # The factor is sifter's own (`SLOW_TRANSFER` in crates/sifter-lab/src/report.rs): the
+        # runs `sifter bench` and `sifter lab` call slow are the ones dropped here.
+        HOST = (state, 2 * min(figures))
+        print(f"host {state}: repetitions whose transfer times are {'within' if state == 'fast' else 'beyond'} {HOST[1]:.1f} ns")
+    for i, ((b, fs), bys) in enumerate(zip(groups, bys_all)):
+        if b is not None:
+            print(("\n" if i else "") + f"build {b}: {len(fs)} processes")
+        table(bys, pairs)
+
+
+def load(f):
+    """{(size, threads, cache): (throughputs, transfer times or None)} of one results file; the
+    size is the capacity in entries where the file records it (sifter bench since stop 64),
+    else the size as given on the command line."""
+    d = json.load(open(f))
+    reports = d["report"] if isinstance(d["report"], list) else [d["report"]]
+    return {
+        (r.get("capacity", r["size"]), r["threads"], r["cache"]): (r["mops_runs"], r.get("transfer_ns_runs"))
+        for rep in reports for r in rep["rows"]
+    }
+
+
+def table(bys, pairs):
+    """Print the ratios of `pairs` over the files `bys`."""
     caches = [x for x in pairs if x[1][1] is None]
     threads = [x for x in pairs if x[1][1] is not None]
     if caches:
         points = sorted({(s, t) for by in bys for (s, t, _) in by})
-        print("size  thr  " + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in caches))
+        print("size    thr  " + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in caches))
         for s, t in points:
             cells = [
                 cell([(by.get((s, t, n)), by.get((s, t, m))) for by in bys])
                 for _, (n, _), (m, _) in caches
             ]
-            print(f"{s:<5} {t:<4} " + "  ".join(cells))
+            print(f"{s:<7} {t:<4} " + "  ".join(cells))
     if threads:
         if caches:
             print()
         sizes = sorted({s for by in bys for (s, _, _) in by})
-        print("size  " + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in threads))
+        print("size    " + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in threads))
         for s in sizes:
             cells = [
                 cell([(by.get((s, tn, n)), by.get((s, tm, m))) for by in bys])
                 for _, (n, tn), (m, tm) in threads
             ]
-            print(f"{s:<5} " + "  ".join(cells))
+            print(f"{s:<7} " + "  ".join(cells))
 
 
 if __name__ == "__main__":
