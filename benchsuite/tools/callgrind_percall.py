@@ -38,6 +38,7 @@ does not simulate software prefetches, so a miss a prefetch hides on the hardwar
 counts here.
 """
 import argparse
+import functools
 import os
 import re
 import shlex
@@ -125,28 +126,39 @@ def function_chains(binary, addrs):
     return {a: [simple(f) for f in reversed(fs)] for a, fs in chains.items()}
 
 
-def entry_calls(binary, pattern, ir):
-    """Calls of the functions whose names end with `pattern` in a run's instruction counts
-    `ir`: the executions of their entry instructions (a function's first instruction is no
-    loop's target in the adapter's functions)."""
-    syms = subprocess.run(["nm", "-C", binary], capture_output=True, text=True,
-                          check=True).stdout.splitlines()
-    entries = {int(l.split()[0], 16) for l in syms if l.endswith(pattern) and l[:1] in "0123456789abcdef"}
-    return sum(ir.get(a, 0) for a in entries)
+@functools.cache
+def symbols(binary):
+    """The defined symbols of `binary` as (address, demangled name), by `nm -C` (read once)."""
+    out = subprocess.run(["nm", "-C", binary], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    return [(int(l[:16], 16), l[19:]) for l in out if l[:1] in "0123456789abcdef"]
 
 
-def locked(binary, ir, calls):
-    """Lines `locked instructions per call  instruction  site`, most first, and a total."""
+@functools.cache
+def locked_instructions(binary):
+    """{address: instruction} of every locked instruction in `binary` (`lock`-prefixed ones
+    and `xchg` with a memory operand), by `objdump -d` (read once)."""
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", binary], capture_output=True,
                          text=True, check=True).stdout
-    sites = {}
+    found = {}
     for line in dis.splitlines():
         m = re.match(r"\s*([0-9a-f]+):\s+(.*)", line)
         if m and (m.group(2).startswith("lock ")
                   or (m.group(2).startswith("xchg") and "(" in m.group(2))):
-            a = int(m.group(1), 16)
-            if ir.get(a):
-                sites[a] = m.group(2).split("#")[0].strip()
+            found[int(m.group(1), 16)] = m.group(2).split("#")[0].strip()
+    return found
+
+
+def entry_calls(binary, pattern, ir):
+    """Calls of the functions whose names end with `pattern` in a run's instruction counts
+    `ir`: the executions of their entry instructions (a function's first instruction is no
+    loop's target in the adapter's functions)."""
+    return sum(ir.get(a, 0) for a, name in symbols(binary) if name.endswith(pattern))
+
+
+def locked(binary, ir, calls):
+    """Lines `locked instructions per call  instruction  site`, most first, and a total."""
+    sites = {a: ins for a, ins in locked_instructions(binary).items() if ir.get(a)}
     lines = [f"    {ir[a] / calls:8.3f}  {ins[:32]:32}  {inline_chain(binary, a)}"
              for a, ins in sorted(sites.items(), key=lambda kv: -ir[kv[0]]) if ir[a] / calls >= 0.005]
     lines.append(f"    {sum(ir[a] for a in sites) / calls:8.3f}  (total)")
