@@ -176,9 +176,9 @@
 //! entries and 2.4–2.9× at 100,000; with one thread it runs 0.7–0.75× below 4,096 entries
 //! (where one thread alone evicts and enqueues one entry at a time, for the simulator's
 //! order), 0.85–0.9× at 10,000, and level or ahead from about 20,000 (1.1–1.3× at 100,000). On
-//! an Intel Xeon host, where a cache line takes 50–65 ns between the cores and quick_cache's
-//! shard locks suffer more from it: 2.7–2.9× at 10,000 and 3.2–3.5× at 100,000 with two
-//! threads, 0.75–0.8× at 10,000 and 1.1–1.2× at 100,000 with one. A small cache at one thread is
+//! an Intel Xeon host, where a cache line takes 30–180 ns between the cores and quick_cache's
+//! shard locks suffer more from it: 2.0–2.9× at 10,000 and 2.7–3.5× at 100,000 with two
+//! threads, 0.75–0.85× at 10,000 and 1.1–1.3× at 100,000 with one. A small cache at one thread is
 //! where quick_cache's insert, one lock over one slab, beats Mobius's concurrent insert (its
 //! locked instructions, one per structure it touches); with keys that cost something to hash
 //! and compare (`String`) and pointer values, Mobius was level at 10,000 (stop 73). Its hit
