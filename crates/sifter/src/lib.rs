@@ -176,11 +176,12 @@
 //! entries and 2.4–2.9× at 100,000; with one thread it runs 0.7–0.75× below 4,096 entries
 //! (where one thread alone evicts and enqueues one entry at a time, for the simulator's
 //! order), 0.85–0.9× at 10,000, and level or ahead from about 20,000 (1.1–1.3× at 100,000). On
-//! an Intel Xeon host, where a cache line takes 30–180 ns between the cores and quick_cache's
-//! shard locks suffer more from it: 2.0–2.9× at 10,000 and 2.7–3.5× at 100,000 with two
-//! threads, 0.75–0.85× at 10,000 and 1.1–1.3× at 100,000 with one. A small cache at one thread is
-//! where quick_cache's insert, one lock over one slab, beats Mobius's concurrent insert (its
-//! locked instructions, one per structure it touches); with keys that cost something to hash
+//! an Intel Xeon host, where a cache line takes 15–180 ns between the cores and quick_cache's
+//! shard locks suffer more from it: 1.7–2.9× at 10,000 and 2.7–3.5× at 100,000 with two
+//! threads, 0.75–0.9× at 10,000 and 1.1–1.4× at 100,000 with one. A small cache at one thread is
+//! where quick_cache's insert, one lock over sequential structures, beats Mobius's concurrent
+//! insert and lookup (about twice the instructions: a lock-free index read under a hazard,
+//! capacity and slots kept without a lock); with keys that cost something to hash
 //! and compare (`String`) and pointer values, Mobius was level at 10,000 (stop 73). Its hit
 //! ratio is SIEVE's: on this stream 1.0–1.2 points below quick_cache's up to 50,000 entries,
 //! 0.6 at 100,000, 0.1 at 200,000.
