@@ -177,7 +177,7 @@
 //! (where one thread alone evicts and enqueues one entry at a time, for the simulator's
 //! order), 0.85–0.9× at 10,000, and level or ahead from about 20,000 (1.1–1.3× at 100,000). On
 //! an Intel Xeon host, where a cache line takes 15–180 ns between the cores and quick_cache's
-//! shard locks suffer more from it: 1.7–2.9× at 10,000 and 2.7–3.5× at 100,000 with two
+//! shard locks suffer more from it: 1.7–2.9× at 10,000 and 2.7–3.8× at 100,000 with two
 //! threads, 0.75–0.9× at 10,000 and 1.1–1.4× at 100,000 with one. A small cache at one thread is
 //! where quick_cache's insert, one lock over sequential structures, beats Mobius's concurrent
 //! insert and lookup (about twice the instructions: a lock-free index read under a hazard,
