@@ -180,8 +180,8 @@
 //! shard locks suffer more from it: 1.7–2.9× at 10,000 and 2.7–3.8× at 100,000 with two
 //! threads, 0.75–0.9× at 10,000 and 1.1–1.4× at 100,000 with one. A small cache at one thread is
 //! where quick_cache's insert, one lock over sequential structures, beats Mobius's concurrent
-//! insert and lookup (about twice the instructions: a lock-free index read under a hazard,
-//! capacity and slots kept without a lock); with keys that cost something to hash
+//! insert (about twice the instructions: capacity, slots and queues kept without a lock, an
+//! index that lookups read without one); with keys that cost something to hash
 //! and compare (`String`) and pointer values, Mobius was level at 10,000 (stop 73). Its hit
 //! ratio is SIEVE's: on this stream 1.0–1.2 points below quick_cache's up to 50,000 entries,
 //! 0.6 at 100,000, 0.1 at 200,000.
