@@ -172,10 +172,10 @@
 //!
 //! **Against quick_cache** (`sifter bench`, read-through, Zipf 1.0 over a million u64 keys,
 //! u64 values, ratios of throughput in the same processes on 2-vCPU VMs; docs/BENCHMARKS.md).
-//! On an AMD EPYC host: with two threads Mobius runs 1.4–1.8× quick_cache at 1,000–10,000
-//! entries and 2.4–2.9× at 100,000; with one thread it runs 0.7–0.75× below 4,096 entries
+//! On an AMD EPYC host: with two threads Mobius runs 1.4–1.9× quick_cache at 1,000–10,000
+//! entries and 2.4–3.3× at 100,000; with one thread it runs 0.7–0.75× below 4,096 entries
 //! (where one thread alone evicts and enqueues one entry at a time, for the simulator's
-//! order), 0.85–0.9× at 10,000, and level or ahead from about 20,000 (1.1–1.3× at 100,000). On
+//! order), 0.85–0.9× at 10,000, and level or ahead from about 20,000 (1.1–1.5× at 100,000). On
 //! an Intel Xeon host, where a cache line takes 15–180 ns between the cores and quick_cache's
 //! shard locks suffer more from it: 1.7–2.9× at 10,000 and 2.7–3.8× at 100,000 with two
 //! threads, 0.75–0.9× at 10,000 and 1.1–1.4× at 100,000 with one. A small cache at one thread is
