@@ -17,7 +17,12 @@
 //! Removed entries (DEAD slots) are victims as soon as they reach a head, without a second
 //! chance and without a ghost entry. |small| = ⌊capacity × 0.1⌋ (at least 1), |main| = the rest;
 //! the ghost remembers the last ⌊capacity × 0.9⌋ fingerprints evicted from small, like
-//! libCacheSim's `S3FIFO.c` (whose simulator twin is `sifter-sim`'s `s3fifo`).
+//! libCacheSim's `S3FIFO.c` (whose simulator twin is `sifter-sim`'s `s3fifo`). One deliberate
+//! difference: an entry at least as heavy as |small| goes to main here, where libCacheSim does
+//! not admit it. So below 20 entries (|small| ≤ 1) this cache keeps every entry in main, where
+//! the simulator's twin, as libCacheSim, caches nothing at all (a miss ratio of exactly 1: a
+//! cache of 10–19 entries that stores nothing helps nobody). The one-thread equality with
+//! the simulator (`sifter-sim/tests/concurrent_equivalence.rs`) is checked from 60 entries up.
 //!
 //! The queues are the same Michael–Scott-style queues as Mobius's (`raw/queue.rs`), scanned
 //! the way Mobius's consecutive detection scans: the runs of entries at a head that get another
