@@ -13,7 +13,7 @@ pub struct LabArgs {
     #[arg(short, long, default_value = "lab-report")]
     pub out: PathBuf,
     /// A smaller, faster suite (about two minutes on two cores, most of it the closed loop of
-    /// every policy at two target hit ratios; the full suite takes about 9 minutes).
+    /// every policy at two target hit ratios; the full suite takes about 13 minutes).
     #[arg(long)]
     pub quick: bool,
     /// Also simulate these real traces (format detected; use `sifter sim` for explicit formats).

@@ -27,7 +27,7 @@ pub struct LabOptions {
     /// Output directory (created).
     pub out: PathBuf,
     /// A smaller, faster suite (about two minutes on two cores, most of it the closed loop of
-    /// every policy at two target hit ratios; the full suite takes about 9 minutes).
+    /// every policy at two target hit ratios; the full suite takes about 13 minutes).
     pub quick: bool,
     /// Real traces to simulate too (format detected).
     pub traces: Vec<String>,
