@@ -327,6 +327,9 @@ pub fn run(a: SimArgs) -> Result<()> {
     if !stdout_taken {
         print!("{}", table(&RESULT_HEADER, &result_rows(&all, !user_has_fifo)));
     }
+    if let Some(note) = sifter_sim::runner::stored_nothing_note(&shown) {
+        eprint!("{note}");
+    }
     if let Some(p) = &a.csv {
         write_to(p, &sim_csv(&shown))?;
     }

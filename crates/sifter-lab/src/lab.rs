@@ -107,11 +107,13 @@ pub fn run(opts: &LabOptions, obs: &dyn LabObserver, stop: &AtomicBool) -> Resul
         let res = sweep::sweep_loaded(&trace, &specs, &sizes, &options, obs, stop)?.results;
         let pivot = pivot(&res, &sizes);
         obs.table(&format!(
-            "\n{} — {about} ({} requests, {} objects)\n{}",
+            "\n{} — {about} ({} requests, {} objects)\n{}{}",
             trace.name,
             trace.len(),
             trace.n_objects,
-            table(&pivot.0.iter().map(String::as_str).collect::<Vec<_>>(), &pivot.1)
+            table(&pivot.0.iter().map(String::as_str).collect::<Vec<_>>(), &pivot.1),
+            sifter_sim::runner::stored_nothing_note(&res)
+                .map_or(String::new(), |n| format!("†: {n}"))
         ));
         sections.push((trace.name.clone(), about.clone(), trace.len(), trace.n_objects, pivot));
         all.extend(res);
@@ -143,6 +145,18 @@ pub fn run(opts: &LabOptions, obs: &dyn LabObserver, stop: &AtomicBool) -> Resul
 
 type Pivot = (Vec<String>, Vec<Vec<String>>);
 
+/// Appended to a pivot cell whose run stored no object ([`SimResult::stored_nothing`]).
+const NOTHING_MARK: &str = " †";
+
+/// A pivot cell's miss ratio, and whether its run stored nothing; `None` for "-".
+fn cell_value(cell: &str) -> Option<(f64, bool)> {
+    let (v, nothing) = match cell.strip_suffix(NOTHING_MARK) {
+        Some(v) => (v, true),
+        None => (cell, false),
+    };
+    v.parse().ok().map(|v| (v, nothing))
+}
+
 /// Rows: policies; columns: miss ratio at each size.
 fn pivot(res: &[SimResult], sizes: &[CacheSize]) -> Pivot {
     let mut header = vec!["policy".to_string()];
@@ -158,10 +172,11 @@ fn pivot(res: &[SimResult], sizes: &[CacheSize]) -> Pivot {
         .map(|p| {
             let mut row = vec![p.to_string()];
             for s in sizes {
-                let v = res
-                    .iter()
-                    .find(|r| r.policy == *p && r.size == *s)
-                    .map(|r| format!("{:.4}", r.miss_ratio));
+                // A run that stored nothing is marked (see `cell_value` and the page's note).
+                let v = res.iter().find(|r| r.policy == *p && r.size == *s).map(|r| {
+                    let mark = if r.stored_nothing() { NOTHING_MARK } else { "" };
+                    format!("{:.4}{mark}", r.miss_ratio)
+                });
                 row.push(v.unwrap_or_else(|| "-".into()));
             }
             row
@@ -793,7 +808,7 @@ fn miss_ratio_html(
                 let pts = r[1..]
                     .iter()
                     .enumerate()
-                    .filter_map(|(j, v)| v.parse::<f64>().ok().map(|v| ((j + 1) as f64, v)))
+                    .filter_map(|(j, v)| cell_value(v).map(|(v, _)| ((j + 1) as f64, v)))
                     .collect();
                 (r[0].clone(), pts)
             })
@@ -826,7 +841,7 @@ fn miss_ratio_html(
         let mut best: Vec<Option<(f64, String)>> = vec![None; cols];
         for r in rows.iter().filter(|r| r[0] != "Belady") {
             for c in 0..cols {
-                if let Ok(v) = r[c + 1].parse::<f64>() {
+                if let Some((v, _)) = cell_value(&r[c + 1]) {
                     lo[c] = lo[c].min(v);
                     hi[c] = hi[c].max(v);
                     if best[c].as_ref().is_none_or(|b| v < b.0) {
@@ -844,7 +859,7 @@ fn miss_ratio_html(
             let _ = write!(h, "<tr><td>{}</td>", esc(&r[0]));
             for c in 0..cols {
                 let cell = &r[c + 1];
-                let Ok(v) = cell.parse::<f64>() else {
+                let Some((v, nothing)) = cell_value(cell) else {
                     let _ = write!(h, "<td>{}</td>", esc(cell));
                     continue;
                 };
@@ -856,16 +871,13 @@ fn miss_ratio_html(
                     0.0
                 };
                 let alpha = if r[0] == "Belady" { 0.0 } else { 0.06 + 0.5 * (1.0 - t) };
-                let dagger =
-                    v >= 0.99995 && (r[0].starts_with("S3-FIFO") || r[0].starts_with("QDLP"));
-                footnote_used |= dagger;
+                footnote_used |= nothing;
                 let _ = write!(
                     h,
-                    "<td style=\"background:rgba(0,114,178,{alpha:.2})\"{}>{}{}{}</td>",
+                    "<td style=\"background:rgba(0,114,178,{alpha:.2})\"{}>{v:.4}{}{}</td>",
                     if is_best { " class=\"best\" title=\"best real policy\"" } else { "" },
-                    esc(cell),
                     if is_best { " ★" } else { "" },
-                    if dagger { "<sup>†</sup>" } else { "" }
+                    if nothing { "<sup>†</sup>" } else { "" }
                 );
             }
             h.push_str("</tr>");
@@ -885,10 +897,11 @@ fn miss_ratio_html(
     }
     if footnote_used {
         h.push_str(
-            "<p class=\"note\"><sup>†</sup> Not a broken policy: as in libCacheSim, whose numbers \
-             sifter reproduces, S3-FIFO and QD-LP give their small FIFO queue floor(0.1 × cache \
-             size) objects and admit only objects strictly smaller than that queue, so a cache \
-             below 20 objects admits nothing and every request misses. The papers' definition \
+            "<p class=\"note\"><sup>†</sup> Not a broken policy: the run stored no object at all \
+             (counted, not guessed from the miss ratio), so every request missed. As in \
+             libCacheSim, whose numbers sifter reproduces, S3-FIFO and QD-LP give their small \
+             FIFO queue floor(0.1 × cache size) objects and admit only objects strictly smaller \
+             than that queue, so a cache below 20 objects admits nothing. The papers' definition \
              would admit them; <code>sifter sim -p 's3fifo(small=...)'</code> explores other \
              splits.</p>",
         );
@@ -964,6 +977,29 @@ fn html(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_that_stored_nothing_is_marked_in_the_miss_ratio_table() {
+        let src = TraceSource::parse("zipf:alpha=1.0,n=1000,requests=5000,seed=1", None).unwrap();
+        let t =
+            sifter_sim::trace::LoadedTrace::load("z", src.requests().unwrap(), &|_| {}).unwrap();
+        let sizes = [CacheSize::Absolute(10), CacheSize::Absolute(100)];
+        let mut res: Vec<SimResult> = Vec::new();
+        for p in ["s3fifo", "sieve"] {
+            let spec = PolicySpec::parse(p).unwrap();
+            for z in sizes {
+                res.push(sifter_sim::runner::simulate(&t, &spec, z, false, 0, &|_| {}).unwrap());
+            }
+        }
+        let (_, rows) = pivot(&res, &sizes);
+        // S3-FIFO at 10 objects admits nothing (its small queue holds 1); nothing else is
+        // marked, and the cells still read as miss ratios.
+        assert_eq!(rows[0][1], "1.0000 †");
+        assert_eq!(cell_value(&rows[0][1]), Some((1.0, true)));
+        assert!(matches!(cell_value(&rows[0][2]), Some((v, false)) if v < 1.0), "{rows:?}");
+        assert!(rows[1][1..].iter().all(|c| matches!(cell_value(c), Some((_, false)))));
+        assert_eq!(cell_value("-"), None);
+    }
 
     fn row(cache: &str, threads: usize, mops: f64, hit: f64) -> Row {
         Row {

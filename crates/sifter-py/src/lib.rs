@@ -444,7 +444,7 @@ fn run_sweep<'py>(
             None => run(),
         }
     })?;
-    let notices: Vec<(bool, String)> = watch
+    let mut notices: Vec<(bool, String)> = watch
         .notices
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -452,7 +452,12 @@ fn run_sweep<'py>(
         .map(|n| (n.is_warning(), n.to_string()))
         .collect();
     let out = outcome.map_err(value_error)?;
-    Ok((columns(py, &out.asked())?, notices))
+    let rows = out.asked();
+    // A run that stored nothing (miss ratio 1 by its admission rule) warns, as the CLI notes.
+    if let Some(note) = sifter_sim::runner::stored_nothing_note(&rows) {
+        notices.push((true, note.trim_end().to_string()));
+    }
+    Ok((columns(py, &rows)?, notices))
 }
 
 /// Results as the CLI's CSV columns.

@@ -63,7 +63,9 @@ def test_columns_are_the_clis():
 
 def test_synthetic_sweep_equals_the_cli():
     pols, sizes = "fifo,lru,sieve,s3fifo,clock,arc", "0.001,0.01,0.1"
-    df = sifter.simulate(ZIPF, pols, sizes, progress=False)
+    # S3-FIFO at 0.1 % (18 objects) stores nothing, and says so.
+    with pytest.warns(UserWarning, match=r"S3-FIFO\(0.10,2\) on .* at size 0.001 \(capacity 18\)"):
+        df = sifter.simulate(ZIPF, pols, sizes, progress=False)
     assert_same_rows(df, cli_rows(ZIPF, "-p", pols, "-s", sizes))
 
 
@@ -161,6 +163,13 @@ def test_skipped_sizes_are_python_warnings():
     with pytest.warns(UserWarning, match="gives a cache of 0 objects; skipped"):
         df = sifter.simulate("zipf:alpha=1.0,n=100,requests=1000,seed=1", "lru", "0.001,0.5", progress=False)
     assert list(df["size"]) == ["0.5"]
+
+
+def test_a_run_that_stored_nothing_is_a_python_warning():
+    # S3-FIFO below 20 objects admits nothing (libCacheSim's rule): its miss ratio of 1 warns.
+    with pytest.warns(UserWarning, match=r"stored no object at all[\s\S]*S3-FIFO\(0.10,2\) on .* at size 10 "):
+        df = sifter.simulate("zipf:alpha=1.0,n=1000,requests=5000,seed=1", "s3fifo", "10,100", progress=False)
+    assert list(df["miss_ratio"])[0] == 1.0 and list(df["miss_ratio"])[1] < 1.0
 
 
 def test_a_failing_progress_callback_stops_the_sweep():

@@ -76,6 +76,8 @@ pub trait Simulate: Send {
     fn state(&self) -> String;
     /// The ids now cached, where the policy lists them ([`Policy::resident`]).
     fn resident_ids(&self) -> Option<Vec<u32>>;
+    /// How many objects are cached now ([`Policy::len`]).
+    fn resident_len(&self) -> usize;
 }
 
 const CHUNK: usize = 1 << 16;
@@ -150,6 +152,10 @@ impl<P: Policy> Simulate for P {
 
     fn resident_ids(&self) -> Option<Vec<u32>> {
         self.resident()
+    }
+
+    fn resident_len(&self) -> usize {
+        self.len()
     }
 }
 
@@ -264,13 +270,55 @@ pub struct SimResult {
     pub byte_miss_ratio: f64,
     /// Seconds spent in the request loop.
     pub seconds: f64,
+    /// Objects cached when the run ended. 0 after any request means the policy stored no
+    /// object at all ([`SimResult::stored_nothing`]).
+    pub resident: u64,
 }
 
 impl SimResult {
+    /// Whether the policy stored no object over the whole run (and so missed every request
+    /// by construction): its admission refused every object at this capacity, as S3-FIFO's
+    /// and QD-LP's do below 20 objects (libCacheSim's rule, reproduced: an object must be
+    /// smaller than their small queue, ⌊0.1 × capacity⌋), or (byte mode) every object was
+    /// larger than the cache. A policy never empties a cache it has stored into: eviction only
+    /// makes room for an insert.
+    pub fn stored_nothing(&self) -> bool {
+        self.resident == 0 && self.counts.requests > 0
+    }
+
     /// Simulated requests per second (millions).
     pub fn mreqs_per_sec(&self) -> f64 {
         self.counts.requests as f64 / self.seconds.max(1e-9) / 1e6
     }
+}
+
+/// A note naming the results that stored no object over their whole run
+/// ([`SimResult::stored_nothing`]): their miss ratio of 1 is the admission rule's, not a
+/// broken policy. `None` when there are none.
+pub fn stored_nothing_note(res: &[SimResult]) -> Option<String> {
+    let nothing: Vec<&SimResult> = res.iter().filter(|r| r.stored_nothing()).collect();
+    if nothing.is_empty() {
+        return None;
+    }
+    let mut note = String::from(
+        "note: these runs stored no object at all, so every request missed (their admission \
+         refused every object at that capacity):\n",
+    );
+    for r in nothing {
+        note.push_str(&format!(
+            "  {} on {} at size {} (capacity {})\n",
+            r.policy,
+            r.trace,
+            r.size.label(),
+            r.capacity
+        ));
+    }
+    note.push_str(
+        "  (S3-FIFO and QD-LP, as libCacheSim, whose figures sifter reproduces, admit only objects\n\
+         \x20 smaller than their small queue, floor(0.1 x capacity): below 20 objects, none. In\n\
+         \x20 byte mode, an object larger than the cache is never stored.)\n",
+    );
+    Some(note)
 }
 
 /// Runs one policy at one size. `progress` is called with the requests done since its last
@@ -370,6 +418,7 @@ fn run(
         byte_miss_ratio: counts.byte_miss_ratio(),
         counts,
         seconds,
+        resident: p.resident_len() as u64,
     })
 }
 

@@ -303,6 +303,7 @@ impl Scan {
                     byte_miss_ratio: j.counts.byte_miss_ratio(),
                     counts: j.counts,
                     seconds: j.seconds,
+                    resident: sim.resident_len() as u64,
                 })
             })
             .collect();

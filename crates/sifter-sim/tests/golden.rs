@@ -106,3 +106,35 @@ fn absurd_capacities_are_errors_not_aborts() {
     }
     assert!(PolicySpec::parse("lru").unwrap().build(&ctx).is_ok());
 }
+
+/// A run that stores nothing says so, counted from what the policy holds at the end (not
+/// guessed from its miss ratio): S3-FIFO and QD-LP below 20 objects (see the module docs), a
+/// byte-mode cache smaller than every object; and nothing else is flagged.
+#[test]
+fn runs_that_store_nothing_are_named() {
+    let t = trace();
+    let run = |policy: &str, size: CacheSize, bytes: bool| {
+        simulate(&t, &PolicySpec::parse(policy).expect("policy"), size, bytes, 0, &|_| {})
+            .expect("sim")
+    };
+    let s3_10 = run("s3fifo", CacheSize::Absolute(10), false);
+    assert!(s3_10.stored_nothing() && s3_10.counts.misses == s3_10.counts.requests);
+    let qdlp_19 = run("qdlp", CacheSize::Absolute(19), false);
+    assert!(qdlp_19.stored_nothing());
+    // From 20 objects the small queue holds 2, and objects of size 1 are admitted.
+    let s3_20 = run("s3fifo", CacheSize::Absolute(20), false);
+    assert!(!s3_20.stored_nothing() && s3_20.resident == 20, "{}", s3_20.resident);
+    // Bytes: every object is 102 B or more, so a 100-byte cache stores none.
+    let lru_bytes = run("lru", CacheSize::Absolute(100), true);
+    assert!(lru_bytes.stored_nothing());
+    assert!(!run("lru", CacheSize::Absolute(10), false).stored_nothing());
+    let results = [s3_10, s3_20, qdlp_19, lru_bytes];
+    let note = sifter_sim::runner::stored_nothing_note(&results).expect("a note");
+    for want in
+        ["S3-FIFO(0.10,2) on golden at size 10", "QDLP on golden at size 19", "LRU on golden"]
+    {
+        assert!(note.contains(want), "{want:?} missing from:\n{note}");
+    }
+    assert!(!note.contains("size 20 "), "{note}");
+    assert_eq!(sifter_sim::runner::stored_nothing_note(&results[1..2]), None);
+}
