@@ -113,7 +113,7 @@ pub fn run(opts: &LabOptions, obs: &dyn LabObserver, stop: &AtomicBool) -> Resul
             trace.n_objects,
             table(&pivot.0.iter().map(String::as_str).collect::<Vec<_>>(), &pivot.1),
             sifter_sim::runner::stored_nothing_note(&res)
-                .map_or(String::new(), |n| format!("†: {n}"))
+                .map_or(String::new(), |n| format!("† {}", n.trim_start_matches("note: ")))
         ));
         sections.push((trace.name.clone(), about.clone(), trace.len(), trace.n_objects, pivot));
         all.extend(res);
