@@ -270,9 +270,10 @@ pub struct SimResult {
     pub byte_miss_ratio: f64,
     /// Seconds spent in the request loop.
     pub seconds: f64,
-    /// Objects cached when the run ended. 0 after any request means the policy stored no
-    /// object at all ([`SimResult::stored_nothing`]).
-    pub resident: u64,
+    /// The most objects the cache held at the end of a chunk of the run (every 65,536
+    /// requests, and at the end). 0 after any request: the policy stored no object at all
+    /// ([`SimResult::stored_nothing`]).
+    pub most_resident: u64,
 }
 
 impl SimResult {
@@ -280,10 +281,12 @@ impl SimResult {
     /// by construction): its admission refused every object at this capacity, as S3-FIFO's
     /// and QD-LP's do below 20 objects (libCacheSim's rule, reproduced: an object must be
     /// smaller than their small queue, ⌊0.1 × capacity⌋), or (byte mode) every object was
-    /// larger than the cache. A policy never empties a cache it has stored into: eviction only
-    /// makes room for an insert.
+    /// larger than the cache. Read at chunk ends: eviction only makes room for an insert, so
+    /// a cache that stored anything holds something at the next chunk end (short of a
+    /// contrived case: an insert that evicts everything and then refuses its object, at the
+    /// end of every chunk).
     pub fn stored_nothing(&self) -> bool {
-        self.resident == 0 && self.counts.requests > 0
+        self.most_resident == 0 && self.counts.requests > 0
     }
 
     /// Simulated requests per second (millions).
@@ -387,6 +390,7 @@ fn run(
     let with_next = p.wants_next_access();
     let t0 = Instant::now();
     let mut counts = Counts::default();
+    let mut most_resident = 0;
     let n = trace.len();
     let mut start = 0;
     while start < n {
@@ -400,6 +404,7 @@ fn run(
         let end = (start + CHUNK).min(n);
         let end = if start < warmup { end.min(warmup) } else { end };
         let c = p.run_chunk(trace.chunk(start..end, with_next), bytes);
+        most_resident = most_resident.max(p.resident_len() as u64);
         if start >= warmup {
             counts.add(c);
         }
@@ -418,7 +423,7 @@ fn run(
         byte_miss_ratio: counts.byte_miss_ratio(),
         counts,
         seconds,
-        resident: p.resident_len() as u64,
+        most_resident,
     })
 }
 

@@ -235,6 +235,7 @@ impl Scan {
                     sim,
                     counts: Counts::default(),
                     seconds: 0.0,
+                    most_resident: 0,
                 });
             }
         }
@@ -276,6 +277,7 @@ impl Scan {
                         let t0 = Instant::now();
                         j.counts.add(sim.run_chunk(chunk, bytes));
                         j.seconds += t0.elapsed().as_secs_f64();
+                        j.most_resident = j.most_resident.max(sim.resident_len() as u64);
                     }
                 });
                 done += chunk.len() as u64;
@@ -303,7 +305,7 @@ impl Scan {
                     byte_miss_ratio: j.counts.byte_miss_ratio(),
                     counts: j.counts,
                     seconds: j.seconds,
-                    resident: sim.resident_len() as u64,
+                    most_resident: j.most_resident,
                 })
             })
             .collect();
@@ -327,6 +329,8 @@ struct Job {
     sim: Result<Box<dyn Simulate>, SimError>,
     counts: Counts,
     seconds: f64,
+    /// See [`SimResult::most_resident`].
+    most_resident: u64,
 }
 
 fn changed(s: &TraceSummary, how: &str) -> SimError {

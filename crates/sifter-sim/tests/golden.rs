@@ -107,7 +107,7 @@ fn absurd_capacities_are_errors_not_aborts() {
     assert!(PolicySpec::parse("lru").unwrap().build(&ctx).is_ok());
 }
 
-/// A run that stores nothing says so, counted from what the policy holds at the end (not
+/// A run that stores nothing says so, counted from what the policy holds (not
 /// guessed from its miss ratio): S3-FIFO and QD-LP below 20 objects (see the module docs), a
 /// byte-mode cache smaller than every object; and nothing else is flagged.
 #[test]
@@ -123,7 +123,7 @@ fn runs_that_store_nothing_are_named() {
     assert!(qdlp_19.stored_nothing());
     // From 20 objects the small queue holds 2, and objects of size 1 are admitted.
     let s3_20 = run("s3fifo", CacheSize::Absolute(20), false);
-    assert!(!s3_20.stored_nothing() && s3_20.resident == 20, "{}", s3_20.resident);
+    assert!(!s3_20.stored_nothing() && s3_20.most_resident == 20, "{}", s3_20.most_resident);
     // Bytes: every object is 102 B or more, so a 100-byte cache stores none.
     let lru_bytes = run("lru", CacheSize::Absolute(100), true);
     assert!(lru_bytes.stored_nothing());
