@@ -279,8 +279,9 @@ pub struct SimResult {
 impl SimResult {
     /// Whether the policy stored no object over the whole run (and so missed every request
     /// by construction): its admission refused every object at this capacity, as S3-FIFO's
-    /// and QD-LP's do below 20 objects (libCacheSim's rule, reproduced: an object must be
-    /// smaller than their small queue, ⌊0.1 × capacity⌋), or (byte mode) every object was
+    /// and QD-LP's do below 20 objects with their default small queue (libCacheSim's rule,
+    /// reproduced: an object must be smaller than the small queue, ⌊small × capacity⌋), or
+    /// (byte mode) every object was
     /// larger than the cache. Read at chunk ends: eviction only makes room for an insert, so
     /// a cache that stored anything holds something at the next chunk end (short of a
     /// contrived case: an insert that evicts everything and then refuses its object, at the
@@ -318,8 +319,8 @@ pub fn stored_nothing_note(res: &[SimResult]) -> Option<String> {
     }
     note.push_str(
         "  (S3-FIFO and QD-LP, as libCacheSim, whose figures sifter reproduces, admit only objects\n\
-         \x20 smaller than their small queue, floor(0.1 x capacity): below 20 objects, none. In\n\
-         \x20 byte mode, an object larger than the cache is never stored.)\n",
+         \x20 smaller than their small queue, floor(small x capacity): with the default small = 0.1,\n\
+         \x20 none below 20 objects. In byte mode, an object larger than the cache is never stored.)\n",
     );
     Some(note)
 }
