@@ -103,6 +103,20 @@ pub fn is_ceiling(name: &str) -> bool {
 pub const PEERS: &[&str] =
     &["quick_cache", "moka", "mini_moka", "foyer", "foyer-sieve", "mutex-lru"];
 
+/// The peer caches' crates and the versions this harness was built against, from the
+/// workspace's `Cargo.lock` (read by the build script): e.g. `("quick_cache", "0.7.0")`. Every
+/// peer crate is listed; its version is "unknown" when the build found no lock file (a build
+/// outside the workspace). Result files record these beside the machine.
+pub fn peer_versions() -> Vec<(&'static str, &'static str)> {
+    const CRATES: &[&str] = &["quick_cache", "moka", "mini-moka", "foyer-memory", "lru"];
+    let found: Vec<(&str, &str)> =
+        env!("SIFTER_BENCH_PEERS").split(';').filter_map(|p| p.split_once('=')).collect();
+    CRATES
+        .iter()
+        .map(|&c| (c, found.iter().find(|(n, _)| *n == c).map_or("unknown", |(_, v)| *v)))
+        .collect()
+}
+
 struct Sifter(Cache<u64, u64>);
 struct SifterGetWith(Cache<u64, u64>);
 struct MultiStep<const M: usize, const P: usize>(sifter::MultiStepCache<u64, u64, M, P>);
@@ -392,6 +406,25 @@ pub fn make(name: &str, capacity: u64) -> Result<Box<dyn BenchCache>, BenchError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Built in the workspace, every peer crate's version is known (from `Cargo.lock`) and
+    /// looks like one; quick_cache's is the one the workspace asks for.
+    #[test]
+    fn peer_versions_come_from_the_lock_file() {
+        let v = peer_versions();
+        assert_eq!(v.len(), 5, "{v:?}");
+        for (c, ver) in &v {
+            assert!(
+                !ver.is_empty() && ver.split('.').all(|p| p.parse::<u32>().is_ok()),
+                "{c}: {ver}"
+            );
+        }
+        let lock =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"))
+                .expect("the workspace's lock file");
+        let qc = v.iter().find(|(c, _)| *c == "quick_cache").expect("listed").1;
+        assert!(lock.contains(&format!("name = \"quick_cache\"\nversion = \"{qc}\"")), "{qc}");
+    }
 
     /// Every adapter stores, finds, removes and evicts down to about its capacity.
     #[test]

@@ -136,6 +136,7 @@ pub fn run_cmd(a: BenchArgs) -> Result<()> {
         for (name, about) in CACHES {
             println!("{name:<12} {about}");
         }
+        println!("\npeer crates: {}", crate::output::peers_line());
         return Ok(());
     }
     if a.mem {
@@ -147,6 +148,7 @@ pub fn run_cmd(a: BenchArgs) -> Result<()> {
     let json = serde_json::json!({
         "command": std::env::args().collect::<Vec<_>>().join(" "),
         "machine": crate::output::machine(),
+        "peers": crate::output::peers_json(),
         "report": report,
     });
     let json_text = serde_json::to_string_pretty(&json)? + "\n";

@@ -10,7 +10,7 @@ use crate::report::{
     csv_text, exhausted_warning, measure, plots, table_text, transfer_note, transfer_range,
     BenchSpec, Row, SLOW_TRANSFER,
 };
-use crate::table::{machine, sim_csv, table};
+use crate::table::{machine, peers_json, peers_line, sim_csv, table};
 use anyhow::{Context, Result};
 use sifter_sim::registry::{names, PolicySpec};
 use sifter_sim::runner::{CacheSize, SimResult};
@@ -128,6 +128,7 @@ pub fn run(opts: &LabOptions, obs: &dyn LabObserver, stop: &AtomicBool) -> Resul
     let json = serde_json::json!({
         "command": opts.command,
         "machine": machine(),
+        "peers": peers_json(),
         "seconds": t0.elapsed().as_secs_f64(),
         "simulation": all,
         "throughput": bench.json,
@@ -362,8 +363,9 @@ fn throughput_section(
          above 2 threads the threads are <em>oversubscribed</em>, which punishes caches whose locks \
          are held by a thread the operating system has paused. <em>null</em> is a cache that does \
          nothing: it shows the cost of the benchmark harness itself, which must be far below any \
-         real cache's.</p>",
-        args.requests
+         real cache's. The peers are these releases: {}.</p>",
+        args.requests,
+        esc(&peers_line())
     );
     if let Some(w) = &short {
         let _ = write!(h, "<p><strong>{}</strong></p>", esc(w));

@@ -86,6 +86,25 @@ pub fn machine() -> serde_json::Value {
     })
 }
 
+/// The peer caches' crate versions the harness was built against, for result files:
+/// `{"quick_cache": "0.7.0", …}` ([`sifter_bench::adapter::peer_versions`]).
+pub fn peers_json() -> serde_json::Value {
+    sifter_bench::adapter::peer_versions()
+        .into_iter()
+        .map(|(c, v)| (c.to_string(), serde_json::Value::from(v)))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+/// The same as one line of text: `quick_cache 0.7.0, moka 0.12.16, …`.
+pub fn peers_line() -> String {
+    sifter_bench::adapter::peer_versions()
+        .iter()
+        .map(|(c, v)| format!("{c} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
