@@ -1,7 +1,8 @@
 //! Records the versions of the peer caches this harness was built against (from the
 //! workspace's `Cargo.lock`), so every result file can say which releases it compared:
-//! `SIFTER_BENCH_PEERS` = `crate=version;…`, empty where the lock file is not found (a build
-//! outside the workspace), in which case the results say "unknown".
+//! `SIFTER_BENCH_PEERS` = `crate=version;…`, every peer crate in the order below, its version
+//! "unknown" where the lock file is not found (a build outside the workspace) or does not name
+//! it.
 
 use std::path::Path;
 
@@ -36,6 +37,13 @@ fn main() {
             }
         }
     }
-    let peers: Vec<String> = found.iter().map(|(c, vs)| format!("{c}={}", vs.join("/"))).collect();
+    // Every peer, in this order; "unknown" where the lock does not name it.
+    let peers: Vec<String> = PEER_CRATES
+        .iter()
+        .map(|c| match found.iter().find(|(n, _)| n == c) {
+            Some((_, vs)) => format!("{c}={}", vs.join("/")),
+            None => format!("{c}=unknown"),
+        })
+        .collect();
     println!("cargo:rustc-env=SIFTER_BENCH_PEERS={}", peers.join(";"));
 }

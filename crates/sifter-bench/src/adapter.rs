@@ -104,17 +104,12 @@ pub const PEERS: &[&str] =
     &["quick_cache", "moka", "mini_moka", "foyer", "foyer-sieve", "mutex-lru"];
 
 /// The peer caches' crates and the versions this harness was built against, from the
-/// workspace's `Cargo.lock` (read by the build script): e.g. `("quick_cache", "0.7.0")`. Every
-/// peer crate is listed; its version is "unknown" when the build found no lock file (a build
-/// outside the workspace). Result files record these beside the machine.
+/// workspace's `Cargo.lock` (read by the build script, which lists the crates): e.g.
+/// `("quick_cache", "0.7.0")`. Every peer crate is listed; its version is "unknown" when the
+/// build found no lock file (a build outside the workspace). Result files record these beside
+/// the machine.
 pub fn peer_versions() -> Vec<(&'static str, &'static str)> {
-    const CRATES: &[&str] = &["quick_cache", "moka", "mini-moka", "foyer-memory", "lru"];
-    let found: Vec<(&str, &str)> =
-        env!("SIFTER_BENCH_PEERS").split(';').filter_map(|p| p.split_once('=')).collect();
-    CRATES
-        .iter()
-        .map(|&c| (c, found.iter().find(|(n, _)| *n == c).map_or("unknown", |(_, v)| *v)))
-        .collect()
+    env!("SIFTER_BENCH_PEERS").split(';').filter_map(|p| p.split_once('=')).collect()
 }
 
 struct Sifter(Cache<u64, u64>);
