@@ -898,14 +898,13 @@ fn miss_ratio_html(
         best_rows.push((row, text_row));
     }
     if footnote_used {
-        h.push_str(
+        let _ = write!(
+            h,
             "<p class=\"note\"><sup>†</sup> Not a broken policy: the run stored no object at all \
-             (counted, not guessed from the miss ratio), so every request missed. As in \
-             libCacheSim, whose numbers sifter reproduces, S3-FIFO and QD-LP give their small \
-             FIFO queue floor(0.1 × cache size) objects and admit only objects strictly smaller \
-             than that queue, so a cache below 20 objects admits nothing. The papers' definition \
-             would admit them; <code>sifter sim -p 's3fifo(small=...)'</code> explores other \
-             splits.</p>",
+             (counted, not guessed from the miss ratio), so every request missed. {} The papers' \
+             definition would admit them; <code>sifter sim -p 's3fifo(small=...)'</code> explores \
+             other splits.</p>",
+            esc(sifter_sim::runner::STORED_NOTHING_WHY)
         );
     }
     // The findings' table: best policy per workload and size.

@@ -317,13 +317,16 @@ pub fn stored_nothing_note(res: &[SimResult]) -> Option<String> {
             r.capacity
         ));
     }
-    note.push_str(
-        "  (S3-FIFO and QD-LP, as libCacheSim, whose figures sifter reproduces, admit only objects\n\
-         \x20 smaller than their small queue, floor(small x capacity): with the default small = 0.1,\n\
-         \x20 none below 20 objects. In byte mode, an object larger than the cache is never stored.)\n",
-    );
+    note.push_str(&format!("  ({STORED_NOTHING_WHY})\n"));
     Some(note)
 }
+
+/// Why a run stores nothing ([`SimResult::stored_nothing`]), for every text that explains it
+/// (the CLI's and Python's note, the lab page's footnote).
+pub const STORED_NOTHING_WHY: &str = "S3-FIFO and QD-LP, as libCacheSim, whose figures sifter \
+    reproduces, admit only objects smaller than their small queue, floor(small × capacity): with \
+    the default small = 0.1, none below 20 objects. In byte mode, an object larger than the cache \
+    is never stored.";
 
 /// Runs one policy at one size. `progress` is called with the requests done since its last
 /// call, every 2^16 requests.
