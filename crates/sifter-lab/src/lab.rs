@@ -105,17 +105,23 @@ pub fn run(opts: &LabOptions, obs: &dyn LabObserver, stop: &AtomicBool) -> Resul
             sizes.iter().copied().filter(|s| s.resolve(&trace, false) > 0).collect();
         let options = sweep::Options { bytes: false, seed: 0, mode: sweep::Mode::Memory };
         let res = sweep::sweep_loaded(&trace, &specs, &sizes, &options, obs, stop)?.results;
-        let pivot = pivot(&res, &sizes);
+        let misses = MissTable::new(&res, &sizes);
         obs.table(&format!(
             "\n{} — {about} ({} requests, {} objects)\n{}{}",
             trace.name,
             trace.len(),
             trace.n_objects,
-            table(&pivot.0.iter().map(String::as_str).collect::<Vec<_>>(), &pivot.1),
+            misses.text(),
             sifter_sim::runner::stored_nothing_note(&res)
                 .map_or(String::new(), |n| format!("† {}", n.trim_start_matches("note: ")))
         ));
-        sections.push((trace.name.clone(), about.clone(), trace.len(), trace.n_objects, pivot));
+        sections.push(Workload {
+            name: trace.name.clone(),
+            about: about.clone(),
+            requests: trace.len(),
+            objects: trace.n_objects,
+            misses,
+        });
         all.extend(res);
     }
     std::fs::write(out.join("sim.csv"), sim_csv(&all))?;
@@ -144,46 +150,84 @@ pub fn run(opts: &LabOptions, obs: &dyn LabObserver, stop: &AtomicBool) -> Resul
     })
 }
 
-type Pivot = (Vec<String>, Vec<Vec<String>>);
-
-/// Appended to a pivot cell whose run stored no object ([`SimResult::stored_nothing`]).
-const NOTHING_MARK: &str = " †";
-
-/// A pivot cell's miss ratio, and whether its run stored nothing; `None` for "-".
-fn cell_value(cell: &str) -> Option<(f64, bool)> {
-    let (v, nothing) = match cell.strip_suffix(NOTHING_MARK) {
-        Some(v) => (v, true),
-        None => (cell, false),
-    };
-    v.parse().ok().map(|v| (v, nothing))
+/// One workload's miss-ratio table, as the lab shows it.
+struct Workload {
+    name: String,
+    about: String,
+    requests: usize,
+    objects: u32,
+    misses: MissTable,
 }
 
-/// Rows: policies; columns: miss ratio at each size.
-fn pivot(res: &[SimResult], sizes: &[CacheSize]) -> Pivot {
-    let mut header = vec!["policy".to_string()];
-    header.extend(sizes.iter().map(|s| format!("miss @ {}", s.label())));
-    let mut policies: Vec<&str> = Vec::new();
-    for r in res {
-        if !policies.contains(&r.policy.as_str()) {
-            policies.push(&r.policy);
+/// One simulation's cell of a [`MissTable`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Miss {
+    ratio: f64,
+    /// The run stored no object ([`SimResult::stored_nothing`]): marked "†" with a footnote.
+    stored_nothing: bool,
+}
+
+/// Miss ratios of a workload: a row per policy (in the order of the results), a column per
+/// cache size; `None` where a policy has no result at a size.
+struct MissTable {
+    sizes: Vec<CacheSize>,
+    rows: Vec<(String, Vec<Option<Miss>>)>,
+}
+
+impl MissTable {
+    fn new(res: &[SimResult], sizes: &[CacheSize]) -> MissTable {
+        let mut policies: Vec<&str> = Vec::new();
+        for r in res {
+            if !policies.contains(&r.policy.as_str()) {
+                policies.push(&r.policy);
+            }
+        }
+        let rows = policies
+            .into_iter()
+            .map(|p| {
+                let cells = sizes
+                    .iter()
+                    .map(|s| {
+                        res.iter().find(|r| r.policy == p && r.size == *s).map(|r| Miss {
+                            ratio: r.miss_ratio,
+                            stored_nothing: r.stored_nothing(),
+                        })
+                    })
+                    .collect();
+                (p.to_string(), cells)
+            })
+            .collect();
+        MissTable { sizes: sizes.to_vec(), rows }
+    }
+
+    /// The column headers after "policy".
+    fn headers(&self) -> Vec<String> {
+        self.sizes.iter().map(|s| format!("miss @ {}", s.label())).collect()
+    }
+
+    /// A cell as text: the miss ratio to four places, "†" when the run stored nothing.
+    fn cell_text(m: Option<Miss>) -> String {
+        match m {
+            Some(m) => format!("{:.4}{}", m.ratio, if m.stored_nothing { " †" } else { "" }),
+            None => "-".into(),
         }
     }
-    let rows = policies
-        .iter()
-        .map(|p| {
-            let mut row = vec![p.to_string()];
-            for s in sizes {
-                // A run that stored nothing is marked (see `cell_value` and the page's note).
-                let v = res.iter().find(|r| r.policy == *p && r.size == *s).map(|r| {
-                    let mark = if r.stored_nothing() { NOTHING_MARK } else { "" };
-                    format!("{:.4}{mark}", r.miss_ratio)
-                });
-                row.push(v.unwrap_or_else(|| "-".into()));
-            }
-            row
-        })
-        .collect();
-    (header, rows)
+
+    /// The plain-text table (the terminal's).
+    fn text(&self) -> String {
+        let mut header = vec!["policy".to_string()];
+        header.extend(self.headers());
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|(p, cells)| {
+                std::iter::once(p.clone())
+                    .chain(cells.iter().map(|&m| Self::cell_text(m)))
+                    .collect()
+            })
+            .collect();
+        table(&header.iter().map(String::as_str).collect::<Vec<_>>(), &rows)
+    }
 }
 
 /// A plain HTML table (header row, then the rows), escaped.
@@ -776,7 +820,7 @@ fn model_section(out: &std::path::Path, quick: bool, stop: &AtomicBool) -> Resul
 /// per workload and size for the findings.
 fn miss_ratio_html(
     out: &std::path::Path,
-    sections: &[(String, String, usize, u32, Pivot)],
+    sections: &[Workload],
 ) -> Result<(String, String, String)> {
     const SHOWN: [&str; 7] = ["FIFO", "LRU", "CLOCK", "SIEVE", "S3-FIFO", "ARC", "Belady"];
     let mut h = String::from(
@@ -789,12 +833,15 @@ fn miss_ratio_html(
     let mut best_rows = Vec::new();
     let mut sizes_hdr = Vec::new();
     let mut footnote_used = false;
-    for (i, (name, about, reqs, objs, (header, rows))) in sections.iter().enumerate() {
-        let labels: Vec<String> = header[1..]
+    for (i, w) in sections.iter().enumerate() {
+        let (name, rows) = (&w.name, &w.misses.rows);
+        let labels: Vec<String> = w
+            .misses
+            .sizes
             .iter()
-            .map(|c| {
-                let f: f64 = c.trim_start_matches("miss @ ").parse().unwrap_or(f64::NAN);
-                format!("{} %", crate::plot::tick(f * 100.0))
+            .map(|s| match s {
+                CacheSize::Fraction(f) => format!("{} %", crate::plot::tick(f * 100.0)),
+                CacheSize::Absolute(n) => n.to_string(),
             })
             .collect();
         if sizes_hdr.is_empty() {
@@ -805,14 +852,14 @@ fn miss_ratio_html(
         };
         let series: Vec<crate::plot::Series> = rows
             .iter()
-            .filter(|r| shown(&r[0]))
-            .map(|r| {
-                let pts = r[1..]
+            .filter(|(p, _)| shown(p))
+            .map(|(p, cells)| {
+                let pts = cells
                     .iter()
                     .enumerate()
-                    .filter_map(|(j, v)| cell_value(v).map(|(v, _)| ((j + 1) as f64, v)))
+                    .filter_map(|(j, m)| m.map(|m| ((j + 1) as f64, m.ratio)))
                     .collect();
-                (r[0].clone(), pts)
+                (p.clone(), pts)
             })
             .collect();
         let names: Vec<&str> = labels.iter().map(String::as_str).collect();
@@ -828,51 +875,53 @@ fn miss_ratio_html(
         let svg = plot_inline(&stem, &axes, &series)?;
         let _ = write!(
             h,
-            "<h3 id=\"miss-{i}\">{}</h3><p>{} — {reqs} requests, {objs} objects.</p><figure>{}\
+            "<h3 id=\"miss-{i}\">{}</h3><p>{} — {} requests, {} objects.</p><figure>{}\
              <figcaption>Miss ratio of the classic policies against cache size (lower is \
              better).</figcaption></figure><details><summary>All {} policies</summary>",
             esc(name),
-            esc(about),
+            esc(&w.about),
+            w.requests,
+            w.objects,
             svg,
             rows.len()
         );
         // Per column: the range of the real policies (for the shading) and the best.
-        let cols = header.len() - 1;
+        let cols = w.misses.sizes.len();
         let mut lo = vec![f64::MAX; cols];
         let mut hi = vec![f64::MIN; cols];
         let mut best: Vec<Option<(f64, String)>> = vec![None; cols];
-        for r in rows.iter().filter(|r| r[0] != "Belady") {
-            for c in 0..cols {
-                if let Some((v, _)) = cell_value(&r[c + 1]) {
+        for (p, cells) in rows.iter().filter(|(p, _)| p != "Belady") {
+            for (c, m) in cells.iter().enumerate() {
+                if let Some(m) = m {
+                    let v = m.ratio;
                     lo[c] = lo[c].min(v);
                     hi[c] = hi[c].max(v);
                     if best[c].as_ref().is_none_or(|b| v < b.0) {
-                        best[c] = Some((v, r[0].clone()));
+                        best[c] = Some((v, p.clone()));
                     }
                 }
             }
         }
-        h.push_str("<table class=\"heat\"><tr>");
-        for c in header {
-            let _ = write!(h, "<th>{}</th>", esc(c));
+        h.push_str("<table class=\"heat\"><tr><th>policy</th>");
+        for c in w.misses.headers() {
+            let _ = write!(h, "<th>{}</th>", esc(&c));
         }
         h.push_str("</tr>");
-        for r in rows {
-            let _ = write!(h, "<tr><td>{}</td>", esc(&r[0]));
-            for c in 0..cols {
-                let cell = &r[c + 1];
-                let Some((v, nothing)) = cell_value(cell) else {
-                    let _ = write!(h, "<td>{}</td>", esc(cell));
+        for (p, cells) in rows {
+            let _ = write!(h, "<tr><td>{}</td>", esc(p));
+            for (c, m) in cells.iter().enumerate() {
+                let Some(Miss { ratio: v, stored_nothing: nothing }) = *m else {
+                    let _ = write!(h, "<td>{}</td>", esc(&MissTable::cell_text(None)));
                     continue;
                 };
-                let is_best = r[0] != "Belady" && best[c].as_ref().is_some_and(|b| b.0 == v);
+                let is_best = p != "Belady" && best[c].as_ref().is_some_and(|b| b.0 == v);
                 // Darker blue = fewer misses within the column (one hue: colour-blind safe).
                 let t = if hi[c] > lo[c] {
                     ((v - lo[c]) / (hi[c] - lo[c])).clamp(0.0, 1.0)
                 } else {
                     0.0
                 };
-                let alpha = if r[0] == "Belady" { 0.0 } else { 0.06 + 0.5 * (1.0 - t) };
+                let alpha = if p == "Belady" { 0.0 } else { 0.06 + 0.5 * (1.0 - t) };
                 footnote_used |= nothing;
                 let _ = write!(
                     h,
@@ -930,7 +979,7 @@ fn miss_ratio_html(
 /// plot. Returns the page and the findings as text.
 fn html(
     out: &std::path::Path,
-    sections: &[(String, String, usize, u32, Pivot)],
+    sections: &[Workload],
     bench: &Section,
     model: &Section,
 ) -> Result<(String, String)> {
@@ -992,14 +1041,19 @@ mod tests {
                 res.push(sifter_sim::runner::simulate(&t, &spec, z, false, 0, &|_| {}).unwrap());
             }
         }
-        let (_, rows) = pivot(&res, &sizes);
+        let t = MissTable::new(&res, &sizes);
         // S3-FIFO at 10 objects admits nothing (its small queue holds 1); nothing else is
-        // marked, and the cells still read as miss ratios.
-        assert_eq!(rows[0][1], "1.0000 †");
-        assert_eq!(cell_value(&rows[0][1]), Some((1.0, true)));
-        assert!(matches!(cell_value(&rows[0][2]), Some((v, false)) if v < 1.0), "{rows:?}");
-        assert!(rows[1][1..].iter().all(|c| matches!(cell_value(c), Some((_, false)))));
-        assert_eq!(cell_value("-"), None);
+        // marked.
+        let (p, cells) = &t.rows[0];
+        assert!(p.starts_with("S3-FIFO"), "{p}");
+        assert_eq!(cells[0], Some(Miss { ratio: 1.0, stored_nothing: true }));
+        assert!(matches!(cells[1], Some(Miss { ratio, stored_nothing: false }) if ratio < 1.0));
+        assert!(t.rows[1].1.iter().all(|m| matches!(m, Some(Miss { stored_nothing: false, .. }))));
+        // The terminal's table marks the cell, and shows a missing result as "-".
+        let text = t.text();
+        assert!(text.contains("1.0000 †"), "{text}");
+        assert_eq!(text.matches('†').count(), 1, "{text}");
+        assert_eq!(MissTable::cell_text(None), "-");
     }
 
     fn row(cache: &str, threads: usize, mops: f64, hit: f64) -> Row {
