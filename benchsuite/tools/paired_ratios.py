@@ -9,7 +9,9 @@ standard errors of the mean log ratio, which resolves a few percent from many re
 
 * `NUM/DEN` (two caches): for every (size, threads);
 * `NUM@T/DEN@U` (a cache at T threads over one at U threads, e.g. `mobius@16/mobius@2`): for
-  every size. Results written before the thread counts took turns (sifter before 2026-11-28)
+  every size;
+* `NUM:C/DEN:D` (a cache at capacity C entries over one at capacity D, e.g.
+  `mobius:11500/quick_cache:10000`, the two sizes of one `-s` list): for every thread count. Results written before the thread counts took turns (sifter before 2026-11-28)
   ran them one after the other: their ratios across thread counts are not paired.
 
 Several results files (one per process, say alternated rounds of two builds): each file gives
@@ -34,7 +36,7 @@ wrote into OUT (`OUT/BUILD-L*-r*/results.json`, one per round and code layout of
 build), summarised per build: the A/B of builds over several code layouts (README, "sifter
 bench"). BUILD names are the arguments without a `/`.
 
-  paired_ratios.py [--geomean] [--medians] [--host fast|slow] results.json [more.json ...] mobius/quick_cache s3fifo/mobius mobius@16/mobius@2
+  paired_ratios.py [--geomean] [--medians] [--host fast|slow] results.json [more.json ...] mobius/quick_cache s3fifo/mobius mobius@16/mobius@2 mobius:11500/quick_cache:10000
   paired_ratios.py --geomean --medians --layouts out head nopf mobius/quick_cache mobius@2/mobius@1
 """
 import glob
@@ -45,13 +47,18 @@ import sys
 
 
 def side(spec):
-    """`cache` or `cache@threads` -> (cache, threads or None)."""
+    """`cache`, `cache@threads` or `cache:capacity` -> (cache, threads or None, capacity or None)."""
+    if ":" in spec:
+        c, n = spec.rsplit(":", 1)
+        if not n.isdigit():
+            sys.exit(f"{spec!r}: the capacity after : is not a number of entries")
+        return c, None, int(n)
     if "@" in spec:
         c, t = spec.rsplit("@", 1)
         if not t.isdigit():
             sys.exit(f"{spec!r}: the thread count after @ is not a number")
-        return c, int(t)
-    return spec, None
+        return c, int(t), None
+    return spec, None, None
 
 
 GEOMEAN = False
@@ -144,6 +151,8 @@ def main():
         n, m = (side(x) for x in p.split("/"))
         if (n[1] is None) != (m[1] is None):
             sys.exit(f"{p!r}: give a thread count on both sides (NUM@T/DEN@U) or on neither")
+        if (n[2] is None) != (m[2] is None):
+            sys.exit(f"{p!r}: give a capacity on both sides (NUM:C/DEN:D) or on neither")
         pairs.append((p, n, m))
     bys_all = [[load(f) for f in fs] for _, fs in groups]
     if state is not None:
@@ -174,15 +183,16 @@ def load(f):
 
 def table(bys, pairs):
     """Print the ratios of `pairs` over the files `bys`."""
-    caches = [x for x in pairs if x[1][1] is None]
+    caches = [x for x in pairs if x[1][1] is None and x[1][2] is None]
     threads = [x for x in pairs if x[1][1] is not None]
+    capacities = [x for x in pairs if x[1][2] is not None]
     if caches:
         points = sorted({(s, t) for by in bys for (s, t, _) in by})
         print("size    thr  " + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in caches))
         for s, t in points:
             cells = [
                 cell([(by.get((s, t, n)), by.get((s, t, m))) for by in bys])
-                for _, (n, _), (m, _) in caches
+                for _, (n, _, _), (m, _, _) in caches
             ]
             print(f"{s:<7} {t:<4} " + "  ".join(cells))
     if threads:
@@ -193,9 +203,20 @@ def table(bys, pairs):
         for s in sizes:
             cells = [
                 cell([(by.get((s, tn, n)), by.get((s, tm, m))) for by in bys])
-                for _, (n, tn), (m, tm) in threads
+                for _, (n, tn, _), (m, tm, _) in threads
             ]
             print(f"{s:<7} " + "  ".join(cells))
+    if capacities:
+        if caches or threads:
+            print()
+        counts = sorted({t for by in bys for (_, t, _) in by})
+        print("thr  " + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in capacities))
+        for t in counts:
+            cells = [
+                cell([(by.get((cn, t, n)), by.get((cm, t, m))) for by in bys])
+                for _, (n, _, cn), (m, _, cm) in capacities
+            ]
+            print(f"{t:<4} " + "  ".join(cells))
 
 
 if __name__ == "__main__":

@@ -2,11 +2,11 @@
 //! list of thread counts, with repeats; a terminal table, CSV, JSON and plots.
 
 use crate::sim::{Bars, STOP};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use sifter_bench::adapter::{make, CACHES};
 pub use sifter_lab::report::list;
 use sifter_lab::report::{
-    csv_text, exhausted_warning, measure, plots, table_text, transfer_note, BenchSpec,
+    csv_text, exhausted_warning, measure, plots, table_text, transfer_note, BenchSize, BenchSpec,
 };
 use std::path::PathBuf;
 
@@ -32,8 +32,9 @@ pub struct BenchArgs {
     pub mode: String,
     /// Cache sizes (comma-separated): fractions of the dataset, the distinct keys of one
     /// thread's sequence (`0.01`: has a `.`), or numbers of entries (`10000`, `10k`, `1M`).
-    #[arg(short, long, default_value = "0.1")]
-    pub size: String,
+    /// Default 0.1; with `--mem`, numbers of entries only (default 100k).
+    #[arg(short, long)]
+    pub size: Option<String>,
     /// Measured operations per thread; the phase ends when the first thread is done.
     #[arg(long, default_value_t = 1_000_000)]
     pub requests: u64,
@@ -68,12 +69,13 @@ pub struct BenchArgs {
     /// Longest warm-up.
     #[arg(long, default_value = "30s")]
     pub warmup_limit: String,
-    /// Report heap bytes per entry instead of throughput: each cache of `--caches` filled
-    /// with 100,000 distinct u64 → u64 entries (capacity 100,000), live heap bytes counted
-    /// by the allocator, divided by the entries it holds. Only `--caches`, `--out` and
-    /// `--quiet` apply; the throughput options are refused with it.
+    /// Report heap bytes per entry instead of throughput: each cache of `--caches` built with
+    /// each capacity of `--size` (numbers of entries; default 100,000) and filled with as many
+    /// distinct u64 → u64 entries, live heap bytes counted by the allocator, divided by the
+    /// entries it holds. Only `--caches`, `--size`, `--out` and `--quiet` apply; the
+    /// throughput options are refused with it.
     #[arg(long, conflicts_with_all = [
-        "threads", "workload", "mode", "size", "requests", "duration", "sequence", "repeat",
+        "threads", "workload", "mode", "requests", "duration", "sequence", "repeat",
         "sample_every", "fill", "warmup_passes", "warmup_limit", "hit_only", "touch", "json", "no_plots",
     ])]
     pub mem: bool,
@@ -115,7 +117,7 @@ impl BenchArgs {
             threads: self.threads.clone(),
             workload: self.workload.clone(),
             mode: self.mode.clone(),
-            size: self.size.clone(),
+            size: self.size.clone().unwrap_or_else(|| "0.1".into()),
             requests: self.requests,
             duration: self.duration.clone(),
             sequence: self.sequence,
@@ -173,44 +175,63 @@ pub fn run_cmd(a: BenchArgs) -> Result<()> {
     Ok(())
 }
 
-/// `--mem`: heap bytes per entry of each cache, 100,000 u64 → u64 entries.
+/// `--mem`: heap bytes per entry of each cache at each capacity of `--size` (entries;
+/// 100,000 by default), filled with as many u64 → u64 entries.
 fn mem_report(a: &BenchArgs) -> Result<()> {
-    const N: u64 = 100_000;
+    let sizes: Vec<u64> = match &a.size {
+        None => vec![100_000],
+        Some(s) => list::<BenchSize>(s, "--size")?
+            .into_iter()
+            .map(|z| match z {
+                BenchSize::Entries(n) => Ok(n),
+                BenchSize::Fraction(f) => bail!(
+                    "--size: {f} is a fraction; --mem fills each cache with distinct keys and has \
+                     no key space to take a fraction of: give numbers of entries (10k, 100000)"
+                ),
+            })
+            .collect::<Result<_>>()?,
+    };
     let caches: Vec<String> = list(&a.caches, "--caches")?;
     let mut rows = vec![vec![
         "cache".to_string(),
+        "capacity".into(),
         "entries".into(),
         "heap bytes".into(),
         "bytes/entry".into(),
         "beyond key+value".into(),
     ]];
-    let mut csv = String::from("cache,entries,heap_bytes,bytes_per_entry,overhead_per_entry\n");
-    for c in caches.iter().filter(|c| c.as_str() != "null" && !sifter_bench::adapter::is_ceiling(c))
-    {
-        let (built, bytes) = crate::alloc_count::measure(|| -> Result<_> {
-            let cache = make(c, N)?;
-            for k in 0..N {
-                cache.insert(sifter_bench::workload::splitmix(k));
-            }
-            let len = cache.len();
-            Ok((cache, len))
-        });
-        let (cache, len) = built?;
-        drop(cache);
-        let per = bytes as f64 / len.max(1) as f64;
-        rows.push(vec![
-            c.clone(),
-            len.to_string(),
-            bytes.to_string(),
-            format!("{per:.1}"),
-            format!("{:.1}", per - 16.0),
-        ]);
-        csv.push_str(&format!("{c},{len},{bytes},{per:.2},{:.2}\n", per - 16.0));
+    let mut csv =
+        String::from("cache,capacity,entries,heap_bytes,bytes_per_entry,overhead_per_entry\n");
+    for &n in &sizes {
+        for c in
+            caches.iter().filter(|c| c.as_str() != "null" && !sifter_bench::adapter::is_ceiling(c))
+        {
+            let (built, bytes) = crate::alloc_count::measure(|| -> Result<_> {
+                let cache = make(c, n)?;
+                for k in 0..n {
+                    cache.insert(sifter_bench::workload::splitmix(k));
+                }
+                let len = cache.len();
+                Ok((cache, len))
+            });
+            let (cache, len) = built?;
+            drop(cache);
+            let per = bytes as f64 / len.max(1) as f64;
+            rows.push(vec![
+                c.clone(),
+                n.to_string(),
+                len.to_string(),
+                bytes.to_string(),
+                format!("{per:.1}"),
+                format!("{:.1}", per - 16.0),
+            ]);
+            csv.push_str(&format!("{c},{n},{len},{bytes},{per:.2},{:.2}\n", per - 16.0));
+        }
     }
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     std::fs::write(a.out.join("memory.csv"), &csv)?;
     for r in &rows {
-        println!("{:<12} {:>8} {:>12} {:>12} {:>17}", r[0], r[1], r[2], r[3], r[4]);
+        println!("{:<12} {:>9} {:>8} {:>12} {:>12} {:>17}", r[0], r[1], r[2], r[3], r[4], r[5]);
     }
     println!("wrote {}", a.out.join("memory.csv").display());
     Ok(())

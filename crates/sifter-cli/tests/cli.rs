@@ -1099,6 +1099,24 @@ fn bench_model_trace_and_closed_loop_flags_work_in_every_mode() {
     let out = ok(&sifter(&["bench", "--mem", "-c", "mobius,quick_cache,null", "-o", "m", "-q"], d));
     assert!(out.contains("bytes/entry"), "{out}");
     rectangular(&std::fs::read_to_string(d.join("m/memory.csv")).unwrap(), 2, "--mem");
+    // --size gives the capacities (entries only): a row per capacity and cache, each cache
+    // built for it (Mobius preallocates its arena: more capacity, more heap).
+    ok(&sifter(
+        &["bench", "--mem", "-c", "mobius,quick_cache", "-s", "1k,2500", "-o", "m2", "-q"],
+        d,
+    ));
+    let csv = std::fs::read_to_string(d.join("m2/memory.csv")).unwrap();
+    rectangular(&csv, 4, "--mem -s");
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let caps: Vec<&str> = rows.iter().map(|f| f[1]).collect();
+    assert_eq!(caps, ["1000", "1000", "2500", "2500"], "{csv}");
+    for f in &rows {
+        let (cap, held): (u64, u64) = (f[1].parse().unwrap(), f[2].parse().unwrap());
+        assert!(held > 0 && held <= cap, "{csv}");
+    }
+    let heap = |r: &[&str]| r[3].parse::<u64>().unwrap();
+    assert!(heap(&rows[0]) < heap(&rows[2]), "Mobius's heap grows with its capacity: {csv}");
+    fails_with(&sifter(&["bench", "--mem", "-c", "mobius", "-s", "0.1"], d), "numbers of entries");
     for extra in [&["-t", "2"][..], &["--json"], &["--hit-only"], &["-r", "2"], &["--no-plots"]] {
         let mut args = vec!["bench", "--mem", "-c", "mobius"];
         args.extend(extra);
