@@ -182,41 +182,47 @@ def load(f):
 
 
 def table(bys, pairs):
-    """Print the ratios of `pairs` over the files `bys`."""
-    caches = [x for x in pairs if x[1][1] is None and x[1][2] is None]
-    threads = [x for x in pairs if x[1][1] is not None]
-    capacities = [x for x in pairs if x[1][2] is not None]
-    if caches:
-        points = sorted({(s, t) for by in bys for (s, t, _) in by})
-        print("size    thr  " + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in caches))
-        for s, t in points:
-            cells = [
-                cell([(by.get((s, t, n)), by.get((s, t, m))) for by in bys])
-                for _, (n, _, _), (m, _, _) in caches
-            ]
-            print(f"{s:<7} {t:<4} " + "  ".join(cells))
-    if threads:
-        if caches:
+    """Print the ratios of `pairs` over the files `bys`: a block per kind of pair, a row per
+    point (size and threads, size, or threads)."""
+    keys = {k for by in bys for k in by}
+    blocks = [
+        # (pairs of the kind, header, points, row label, the two sides' keys at a point)
+        (
+            [x for x in pairs if x[1][1] is None and x[1][2] is None],
+            "size    thr  ",
+            sorted({(s, t) for (s, t, _) in keys}),
+            lambda pt: f"{pt[0]:<7} {pt[1]:<4} ",
+            lambda pt, n, m: ((pt[0], pt[1], n[0]), (pt[0], pt[1], m[0])),
+        ),
+        (
+            [x for x in pairs if x[1][1] is not None],
+            "size    ",
+            sorted({s for (s, _, _) in keys}),
+            lambda pt: f"{pt:<7} ",
+            lambda pt, n, m: ((pt, n[1], n[0]), (pt, m[1], m[0])),
+        ),
+        (
+            [x for x in pairs if x[1][2] is not None],
+            "thr  ",
+            sorted({t for (_, t, _) in keys}),
+            lambda pt: f"{pt:<4} ",
+            lambda pt, n, m: ((n[2], pt, n[0]), (m[2], pt, m[0])),
+        ),
+    ]
+    first = True
+    for kind, header, points, label, at in blocks:
+        if not kind:
+            continue
+        if not first:
             print()
-        sizes = sorted({s for by in bys for (s, _, _) in by})
-        print("size    " + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in threads))
-        for s in sizes:
-            cells = [
-                cell([(by.get((s, tn, n)), by.get((s, tm, m))) for by in bys])
-                for _, (n, tn, _), (m, tm, _) in threads
-            ]
-            print(f"{s:<7} " + "  ".join(cells))
-    if capacities:
-        if caches or threads:
-            print()
-        counts = sorted({t for by in bys for (_, t, _) in by})
-        print("thr  " + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in capacities))
-        for t in counts:
-            cells = [
-                cell([(by.get((cn, t, n)), by.get((cm, t, m))) for by in bys])
-                for _, (n, _, cn), (m, _, cm) in capacities
-            ]
-            print(f"{t:<4} " + "  ".join(cells))
+        first = False
+        print(header + "  ".join(p.replace("/", "÷").ljust(28) for p, _, _ in kind))
+        for pt in points:
+            cells = []
+            for _, n, m in kind:
+                a, b = at(pt, n, m)
+                cells.append(cell([(by.get(a), by.get(b)) for by in bys]))
+            print(label(pt) + "  ".join(cells))
 
 
 if __name__ == "__main__":
