@@ -1117,6 +1117,21 @@ fn bench_model_trace_and_closed_loop_flags_work_in_every_mode() {
     let heap = |r: &[&str]| r[3].parse::<u64>().unwrap();
     assert!(heap(&rows[0]) < heap(&rows[2]), "Mobius's heap grows with its capacity: {csv}");
     fails_with(&sifter(&["bench", "--mem", "-c", "mobius", "-s", "0.1"], d), "numbers of entries");
+    // A capacity beyond the machine's memory is refused before the cache is filled (2,000M
+    // entries take over 100 GB), naming the cache, the estimate and what is available.
+    let available_gb = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        let l = m.lines().find(|l| l.starts_with("MemAvailable:"))?.to_string();
+        l.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib / 1_000_000)
+    });
+    match available_gb {
+        Some(gb) if gb < 80 => {
+            let out = sifter(&["bench", "--mem", "-c", "mobius", "-s", "2000M", "-o", "m3"], d);
+            fails_with(&out, "mobius with 2000000000 entries needs about");
+            fails_with(&out, "give a smaller --size");
+            assert!(!d.join("m3/memory.csv").exists(), "nothing written for a refused run");
+        }
+        other => eprintln!("skipped the --mem memory check: {other:?} GB available"),
+    }
     for extra in [&["-t", "2"][..], &["--json"], &["--hit-only"], &["-r", "2"], &["--no-plots"]] {
         let mut args = vec!["bench", "--mem", "-c", "mobius"];
         args.extend(extra);
