@@ -128,6 +128,7 @@ impl BenchArgs {
             warmup_limit: self.warmup_limit.clone(),
             hit_only: self.hit_only,
             touch: self.touch,
+            fits: Some(fits),
         }
     }
 }
@@ -175,9 +176,36 @@ pub fn run_cmd(a: BenchArgs) -> Result<()> {
     Ok(())
 }
 
-/// `--mem` measures capacities above this many entries only after extrapolating their heap
-/// from a cache of this size, against the memory the machine has available.
+/// Capacities above this many entries are built only after their heap, extrapolated from a
+/// cache of this size, is found to fit the memory the machine has available ([`fits`]).
 const MEM_PROBE: u64 = 100_000;
+
+/// Whether cache `name` filled with `n` u64 → u64 entries fits the machine's memory (see
+/// [`check_fits`]): building it beyond that would end in the OOM killer, or in hours of
+/// swapping, instead of an error. `sifter bench` asks it of every cache and capacity before
+/// it builds any ([`BenchSpec::fits`]), `--mem` before each fill. Caches of at most
+/// [`MEM_PROBE`] entries, and capacities that would fit a tenth of the available memory even
+/// at 1 KB per entry (moka, the largest here, takes about 250 B), are not measured.
+pub fn fits(name: &str, n: u64) -> Result<()> {
+    static PER_ENTRY: std::sync::Mutex<Vec<(String, f64)>> = std::sync::Mutex::new(Vec::new());
+    let Some(available) = available_memory() else { return Ok(()) };
+    if n <= MEM_PROBE || (n as f64) * 1024.0 < 0.1 * available as f64 {
+        return Ok(());
+    }
+    // A poisoned lock only means another thread panicked holding it: the list is intact.
+    let mut known = PER_ENTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let per = match known.iter().find(|(c, _)| c == name) {
+        Some(&(_, per)) => per,
+        None => {
+            let (cache, len, bytes) = filled(name, MEM_PROBE)?;
+            drop(cache);
+            let per = bytes as f64 / len.max(1) as f64;
+            known.push((name.to_string(), per));
+            per
+        }
+    };
+    check_fits(name, n, per * n as f64, MEM_PROBE, Some(available))
+}
 
 /// Cache `name` built for `n` entries and filled with as many distinct u64 → u64 entries:
 /// the cache, the entries it holds, and the heap bytes it took.
@@ -205,7 +233,7 @@ fn check_fits(name: &str, n: u64, need: f64, probe: u64, available: Option<u64>)
     const GB: f64 = 1e9;
     match available {
         Some(a) if need > 0.8 * a as f64 => bail!(
-            "--mem: {name} with {n} entries needs about {:.1} GB of heap ({:.1} bytes per \
+            "{name} with {n} entries needs about {:.1} GB of heap ({:.1} bytes per \
              entry, measured at {probe} entries), more than 80 % of the {:.1} GB this machine \
              has available: give a smaller --size",
             need / GB,
@@ -256,14 +284,7 @@ fn mem_report(a: &BenchArgs) -> Result<()> {
         for c in
             caches.iter().filter(|c| c.as_str() != "null" && !sifter_bench::adapter::is_ceiling(c))
         {
-            if n > MEM_PROBE {
-                // Filling a cache beyond the machine's memory would end in the OOM killer (or
-                // swapping for hours): extrapolate from a smaller one first.
-                let (cache, len, bytes) = filled(c, MEM_PROBE)?;
-                drop(cache);
-                let need = bytes as f64 / len.max(1) as f64 * n as f64;
-                check_fits(c, n, need, MEM_PROBE, available_memory())?;
-            }
+            fits(c, n).context("--mem")?;
             let (cache, len, bytes) = filled(c, n)?;
             drop(cache);
             let per = bytes as f64 / len.max(1) as f64;

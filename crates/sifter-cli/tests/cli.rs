@@ -1118,7 +1118,8 @@ fn bench_model_trace_and_closed_loop_flags_work_in_every_mode() {
     assert!(heap(&rows[0]) < heap(&rows[2]), "Mobius's heap grows with its capacity: {csv}");
     fails_with(&sifter(&["bench", "--mem", "-c", "mobius", "-s", "0.1"], d), "numbers of entries");
     // A capacity beyond the machine's memory is refused before the cache is filled (2,000M
-    // entries take over 100 GB), naming the cache, the estimate and what is available.
+    // entries take over 100 GB, 6,400M over 300 GB), naming the cache, the estimate and what
+    // is available.
     let available_gb = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
         let l = m.lines().find(|l| l.starts_with("MemAvailable:"))?.to_string();
         l.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib / 1_000_000)
@@ -1129,6 +1130,15 @@ fn bench_model_trace_and_closed_loop_flags_work_in_every_mode() {
             fails_with(&out, "mobius with 2000000000 entries needs about");
             fails_with(&out, "give a smaller --size");
             assert!(!d.join("m3/memory.csv").exists(), "nothing written for a refused run");
+            // The throughput bench asks before it builds anything: the 10k size does not run
+            // first, and a per-thread capacity counts every thread's key space.
+            let out =
+                sifter(&["bench", "-c", "quick_cache,mobius", "-s", "10k,2000M", "-o", "m4"], d);
+            fails_with(&out, "quick_cache with 2000000000 entries needs about");
+            assert!(!d.join("m4").exists(), "nothing run or written for a refused bench");
+            let mut args = vec!["bench", "-c", "mobius", "-m", "per-thread", "-s", "100M"];
+            args.extend(["-t", "1,64", "-o", "m5"]);
+            fails_with(&sifter(&args, d), "mobius with 6400000000 entries needs about");
         }
         other => eprintln!("skipped the --mem memory check: {other:?} GB available"),
     }

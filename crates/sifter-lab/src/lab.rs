@@ -302,6 +302,7 @@ fn throughput_section(
         warmup_limit: "5s".into(),
         hit_only: false,
         touch: 0,
+        fits: None,
     };
     let report = measure(&args, obs, stop)?;
     std::fs::write(dir.join("results.csv"), csv_text(&report.rows))?;

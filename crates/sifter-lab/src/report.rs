@@ -52,6 +52,10 @@ pub struct BenchSpec {
     /// Bytes of an object read on each hit and written on each miss (0: none; see
     /// [`sifter_bench::run::Objects`]).
     pub touch: u32,
+    /// Asked before any cache is built whether cache `name` filled to `capacity` entries fits
+    /// the machine's memory (an error says why not); `None`: not asked. The CLI answers from
+    /// a cache of 100,000 entries measured with its counting allocator.
+    pub fits: Option<fn(&str, u64) -> Result<()>>,
 }
 
 /// One summarised configuration.
@@ -143,6 +147,12 @@ pub struct Report {
     pub rows: Vec<Row>,
 }
 
+/// Whether cache `name` holds tables of its own that grow with its capacity (not the null
+/// cache, nor the ceiling, which is the threads' own keys).
+fn builds_own_tables(name: &str) -> bool {
+    name != "null" && !sifter_bench::adapter::is_ceiling(name)
+}
+
 /// Runs the benchmark (no output files); progress goes to `obs` (one phase, one step per run).
 /// `stop` (checked before each run) ends it with an error.
 pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<Report> {
@@ -202,6 +212,23 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
             a.sequence,
             bytes as f64 / (1u64 << 30) as f64
         );
+    }
+    // Sizes in entries have their capacities now (per thread: times the threads): refuse what
+    // would not fit before anything runs. Fractions, whose capacities the generated key space
+    // decides, are asked again with every capacity below.
+    if let Some(fits) = a.fits {
+        for &size in &sizes {
+            let BenchSize::Entries(n) = size else { continue };
+            for &mode in &modes {
+                let most = match mode {
+                    Mode::Shared => n,
+                    Mode::PerThread => n * max_t as u64,
+                };
+                for c in caches.iter().filter(|c| builds_own_tables(c)) {
+                    fits(c, most)?;
+                }
+            }
+        }
     }
     let total = (modes.len() * sizes.len() * threads.len() * caches.len() * a.repeat) as u64;
     obs.begin("bench", total);
@@ -272,6 +299,13 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
                 };
                 config.get_or_insert(cfg);
                 points.push((t, seqs, resident, capacity, cfg));
+            }
+            if let Some(fits) = a.fits {
+                for (_, _, _, capacity, _) in &points {
+                    for c in caches.iter().filter(|c| builds_own_tables(c)) {
+                        fits(c, *capacity)?;
+                    }
+                }
             }
             // Thread counts and caches round-robined inside each repetition, so that the
             // host's noise hits every cache and every thread count alike: repetition i of two
@@ -768,6 +802,7 @@ mod tests {
             warmup_limit: "5s".into(),
             hit_only: false,
             touch: 0,
+            fits: None,
         };
         let r = measure(&a, &Silent, &AtomicBool::new(false)).unwrap();
         assert_eq!(r.rows.len(), 2 * 2 * 2);
@@ -841,6 +876,7 @@ mod tests {
             warmup_limit: "5s".into(),
             hit_only: false,
             touch: 0,
+            fits: None,
         }
     }
 

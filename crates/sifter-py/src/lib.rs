@@ -900,6 +900,7 @@ fn run_bench<'py>(
         warmup_limit,
         hit_only,
         touch,
+        fits: None,
     };
     let report = off_interpreter(py, progress.as_ref(), move |w, st| {
         sifter_lab::report::measure(&spec, w, st)
