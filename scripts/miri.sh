@@ -10,3 +10,6 @@ if ! rustup +nightly component list --installed 2>/dev/null | grep -q '^miri'; t
 fi
 MIRIFLAGS="${MIRIFLAGS:-}" \
   cargo +nightly miri test -p sifter --test miri_small --test capacity --test chaos --test multistep "$@"
+# The tables allocated zeroed (`raw/table.rs`, "Large tables"), at a size Miri can run.
+MIRIFLAGS="${MIRIFLAGS:-}" \
+  cargo +nightly miri test -p sifter --lib -- raw::table::tests::lazy

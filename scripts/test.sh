@@ -29,7 +29,7 @@ echo "== cargo doc -D warnings, private items too (the internals' docs and their
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --document-private-items
 echo "== loom model checks (crates/sifter/tests/loom.rs)"
 scripts/loom.sh --locked
-echo "== Miri on the small tests of the unsafe core (crates/sifter/tests/{miri_small,capacity,chaos,multistep}.rs)"
+echo "== Miri on the small tests of the unsafe core (crates/sifter/tests/{miri_small,capacity,chaos,multistep}.rs, and the zeroed tables)"
 scripts/miri.sh
 echo "== memcached conformance of sifter serve (memccapable -a and -b)"
 cargo build --release --locked -p sifter-cli

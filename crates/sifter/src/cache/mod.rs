@@ -1099,7 +1099,11 @@ impl<K, V, S> Cache<K, V, S> {
 
 impl<K, V, S> Drop for Cache<K, V, S> {
     fn drop(&mut self) {
-        for s in 0..self.arena.len() {
+        // Slots ever handed out: the used part of the base array, and every grown chunk (the
+        // rest are EMPTY, and a large arena's are pages never written: reading them would
+        // only map zero pages in).
+        let fresh = self.fresh.load(Ordering::Relaxed).min(self.arena.base_len());
+        for s in (0..fresh).chain(self.arena.base_len()..self.arena.len()) {
             // Every slot is dropped even if some `Drop` panics; the first panic is resumed.
             panics::defer(|| {
                 // SAFETY: `&mut self`: no other thread uses the cache; every non-EMPTY slot

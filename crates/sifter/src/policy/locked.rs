@@ -26,10 +26,68 @@ const NIL: u32 = u32::MAX;
 /// `prev` of a slot not in the list.
 const OUT: u32 = u32::MAX - 1;
 
+/// Per slot: towards the head (newer, or NIL; OUT for a slot not in the list), towards the
+/// tail (older, or NIL). Stored as `[prev ^ OUT, next ^ NIL]`, so that zero bytes are a slot
+/// not in the list and a large list is allocated zeroed, its pages committed as it is
+/// written (as the arena's, `raw/table.rs`, "Large tables").
+#[derive(Debug)]
+struct Links(Vec<[u32; 2]>);
+
+impl Links {
+    /// Links for `slots` slots, none in the list; an error if the allocator refuses them.
+    fn new(slots: usize) -> Result<Self, AllocError> {
+        let layout = std::alloc::Layout::array::<[u32; 2]>(slots)
+            .map_err(|_| AllocError { bytes: usize::MAX })?;
+        if layout.size() == 0 {
+            return Ok(Links(Vec::new()));
+        }
+        // SAFETY: a non-zero size.
+        let p = unsafe { std::alloc::alloc_zeroed(layout) };
+        if p.is_null() {
+            return Err(AllocError { bytes: layout.size() });
+        }
+        // SAFETY: allocated by the global allocator with `Layout::array::<[u32; 2]>(slots)`,
+        // the layout a `Vec` of that capacity frees with; `slots` items of zero bytes are
+        // initialised `[u32; 2]`s.
+        Ok(Links(unsafe { Vec::from_raw_parts(p.cast(), slots, slots) }))
+    }
+
+    #[inline]
+    fn get(&self, i: u32) -> [u32; 2] {
+        let [p, n] = self.0[i as usize];
+        [p ^ OUT, n ^ NIL]
+    }
+
+    #[inline]
+    fn prev(&self, i: u32) -> u32 {
+        self.0[i as usize][0] ^ OUT
+    }
+
+    #[inline]
+    fn next(&self, i: u32) -> u32 {
+        self.0[i as usize][1] ^ NIL
+    }
+
+    #[inline]
+    fn set(&mut self, i: u32, [p, n]: [u32; 2]) {
+        self.0[i as usize] = [p ^ OUT, n ^ NIL];
+    }
+
+    #[inline]
+    fn set_prev(&mut self, i: u32, p: u32) {
+        self.0[i as usize][0] = p ^ OUT;
+    }
+
+    #[inline]
+    fn set_next(&mut self, i: u32, n: u32) {
+        self.0[i as usize][1] = n ^ NIL;
+    }
+}
+
 #[derive(Debug)]
 struct List {
     /// Per slot: towards the head (newer), towards the tail (older).
-    links: Vec<[u32; 2]>,
+    links: Links,
     /// Newest.
     head: u32,
     /// Oldest.
@@ -57,9 +115,9 @@ pub(crate) struct Locked {
 
 impl List {
     fn push_head(&mut self, i: u32) {
-        self.links[i as usize] = [NIL, self.head];
+        self.links.set(i, [NIL, self.head]);
         if self.head != NIL {
-            self.links[self.head as usize][0] = i;
+            self.links.set_prev(self.head, i);
         } else {
             self.tail = i;
         }
@@ -68,21 +126,21 @@ impl List {
     }
 
     fn unlink(&mut self, i: u32) {
-        let [prev, next] = self.links[i as usize];
+        let [prev, next] = self.links.get(i);
         if prev != NIL {
-            self.links[prev as usize][1] = next;
+            self.links.set_next(prev, next);
         } else {
             self.head = next;
         }
         if next != NIL {
-            self.links[next as usize][0] = prev;
+            self.links.set_prev(next, prev);
         } else {
             self.tail = prev;
         }
         if self.hand == i {
             self.hand = prev;
         }
-        self.links[i as usize] = [OUT, NIL];
+        self.links.set(i, [OUT, NIL]);
         self.len -= 1;
     }
 }
@@ -90,11 +148,7 @@ impl List {
 impl Locked {
     /// A list for `slots` slots; an error if the allocator refuses its links.
     pub fn new(kind: Kind, slots: usize) -> Result<Self, AllocError> {
-        let mut links = Vec::new();
-        links.try_reserve_exact(slots).map_err(|_| AllocError {
-            bytes: slots.saturating_mul(std::mem::size_of::<[u32; 2]>()),
-        })?;
-        links.resize(slots, [OUT, NIL]);
+        let links = Links::new(slots)?;
         Ok(Locked {
             list: CachePadded::new(Mutex::new(List {
                 links,
@@ -117,7 +171,7 @@ impl Locked {
     #[inline]
     pub fn on_hit_lru(&self, i: u32) {
         let mut l = self.list.lock();
-        if l.links[i as usize][0] != OUT && l.head != i {
+        if l.links.prev(i) != OUT && l.head != i {
             l.unlink(i);
             l.push_head(i);
         }
@@ -126,7 +180,7 @@ impl Locked {
     /// Unlinks slot `i` if the list still holds it; true if it did (the caller now owns it).
     pub fn remove(&self, i: u32) -> bool {
         let mut l = self.list.lock();
-        if l.links[i as usize][0] == OUT {
+        if l.links.prev(i) == OUT {
             return false;
         }
         l.unlink(i);
@@ -146,13 +200,13 @@ impl Locked {
                 // Relaxed: hint bits (see `Cache::get`).
                 while n.marked(o, 1) {
                     n.visited(o).store(0, Ordering::Relaxed);
-                    let prev = l.links[o as usize][0];
+                    let prev = l.links.prev(o);
                     o = if prev == NIL { l.tail } else { prev };
                 }
                 o
             }
         };
-        let newer = l.links[victim as usize][0];
+        let newer = l.links.prev(victim);
         l.unlink(victim);
         if self.kind == Kind::Sieve {
             l.hand = newer;
@@ -169,12 +223,12 @@ impl Locked {
             if out.len() > l.len {
                 return Err("list longer than its length: a cycle?".into());
             }
-            if l.links[c as usize][0] != prev {
+            if l.links.prev(c) != prev {
                 return Err(format!("slot {c}: broken prev link"));
             }
             out.push(c);
             prev = c;
-            c = l.links[c as usize][1];
+            c = l.links.next(c);
         }
         if out.len() != l.len || l.tail != prev {
             return Err(format!("list walks {} slots, len says {}", out.len(), l.len));

@@ -120,7 +120,7 @@ struct Bucket {
 /// The hash index.
 #[derive(Debug)]
 pub(crate) struct Index {
-    buckets: Box<[Bucket]>,
+    buckets: table::Table<Bucket>,
 }
 
 /// An entry found under its home lock ([`Index::find_locked`]).
@@ -273,12 +273,15 @@ impl Index {
     /// refuses its table.
     pub fn new(slots: usize, per_bucket: usize) -> Result<Self, AllocError> {
         let n = (slots / per_bucket.max(1) + 2).max(2);
-        Ok(Index {
-            buckets: table::boxed(n, |_| Bucket {
+        // SAFETY: an empty bucket is all zeros (empty words, no tags, no pass-throughs,
+        // unlocked: atomics of 0), and a bucket has no drop glue.
+        let buckets = unsafe {
+            table::Table::zeroed(n, || Bucket {
                 words: std::array::from_fn(|_| AtomicU64::new(0)),
                 ctrl: AtomicU64::new(0),
-            })?,
-        })
+            })?
+        };
+        Ok(Index { buckets })
     }
 
     /// Asks the CPU to fetch, for writing, the home bucket of a key whose hash's low half is

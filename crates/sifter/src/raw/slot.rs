@@ -176,10 +176,13 @@ pub(crate) struct Arena<K, V> {
     _slots: PhantomData<Slot<K, V>>,
 }
 
+/// A slot never used: every field zero (`state` EMPTY, `next` version 0 naming slot 0 — read
+/// by nobody before the slot's first enqueue resets it), so that all-zero bytes are this slot
+/// and large arenas need no writing at construction (see `raw/table.rs`, "Large tables").
 fn empty_slot<K, V>() -> Slot<K, V> {
     Slot {
         meta: AtomicU32::new(0),
-        next: AtomicU64::new(u32::MAX as u64),
+        next: AtomicU64::new(0),
         visited: AtomicU8::new(0),
         place: AtomicU8::new(0),
         state: AtomicU8::new(EMPTY),
@@ -217,16 +220,36 @@ impl<K, V> Arena<K, V> {
         })
     }
 
-    /// The layout of a block of `n` records of `stride` bytes. Huge-page aligned from 2 MiB
-    /// on (`raw/table.rs`).
-    fn layout(stride: usize, n: usize) -> Result<Layout, AllocError> {
-        table::layout(n, stride, std::mem::align_of::<Slot<K, V>>())
+    /// Whether a block of `n` records of `stride` bytes is allocated zeroed and left for its
+    /// first writes to commit (`raw/table.rs`, "Large tables"): from [`table::LAZY`] bytes
+    /// on, for slots aligned to at most 16 (what `calloc` gives without clearing by hand;
+    /// larger alignments are written at construction, whatever their size). Never under loom,
+    /// whose atomics are not all-zero bytes.
+    fn lazy(stride: usize, n: usize) -> bool {
+        !cfg!(loom)
+            && std::mem::align_of::<Slot<K, V>>() <= 16
+            && n.checked_mul(stride).is_some_and(|b| b >= table::LAZY)
     }
 
-    /// Allocates `n` initialised records of `stride` bytes (EMPTY slots, "never" deadlines);
-    /// an error if the allocator refuses them.
+    /// The layout of a block of `n` records of `stride` bytes: huge-page aligned from 2 MiB
+    /// on (`raw/table.rs`), except a lazy block (aligned for its slots only).
+    fn layout(stride: usize, n: usize) -> Result<Layout, AllocError> {
+        let align = std::mem::align_of::<Slot<K, V>>();
+        if Self::lazy(stride, n) {
+            return Layout::from_size_align(n * stride, align)
+                .map_err(|_| AllocError { bytes: n * stride });
+        }
+        table::layout(n, stride, align)
+    }
+
+    /// Allocates `n` initialised records of `stride` bytes (EMPTY slots, "never" deadlines:
+    /// all-zero bytes); an error if the allocator refuses them.
     fn alloc_block(stride: usize, times: Times, n: usize) -> Result<NonNull<u8>, AllocError> {
         let layout = Self::layout(stride, n)?;
+        if Self::lazy(stride, n) {
+            // Zeroed: every record is an empty slot (`empty_slot`) and "never" deadlines.
+            return table::alloc_lazy(layout);
+        }
         // SAFETY: the layout has a non-zero size (`n.max(1)` records of a non-zero stride).
         let p = unsafe { alloc(layout) };
         let p = NonNull::new(p).ok_or(AllocError { bytes: layout.size() })?;

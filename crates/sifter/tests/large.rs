@@ -1,0 +1,73 @@
+//! Large caches (`raw/table.rs`, "Large tables"): an arena and an index of 32 MiB or more are
+//! allocated zeroed and committed as they are written, so building one is quick and touches
+//! little memory, and such a cache works as any other: every policy fills, serves, evicts,
+//! removes and validates, and every value is dropped exactly once. One test in its own
+//! process, so that the resident memory it reads is its own.
+
+use sifter::{Cache, Policy};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// A value that counts how many of it are alive.
+#[derive(Debug)]
+struct Counted(u64);
+
+impl Counted {
+    fn new(v: u64) -> Self {
+        LIVE.fetch_add(1, Ordering::Relaxed);
+        Counted(v)
+    }
+}
+
+impl Clone for Counted {
+    fn clone(&self) -> Self {
+        Counted::new(self.0)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The process's resident memory in bytes (Linux), or `None`.
+fn resident() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+#[test]
+fn large_caches_build_without_touching_their_tables_and_work() {
+    // 2M entries: an arena of 2M slots of 40 bytes or more and an index of 32 MiB or more,
+    // both past the lazy threshold; written at construction they would be ~130 MB.
+    const CAPACITY: u64 = 2_000_000;
+    const ENTRIES: u64 = 50_000;
+    for policy in [Policy::Mobius, Policy::S3Fifo, Policy::NbqClock, Policy::Lru] {
+        let before = resident();
+        let c: Cache<u64, Counted> = Cache::builder().capacity(CAPACITY).policy(policy).build();
+        if let (Some(a), Some(b)) = (before, resident()) {
+            let grew = b.saturating_sub(a);
+            assert!(grew < 24 << 20, "{policy:?}: building took {grew} resident bytes");
+        }
+        for k in 0..ENTRIES {
+            c.insert(k, Counted::new(k));
+        }
+        assert_eq!(c.len() as u64, ENTRIES, "{policy:?}");
+        for k in (0..ENTRIES).step_by(7) {
+            assert_eq!(c.get(&k).map(|v| v.0), Some(k), "{policy:?}: key {k}");
+        }
+        for k in (0..ENTRIES).step_by(3) {
+            assert_eq!(c.remove(&k).map(|v| v.0), Some(k), "{policy:?}: key {k}");
+        }
+        c.validate().unwrap_or_else(|e| panic!("{policy:?}: {e}"));
+        // Shrunk below what it holds, it evicts down to the new capacity.
+        c.set_capacity(1_000).unwrap();
+        assert!(c.len() <= 1_000, "{policy:?}: {} entries", c.len());
+        c.validate().unwrap_or_else(|e| panic!("{policy:?}: {e}"));
+        drop(c);
+        assert_eq!(LIVE.load(Ordering::Relaxed), 0, "{policy:?}: values not dropped once");
+    }
+}
