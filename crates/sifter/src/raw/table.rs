@@ -156,8 +156,9 @@ impl<T> Table<T> {
         // leaves fresh pages untouched; beyond that alignment `alloc_zeroed` would clear them
         // by hand, so ask for 16 and room to align the items within.
         let pad = if align > 16 { align } else { 0 };
-        let layout = Layout::from_size_align(bytes + pad, align.min(16))
-            .map_err(|_| AllocError { bytes })?;
+        let total = bytes.checked_add(pad).ok_or(AllocError { bytes: usize::MAX })?;
+        let layout =
+            Layout::from_size_align(total, align.min(16)).map_err(|_| AllocError { bytes })?;
         let base = alloc_lazy(layout)?;
         let offset = base.as_ptr().align_offset(align);
         debug_assert!(offset <= pad, "an allocation aligned to 16 needs at most {pad} bytes");
@@ -288,5 +289,12 @@ mod tests {
         // 2^60 bytes: within `usize`, beyond any machine's address space.
         let e = boxed(1 << 57, |_| 0u64).unwrap_err();
         assert_eq!(e, AllocError { bytes: 1 << 60 });
+        // The same for a zeroed table: an overflowing size, and one no machine can hold.
+        // SAFETY: `wide()` is all zeros, and `Wide` has no drop glue.
+        let e = unsafe { Table::zeroed(usize::MAX / 8, wide) }.unwrap_err();
+        assert_eq!(e, AllocError { bytes: usize::MAX });
+        // SAFETY: as above.
+        let e = unsafe { Table::zeroed(1 << 54, wide) }.unwrap_err();
+        assert!(e.bytes >= 1 << 60, "{e:?}: the allocation refused, with its alignment's room");
     }
 }
