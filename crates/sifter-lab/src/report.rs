@@ -215,7 +215,7 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
     }
     // Sizes in entries have their capacities now (per thread: times the threads): refuse what
     // would not fit before anything runs. Fractions, whose capacities the generated key space
-    // decides, are asked again with every capacity below.
+    // decides, are asked below, before their own runs.
     if let Some(fits) = a.fits {
         for &size in &sizes {
             let BenchSize::Entries(n) = size else { continue };
@@ -300,7 +300,8 @@ pub fn measure(a: &BenchSpec, obs: &dyn Observer, stop: &AtomicBool) -> Result<R
                 config.get_or_insert(cfg);
                 points.push((t, seqs, resident, capacity, cfg));
             }
-            if let Some(fits) = a.fits {
+            // A size in entries was asked above, before anything ran.
+            if let (Some(fits), BenchSize::Fraction(_)) = (a.fits, asked) {
                 for (_, _, _, capacity, _) in &points {
                     for c in caches.iter().filter(|c| builds_own_tables(c)) {
                         fits(c, *capacity)?;
