@@ -198,7 +198,8 @@
 //! tables allocated after it is set (to compare, or where huge pages are unwelcome).
 //!
 //! **Large caches are committed as they fill.** Tables of 32 MiB or more (a cache of about a
-//! million u64 → u64 entries and up) are allocated zeroed and not written at construction,
+//! million u64 → u64 entries and up; [`MultiStepCache`]'s sets too) are allocated zeroed and
+//! not written at construction,
 //! so building a cache of 100M entries takes under a millisecond (it took 24 s) and its
 //! resident memory grows with its entries, not with its capacity (the index, written at
 //! random, is committed first). The first writes into such a cache pay the page faults

@@ -256,8 +256,10 @@ pub struct MultiStepCache<
     const P: usize = 4,
     S = foldhash::fast::RandomState,
 > {
-    /// On huge pages when large (`raw/table.rs`): a hit's one line is then no page walk.
-    sets: Box<[Set<K, V, M, P>]>,
+    /// On huge pages when large (`raw/table.rs`): a hit's one line is then no page walk. From
+    /// 32 MiB on allocated zeroed and committed as the sets are first written (`raw/table.rs`,
+    /// "Large tables"), so a large cache is built at once.
+    sets: table::Table<Set<K, V, M, P>>,
     hasher: S,
 }
 
@@ -325,7 +327,10 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
         let sets = (capacity / (M * P) as u64).max(1);
         let no_memory = |bytes| BuildError::OutOfMemory { capacity, bytes };
         let sets = usize::try_from(sets).map_err(|_| no_memory(usize::MAX))?;
-        let sets = table::boxed(sets, |_| Set::new()).map_err(|e| no_memory(e.bytes))?;
+        // SAFETY: an empty set is all zero bytes (an unlocked lock, EMPTY tags, keys and
+        // values uninitialised), and a set has no drop glue (its `Drop` is the cache's).
+        let sets =
+            unsafe { table::Table::zeroed(sets, Set::new) }.map_err(|e| no_memory(e.bytes))?;
         Ok(MultiStepCache { sets, hasher })
     }
 
@@ -477,6 +482,9 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
 
 impl<K, V, const M: usize, const P: usize, S> Drop for MultiStepCache<K, V, M, P, S> {
     fn drop(&mut self) {
+        if !std::mem::needs_drop::<K>() && !std::mem::needs_drop::<V>() {
+            return; // nothing to drop: leave the sets never written uncommitted
+        }
         for set in self.sets.iter_mut() {
             let tags = set.tags.get_mut();
             let keys = set.keys.get_mut();

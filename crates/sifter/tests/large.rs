@@ -1,10 +1,10 @@
 //! Large caches (`raw/table.rs`, "Large tables"): an arena and an index of 32 MiB or more are
-//! allocated zeroed and committed as they are written, so building one is quick and touches
-//! little memory, and such a cache works as any other: every policy fills, serves, evicts,
-//! removes and validates, and every value is dropped exactly once. One test in its own
+//! allocated zeroed and committed as they are written (multi-step LRU's sets too), so building
+//! one is quick and touches little memory, and such a cache works as any other: every policy
+//! fills, serves, evicts, removes and validates, and every value is dropped exactly once. One test in its own
 //! process, so that the resident memory it reads is its own.
 
-use sifter::{Cache, Policy};
+use sifter::{Cache, MultiStepCache, Policy};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
@@ -70,4 +70,37 @@ fn large_caches_build_without_touching_their_tables_and_work() {
         drop(c);
         assert_eq!(LIVE.load(Ordering::Relaxed), 0, "{policy:?}: values not dropped once");
     }
+    large_multistep_cache();
+}
+
+/// Multi-step LRU's sets, as the other caches' tables (called by the one test: the live count
+/// and the resident memory are the process's).
+fn large_multistep_cache() {
+    // 2M entries in sets of 24 bytes per way with `u64` keys and values: 48 MB of sets, past
+    // the lazy threshold.
+    const CAPACITY: u64 = 2_000_000;
+    const ENTRIES: u64 = 50_000;
+    let before = resident();
+    let c: MultiStepCache<u64, Counted> = MultiStepCache::new(CAPACITY);
+    if let (Some(a), Some(b)) = (before, resident()) {
+        let grew = b.saturating_sub(a);
+        assert!(grew < 24 << 20, "building took {grew} resident bytes");
+    }
+    for k in 0..ENTRIES {
+        c.insert(k, Counted::new(k));
+    }
+    // Sets of eight ways hold 50k keys spread over 250k sets: a few may overflow a set and
+    // evict, most stay.
+    let held = (0..ENTRIES).filter(|k| c.get(k).is_some()).count() as u64;
+    assert!(held > ENTRIES * 99 / 100, "only {held} of {ENTRIES} keys held");
+    assert_eq!(c.len() as u64, held);
+    for k in (0..ENTRIES).step_by(3) {
+        if let Some(v) = c.remove(&k) {
+            assert_eq!(v.0, k);
+        }
+    }
+    c.validate().unwrap();
+    assert_eq!(LIVE.load(Ordering::Relaxed), c.len(), "values alive beyond those held");
+    drop(c);
+    assert_eq!(LIVE.load(Ordering::Relaxed), 0, "values not dropped once");
 }

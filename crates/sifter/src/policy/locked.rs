@@ -17,7 +17,7 @@
 //! entries once `remove` returns.
 
 use crate::policy::queues::Nodes;
-use crate::raw::table::AllocError;
+use crate::raw::table::{AllocError, Table};
 use crate::sync::Mutex;
 use crate::sync::Ordering;
 use crossbeam_utils::CachePadded;
@@ -31,25 +31,13 @@ const OUT: u32 = u32::MAX - 1;
 /// not in the list and a large list is allocated zeroed, its pages committed as it is
 /// written (as the arena's, `raw/table.rs`, "Large tables").
 #[derive(Debug)]
-struct Links(Vec<[u32; 2]>);
+struct Links(Table<[u32; 2]>);
 
 impl Links {
     /// Links for `slots` slots, none in the list; an error if the allocator refuses them.
     fn new(slots: usize) -> Result<Self, AllocError> {
-        let layout = std::alloc::Layout::array::<[u32; 2]>(slots)
-            .map_err(|_| AllocError { bytes: usize::MAX })?;
-        if layout.size() == 0 {
-            return Ok(Links(Vec::new()));
-        }
-        // SAFETY: a non-zero size.
-        let p = unsafe { std::alloc::alloc_zeroed(layout) };
-        if p.is_null() {
-            return Err(AllocError { bytes: layout.size() });
-        }
-        // SAFETY: allocated by the global allocator with `Layout::array::<[u32; 2]>(slots)`,
-        // the layout a `Vec` of that capacity frees with; `slots` items of zero bytes are
-        // initialised `[u32; 2]`s.
-        Ok(Links(unsafe { Vec::from_raw_parts(p.cast(), slots, slots) }))
+        // SAFETY: `[0, 0]` is all zero bytes, and `[u32; 2]` has no drop glue.
+        Ok(Links(unsafe { Table::zeroed(slots, || [0; 2]) }?))
     }
 
     #[inline]

@@ -102,9 +102,9 @@ pub(crate) fn alloc_lazy(layout: Layout) -> Result<NonNull<u8>, AllocError> {
     Ok(p)
 }
 
-/// A fixed table of `T` (the index's buckets): a boxed slice below [`LAZY`] bytes, a zeroed
-/// allocation committed as it is written from there on (see the module docs). Derefs to the
-/// slice of its items.
+/// A fixed table of `T` (the index's buckets, the locked lists' links, multi-step LRU's
+/// sets): a boxed slice below [`LAZY`] bytes, a zeroed allocation committed as it is written
+/// from there on (see the module docs). Derefs to the slice of its items.
 pub(crate) struct Table<T> {
     /// The first item (aligned for `T`).
     items: NonNull<T>,
@@ -176,6 +176,14 @@ impl<T> std::ops::Deref for Table<T> {
         // SAFETY: `len` initialised items (written by `boxed`, or all-zero bytes, which the
         // constructor's contract makes valid) live at `items` until `drop`.
         unsafe { std::slice::from_raw_parts(self.items.as_ptr(), self.len) }
+    }
+}
+
+impl<T> std::ops::DerefMut for Table<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as `deref`; `&mut self` is the only access to the items the table owns.
+        unsafe { std::slice::from_raw_parts_mut(self.items.as_ptr(), self.len) }
     }
 }
 
