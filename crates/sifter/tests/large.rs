@@ -99,7 +99,7 @@ fn large_multistep_cache() {
             assert_eq!(v.0, k);
         }
     }
-    c.validate().unwrap();
+    c.validate().unwrap_or_else(|e| panic!("multi-step: {e}"));
     assert_eq!(LIVE.load(Ordering::Relaxed), c.len(), "values alive beyond those held");
     drop(c);
     assert_eq!(LIVE.load(Ordering::Relaxed), 0, "values not dropped once");
