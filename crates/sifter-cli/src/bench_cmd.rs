@@ -3,7 +3,7 @@
 
 use crate::sim::{Bars, STOP};
 use anyhow::{bail, Context, Result};
-use sifter_bench::adapter::{make, CACHES};
+use sifter_bench::adapter::CACHES;
 pub use sifter_lab::report::list;
 use sifter_lab::report::{
     csv_text, exhausted_warning, measure, plots, table_text, transfer_note, BenchSize, BenchSpec,
@@ -128,7 +128,7 @@ impl BenchArgs {
             warmup_limit: self.warmup_limit.clone(),
             hit_only: self.hit_only,
             touch: self.touch,
-            fits: Some(fits),
+            fits: Some(sifter_lab::memory::fits),
         }
     }
 }
@@ -176,83 +176,6 @@ pub fn run_cmd(a: BenchArgs) -> Result<()> {
     Ok(())
 }
 
-/// Capacities above this many entries are built only after their heap, extrapolated from a
-/// cache of this size, is found to fit the memory the machine has available ([`fits`]).
-const MEM_PROBE: u64 = 100_000;
-
-/// Whether cache `name` filled with `n` u64 → u64 entries fits the machine's memory (see
-/// [`check_fits`]): building it beyond that would end in the OOM killer, or in hours of
-/// swapping, instead of an error. `sifter bench` asks it of every cache and capacity before
-/// it builds any ([`BenchSpec::fits`]), `--mem` before each fill. Caches of at most
-/// [`MEM_PROBE`] entries, and capacities that would fit a tenth of the available memory even
-/// at 1 KB per entry (moka, the largest here, takes about 250 B), are not measured.
-pub fn fits(name: &str, n: u64) -> Result<()> {
-    static PER_ENTRY: std::sync::Mutex<Vec<(String, f64)>> = std::sync::Mutex::new(Vec::new());
-    let Some(available) = available_memory() else { return Ok(()) };
-    if n <= MEM_PROBE || (n as f64) * 1024.0 < 0.1 * available as f64 {
-        return Ok(());
-    }
-    // A poisoned lock only means another thread panicked holding it: the list is intact.
-    let mut known = PER_ENTRY.lock().unwrap_or_else(|e| e.into_inner());
-    let per = match known.iter().find(|(c, _)| c == name) {
-        Some(&(_, per)) => per,
-        None => {
-            let (cache, len, bytes) = filled(name, MEM_PROBE)?;
-            drop(cache);
-            let per = bytes as f64 / len.max(1) as f64;
-            known.push((name.to_string(), per));
-            per
-        }
-    };
-    check_fits(name, n, per * n as f64, MEM_PROBE, Some(available))
-}
-
-/// Cache `name` built for `n` entries and filled with as many distinct u64 → u64 entries:
-/// the cache, the entries it holds, and the heap bytes it took.
-fn filled(
-    name: &str,
-    n: u64,
-) -> Result<(Box<dyn sifter_bench::adapter::BenchCache>, usize, isize)> {
-    let (built, bytes) = crate::alloc_count::measure(|| -> Result<_> {
-        let cache = make(name, n)?;
-        for k in 0..n {
-            cache.insert(sifter_bench::workload::splitmix(k));
-        }
-        let len = cache.len();
-        Ok((cache, len))
-    });
-    let (cache, len) = built?;
-    Ok((cache, len, bytes))
-}
-
-/// Refuses to fill cache `name` with `n` entries when the heap it would take (`need` bytes,
-/// extrapolated from a cache of `probe` entries) is more than 80 % of `available` (the
-/// machine's available memory, when known): tables that grow in powers of two may take up to
-/// twice the extrapolation, and the rest of the machine needs some too.
-fn check_fits(name: &str, n: u64, need: f64, probe: u64, available: Option<u64>) -> Result<()> {
-    const GB: f64 = 1e9;
-    match available {
-        Some(a) if need > 0.8 * a as f64 => bail!(
-            "{name} with {n} entries needs about {:.1} GB of heap ({:.1} bytes per \
-             entry, measured at {probe} entries), more than 80 % of the {:.1} GB this machine \
-             has available: give a smaller --size",
-            need / GB,
-            need / n as f64,
-            a as f64 / GB
-        ),
-        _ => Ok(()),
-    }
-}
-
-/// The memory the machine has available for a new process, in bytes (Linux's `MemAvailable`
-/// in `/proc/meminfo`); `None` where that is not known.
-fn available_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
-}
-
 /// `--mem`: heap bytes per entry of each cache at each capacity of `--size` (entries;
 /// 100,000 by default), filled with as many u64 → u64 entries.
 fn mem_report(a: &BenchArgs) -> Result<()> {
@@ -284,8 +207,8 @@ fn mem_report(a: &BenchArgs) -> Result<()> {
         for c in
             caches.iter().filter(|c| c.as_str() != "null" && !sifter_bench::adapter::is_ceiling(c))
         {
-            fits(c, n).context("--mem")?;
-            let (cache, len, bytes) = filled(c, n)?;
+            sifter_lab::memory::fits(c, n).context("--mem")?;
+            let (cache, len, bytes) = sifter_lab::memory::filled(c, n)?;
             drop(cache);
             let per = bytes as f64 / len.max(1) as f64;
             rows.push(vec![
@@ -306,36 +229,4 @@ fn mem_report(a: &BenchArgs) -> Result<()> {
     }
     println!("wrote {}", a.out.join("memory.csv").display());
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mem_check_refuses_what_would_not_fit_and_passes_the_rest() {
-        // 100M entries at 55 bytes: 5.5 GB.
-        let need = 55.0 * 1e8;
-        assert!(check_fits("mobius", 100_000_000, need, MEM_PROBE, Some(8_000_000_000)).is_ok());
-        let e = check_fits("mobius", 100_000_000, need, MEM_PROBE, Some(6_000_000_000))
-            .expect_err("5.5 GB is more than 80 % of 6 GB")
-            .to_string();
-        for part in ["mobius", "100000000 entries", "5.5 GB", "55.0 bytes per entry", "6.0 GB"] {
-            assert!(e.contains(part), "{part:?} missing from: {e}");
-        }
-        // Where the available memory is not known, nothing is refused.
-        assert!(check_fits("mobius", 100_000_000, need, MEM_PROBE, None).is_ok());
-    }
-
-    #[test]
-    fn available_memory_is_read_where_linux_reports_it() {
-        match available_memory() {
-            Some(b) => assert!(b > 1 << 20, "{b} bytes available"),
-            None => assert!(
-                std::fs::read_to_string("/proc/meminfo")
-                    .map_or(true, |m| !m.contains("MemAvailable:")),
-                "/proc/meminfo has MemAvailable but it was not read"
-            ),
-        }
-    }
 }

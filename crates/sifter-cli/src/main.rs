@@ -5,8 +5,6 @@
 //! default experiment suite and its report), `serve` (a memcached-compatible server) and `kvtg`
 //! (a traffic generator for such servers).
 
-#[allow(unsafe_code)]
-mod alloc_count;
 mod analyze;
 mod bench_cmd;
 mod closed_loop;
@@ -141,7 +139,7 @@ enum BenchCmd {
 }
 
 #[global_allocator]
-static ALLOC: alloc_count::Counting = alloc_count::Counting;
+static ALLOC: sifter_lab::memory::Counting = sifter_lab::memory::Counting;
 
 /// Output piped into a program that stopped reading (`sifter ... | head`) ends the process
 /// quietly, as the default SIGPIPE action would (Rust ignores SIGPIPE, so `print!` panics

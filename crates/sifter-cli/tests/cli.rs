@@ -1128,7 +1128,7 @@ fn bench_model_trace_and_closed_loop_flags_work_in_every_mode() {
         Some(gb) if gb < 80 => {
             let out = sifter(&["bench", "--mem", "-c", "mobius", "-s", "2000M", "-o", "m3"], d);
             fails_with(&out, "mobius with 2000000000 entries needs about");
-            fails_with(&out, "give a smaller --size");
+            fails_with(&out, "give a smaller size");
             assert!(!d.join("m3/memory.csv").exists(), "nothing written for a refused run");
             // The throughput bench asks before it builds anything: the 10k size does not run
             // first, and a per-thread capacity counts every thread's key space.

@@ -7,6 +7,8 @@
 //! * [`report`]: `sifter bench`'s measurement over caches × thread counts × sizes, its table,
 //!   CSV and plots.
 //! * [`lab`]: the default experiment suite and its self-contained HTML report.
+//! * [`memory`]: heap bytes per entry (a counting global allocator) and whether a capacity
+//!   fits the machine's memory, asked before a large cache is built.
 //! * [`plot`]: the line and bar charts (SVG and PNG) every report uses.
 //! * [`table`]: aligned text tables and CSV.
 //!
@@ -15,6 +17,8 @@
 
 pub mod closed_loop;
 pub mod lab;
+#[allow(unsafe_code)]
+pub mod memory;
 pub mod plot;
 pub mod report;
 pub mod table;

@@ -19,6 +19,12 @@ use sifter_sim::sweep::{self as sw, Notice, Observer, Options};
 use sifter_sim::trace::LoadedTrace;
 use sifter_trace::{Request, TraceSource};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// The extension's Rust allocations go through the counting allocator, so that `bench` can
+/// measure a cache's heap per entry and refuse a size the machine cannot hold before building
+/// it (`sifter_lab::memory::fits`). It counts only while measuring.
+#[global_allocator]
+static ALLOC: sifter_lab::memory::Counting = sifter_lab::memory::Counting;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
@@ -900,7 +906,7 @@ fn run_bench<'py>(
         warmup_limit,
         hit_only,
         touch,
-        fits: None,
+        fits: Some(sifter_lab::memory::fits),
     };
     let report = off_interpreter(py, progress.as_ref(), move |w, st| {
         sifter_lab::report::measure(&spec, w, st)

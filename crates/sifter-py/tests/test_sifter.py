@@ -402,6 +402,20 @@ def test_bench_hit_only_hits_and_bad_options_are_the_clis_errors():
         assert needle in str(e.value) and str(e.value).splitlines()[0] in err, (str(e.value), err)
 
 
+def test_bench_refuses_a_size_beyond_the_machines_memory():
+    # Two billion u64 entries need some 100 GB of heap: refused before anything is built, with
+    # the CLI's message (a machine with 80 GB or more available might hold it: skipped there).
+    meminfo = open("/proc/meminfo").read() if os.path.exists("/proc/meminfo") else ""
+    avail = [int(l.split()[1]) * 1024 for l in meminfo.splitlines() if l.startswith("MemAvailable:")]
+    if not avail or avail[0] >= 80e9:
+        pytest.skip("available memory unknown or 80 GB or more")
+    with pytest.raises(ValueError) as e:
+        sifter.bench(**{**BENCH, "caches": "mobius", "threads": 1, "size": "2000M"})
+    err = cli("bench", "-c", "mobius", "-t", "1", "-s", "2000M", "-q", "--no-plots", check=False).stderr
+    assert "mobius with 2000000000 entries needs about" in str(e.value), str(e.value)
+    assert "give a smaller size" in str(e.value) and str(e.value).splitlines()[0] in err, (str(e.value), err)
+
+
 def test_bench_sizes_are_fractions_or_entries():
     df = sifter.bench("null", threads=1, size=[0.1, 150, "1k"], **BENCH)
     assert list(df["capacity"])[1:] == [150, 1000], df

@@ -346,7 +346,9 @@ def bench(
     int, or a string such as ``"10k"``), as ``sifter bench --size`` reads it.
 
     The measurement runs off the interpreter; Ctrl-C stops it (``KeyboardInterrupt``) before
-    its next run. Bad options raise ``ValueError`` with the CLI's message.
+    its next run. Bad options raise ``ValueError`` with the CLI's message, and so does a size
+    whose cache the machine's memory cannot hold (its heap per entry measured at 100,000
+    entries and extrapolated), before anything is built.
 
     >>> import sifter
     >>> df = sifter.bench("mobius,lru", threads=1, workload="zipf:alpha=1.0,keys=2000",
