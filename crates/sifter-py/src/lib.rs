@@ -19,14 +19,14 @@ use sifter_sim::sweep::{self as sw, Notice, Observer, Options};
 use sifter_sim::trace::LoadedTrace;
 use sifter_trace::{Request, TraceSource};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
 
 /// The extension's Rust allocations go through the counting allocator, so that `bench` can
 /// measure a cache's heap per entry and refuse a size the machine cannot hold before building
 /// it (`sifter_lab::memory::fits`). It counts only while measuring.
 #[global_allocator]
 static ALLOC: sifter_lab::memory::Counting = sifter_lab::memory::Counting;
-use std::sync::{mpsc, Arc, Mutex};
-use std::time::Duration;
 
 /// Bad input, as a `ValueError` with the CLI's message.
 fn value_error(e: impl std::fmt::Display) -> PyErr {
