@@ -66,14 +66,16 @@ pub fn measure<T>(f: impl FnOnce() -> T) -> (T, isize) {
 
 /// Capacities above this many entries are built only after their heap, extrapolated from a
 /// cache of this size, is found to fit the memory the machine has available ([`fits`]).
-const MEM_PROBE: u64 = 100_000;
+pub const MEM_PROBE: u64 = 100_000;
 
-/// Whether cache `name` filled with `n` u64 → u64 entries fits the machine's memory (see
-/// [`check_fits`]): building it beyond that would end in the OOM killer, or in hours of
-/// swapping, instead of an error. `sifter bench` asks it of every cache and capacity before
-/// it builds any ([`crate::report::BenchSpec::fits`]), `--mem` before each fill. Caches of at most
-/// [`MEM_PROBE`] entries, and capacities that would fit a tenth of the available memory even
-/// at 1 KB per entry (moka, the largest here, takes about 250 B), are not measured.
+/// Whether cache `name` filled with `n` u64 → u64 entries fits the machine's memory (its
+/// heap, extrapolated from [`MEM_PROBE`] entries, at most 80 % of what is available): building
+/// it beyond that would end in the OOM killer, or in hours of swapping, instead of an error.
+/// `sifter bench` and the Python package's `bench` ask it of every cache and capacity before
+/// they build any ([`crate::report::BenchSpec::fits`]), `--mem` before each fill. Caches of
+/// at most [`MEM_PROBE`] entries, and capacities that would fit a tenth of the available
+/// memory even at 1 KB per entry (moka, the largest here, takes about 250 B), are not
+/// measured; neither is anything where the available memory is not known (not Linux).
 pub fn fits(name: &str, n: u64) -> Result<()> {
     static PER_ENTRY: std::sync::Mutex<Vec<(String, f64)>> = std::sync::Mutex::new(Vec::new());
     let Some(available) = available_memory() else { return Ok(()) };
