@@ -33,7 +33,7 @@ use std::borrow::Borrow;
 use std::cell::UnsafeCell;
 use std::hash::{BuildHasher, Hash};
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 
 /// The set of a hash: the simulator's `multistep-lru` mix (SplitMix64's finaliser).
 fn mix(mut x: u64) -> u64 {
@@ -56,6 +56,11 @@ fn tag_of(hash: u64) -> u32 {
 /// One set: `M × P` ways, vector-major.
 struct Set<K, V, const M: usize, const P: usize> {
     lock: AtomicBool,
+    /// How many ways hold an entry: changed only by the lock's holder, read without the lock
+    /// by [`MultiStepCache::len`], so that counting neither locks a set nor writes its page (a
+    /// fresh large cache's sets are not committed until written). In the padding before the
+    /// tags: no bytes added.
+    filled: AtomicU16,
     tags: UnsafeCell<[[u32; P]; M]>,
     keys: UnsafeCell<[[MaybeUninit<K>; P]; M]>,
     values: UnsafeCell<[[MaybeUninit<V>; P]; M]>,
@@ -77,6 +82,7 @@ impl<K, V, const M: usize, const P: usize> Set<K, V, M, P> {
     fn new() -> Self {
         Set {
             lock: AtomicBool::new(false),
+            filled: AtomicU16::new(0),
             tags: UnsafeCell::new([[EMPTY; P]; M]),
             keys: UnsafeCell::new(std::array::from_fn(|_| {
                 std::array::from_fn(|_| MaybeUninit::uninit())
@@ -107,9 +113,19 @@ struct Ways<'a, K, V, const M: usize, const P: usize> {
     tags: &'a mut [[u32; P]; M],
     keys: &'a mut [[MaybeUninit<K>; P]; M],
     values: &'a mut [[MaybeUninit<V>; P]; M],
+    filled: &'a AtomicU16,
 }
 
 impl<K, V, const M: usize, const P: usize> Ways<'_, K, V, M, P> {
+    /// Adds `by` (wrapping: -1 is `u16::MAX`) to the set's count of filled ways.
+    fn count(&mut self, by: u16) {
+        // Relaxed: only the lock's holder writes the count (so this load sees the last
+        // holder's store, ordered by the lock's Acquire/Release); `len` reads it unordered,
+        // a count that may be a moment old.
+        let n = self.filled.load(Ordering::Relaxed).wrapping_add(by);
+        self.filled.store(n, Ordering::Relaxed);
+    }
+
     /// Rotates ways `0..=i` of vector `v` so way `i` becomes way 0.
     fn rotate_to_front(&mut self, v: usize, i: usize) {
         self.tags[v][..=i].rotate_right(1);
@@ -308,7 +324,7 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
     /// As [`MultiStepCache::new`] with the hasher `hasher`.
     ///
     /// # Panics
-    /// If `M` or `P` is 0, or `P` above 64 (a vector's ways); if the sets cannot be
+    /// If `M` or `P` is 0, `P` above 64 or `M × P` above 65,535; if the sets cannot be
     /// allocated (see [`MultiStepCache::try_with_hasher`]).
     pub fn with_hasher(capacity: u64, hasher: S) -> Self {
         match Self::try_with_hasher(capacity, hasher) {
@@ -321,9 +337,13 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
     /// allocated for ([`BuildError::OutOfMemory`]).
     ///
     /// # Panics
-    /// If `M` or `P` is 0, or `P` above 64 (a vector's ways).
+    /// If `M` or `P` is 0, `P` above 64 (a vector's ways), or `M × P` above 65,535 (a set's
+    /// count of filled ways is 16 bits).
     pub fn try_with_hasher(capacity: u64, hasher: S) -> Result<Self, BuildError> {
-        assert!(M >= 1 && (1..=64).contains(&P), "MultiStepCache needs M ≥ 1 and 1 ≤ P ≤ 64");
+        assert!(
+            M >= 1 && (1..=64).contains(&P) && M * P <= usize::from(u16::MAX),
+            "MultiStepCache needs M ≥ 1, 1 ≤ P ≤ 64 and M × P ≤ 65,535"
+        );
         let sets = (capacity / (M * P) as u64).max(1);
         let no_memory = |bytes| BuildError::OutOfMemory { capacity, bytes };
         let sets = usize::try_from(sets).map_err(|_| no_memory(usize::MAX))?;
@@ -353,6 +373,7 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
                 tags: &mut *set.tags.get(),
                 keys: &mut *set.keys.get(),
                 values: &mut *set.values.get(),
+                filled: &set.filled,
             }
         };
         f(&mut ways)
@@ -401,7 +422,10 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
             }
             let free = (0..M).find(|&v| w.tags[v][P - 1] == EMPTY);
             let (v, evicted) = match free {
-                Some(v) => (v, None),
+                Some(v) => {
+                    w.count(1);
+                    (v, None)
+                }
                 None => {
                     let v = M - 1;
                     w.tags[v][P - 1] = EMPTY;
@@ -431,6 +455,7 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
         let (k, v) = self.with_set(hash, |w| {
             let (v, i) = Self::find(w, tag_of(hash), key)?;
             w.tags[v][i] = EMPTY;
+            w.count(u16::MAX);
             let k = std::mem::replace(&mut w.keys[v][i], MaybeUninit::uninit());
             let x = std::mem::replace(&mut w.values[v][i], MaybeUninit::uninit());
             w.close_gap(v, i);
@@ -441,17 +466,13 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
         Some(v)
     }
 
-    /// Entries held now (a walk over every set's tags; exact when quiescent).
+    /// Entries held now: a walk over every set's count of filled ways, without taking any
+    /// lock or writing anything (so it commits none of a fresh large cache's memory). Exact
+    /// when quiescent; while others write, each set's count is read once, so the sum is never
+    /// more than the capacity.
     pub fn len(&self) -> usize {
-        (0..self.sets.len())
-            .map(|s| {
-                let set = &self.sets[s];
-                let _g = set.lock();
-                // SAFETY: under the set's lock.
-                let tags = unsafe { &*set.tags.get() };
-                tags.iter().flatten().filter(|&&t| t != EMPTY).count()
-            })
-            .sum()
+        // Relaxed: a count (see `Ways::count`).
+        self.sets.iter().map(|set| usize::from(set.filled.load(Ordering::Relaxed))).sum()
     }
 
     /// Whether the cache holds nothing.
@@ -459,8 +480,8 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
         self.len() == 0
     }
 
-    /// Checks that every vector is filled from way 0 (no holes) and no lock is held
-    /// (quiescent use, tests).
+    /// Checks that every vector is filled from way 0 (no holes), that each set's count of
+    /// filled ways is right, and that no lock is held (quiescent use, tests).
     pub fn validate(&self) -> Result<(), String> {
         for (s, set) in self.sets.iter().enumerate() {
             if set.lock.load(Ordering::Relaxed) {
@@ -474,6 +495,11 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
                         return Err(format!("set {s} vector {v} has a hole"));
                     }
                 }
+            }
+            let filled = tags.iter().flatten().filter(|&&t| t != EMPTY).count();
+            let counted = usize::from(set.filled.load(Ordering::Relaxed));
+            if counted != filled {
+                return Err(format!("set {s} counts {counted} filled ways, holds {filled}"));
             }
         }
         Ok(())

@@ -48,6 +48,7 @@ fn large_caches_build_without_touching_their_tables_and_work() {
     for policy in [Policy::Mobius, Policy::S3Fifo, Policy::NbqClock, Policy::Lru] {
         let before = resident();
         let c: Cache<u64, Counted> = Cache::builder().capacity(CAPACITY).policy(policy).build();
+        assert_eq!((c.len(), c.weight()), (0, 0), "{policy:?}");
         if let (Some(a), Some(b)) = (before, resident()) {
             let grew = b.saturating_sub(a);
             assert!(grew < 24 << 20, "{policy:?}: building took {grew} resident bytes");
@@ -82,9 +83,12 @@ fn large_multistep_cache() {
     const ENTRIES: u64 = 50_000;
     let before = resident();
     let c: MultiStepCache<u64, Counted> = MultiStepCache::new(CAPACITY);
+    // Counting reads each set's count without locking (writing) the set.
+    assert_eq!(c.len(), 0);
+    assert!(c.is_empty());
     if let (Some(a), Some(b)) = (before, resident()) {
         let grew = b.saturating_sub(a);
-        assert!(grew < 24 << 20, "building took {grew} resident bytes");
+        assert!(grew < 24 << 20, "building and counting took {grew} resident bytes");
     }
     for k in 0..ENTRIES {
         c.insert(k, Counted::new(k));

@@ -74,6 +74,8 @@ fn stress<K, const M: usize, const P: usize>(
                                 if let Some(v) = c.remove(&kk) {
                                     assert_eq!(v.0, k, "another key's value removed");
                                 }
+                                // Counted while others write: never beyond the capacity.
+                                assert!(c.len() as u64 <= c.capacity(), "len {}", c.len());
                             }
                             1..=5 => {
                                 if let Some(v) = c.get(&kk) {
@@ -94,6 +96,8 @@ fn stress<K, const M: usize, const P: usize>(
         }
         c.validate().unwrap();
         assert!(c.len() as u64 <= c.capacity());
+        let alive = created.load(Ordering::Relaxed) - drops.load(Ordering::Relaxed);
+        assert_eq!(c.len(), alive, "cap {cap}: len against the values alive");
     }
     assert_eq!(drops.load(Ordering::Relaxed), created.load(Ordering::Relaxed), "cap {cap}");
     assert_eq!(keys.load(Ordering::Relaxed), 0, "cap {cap}: keys left alive or dropped twice");
