@@ -113,19 +113,18 @@ struct Ways<'a, K, V, const M: usize, const P: usize> {
     tags: &'a mut [[u32; P]; M],
     keys: &'a mut [[MaybeUninit<K>; P]; M],
     values: &'a mut [[MaybeUninit<V>; P]; M],
-    filled: &'a AtomicU16,
+}
+
+/// Adds `by` (wrapping: -1 is `u16::MAX`) to a locked set's count of filled ways.
+fn count(filled: &AtomicU16, by: u16) {
+    // Relaxed: only the lock's holder writes the count (so this load sees the last holder's
+    // store, ordered by the lock's Acquire/Release); `len` reads it unordered, a count that
+    // may be a moment old.
+    let n = filled.load(Ordering::Relaxed).wrapping_add(by);
+    filled.store(n, Ordering::Relaxed);
 }
 
 impl<K, V, const M: usize, const P: usize> Ways<'_, K, V, M, P> {
-    /// Adds `by` (wrapping: -1 is `u16::MAX`) to the set's count of filled ways.
-    fn count(&mut self, by: u16) {
-        // Relaxed: only the lock's holder writes the count (so this load sees the last
-        // holder's store, ordered by the lock's Acquire/Release); `len` reads it unordered,
-        // a count that may be a moment old.
-        let n = self.filled.load(Ordering::Relaxed).wrapping_add(by);
-        self.filled.store(n, Ordering::Relaxed);
-    }
-
     /// Rotates ways `0..=i` of vector `v` so way `i` becomes way 0.
     fn rotate_to_front(&mut self, v: usize, i: usize) {
         self.tags[v][..=i].rotate_right(1);
@@ -363,8 +362,10 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
         &self.sets[(mix(hash) % self.sets.len() as u64) as usize]
     }
 
-    /// Runs `f` on the ways of `hash`'s set under its lock.
-    fn with_set<R>(&self, hash: u64, f: impl FnOnce(&mut Ways<'_, K, V, M, P>) -> R) -> R {
+    /// Runs `f` on the ways of `hash`'s set under its lock; `f` returns its result and how
+    /// many ways it filled (1), emptied (`u16::MAX`, wrapping) or neither (0), which is added
+    /// to the set's count of filled ways before the unlock (see [`count`]).
+    fn with_set<R>(&self, hash: u64, f: impl FnOnce(&mut Ways<'_, K, V, M, P>) -> (R, u16)) -> R {
         let set = self.set_of(hash);
         let _g = set.lock();
         // SAFETY: we hold the set's lock: no other reference to its ways exists.
@@ -373,10 +374,13 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
                 tags: &mut *set.tags.get(),
                 keys: &mut *set.keys.get(),
                 values: &mut *set.values.get(),
-                filled: &set.filled,
             }
         };
-        f(&mut ways)
+        let (r, filled) = f(&mut ways);
+        if filled != 0 {
+            count(&set.filled, filled);
+        }
+        r
     }
 
     /// The way holding `key` (tag `tag`), if any.
@@ -401,10 +405,12 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
     {
         let hash = self.hasher.hash_one(key);
         self.with_set(hash, |w| {
-            let (v, i) = Self::find(w, tag_of(hash), key)?;
+            let Some((v, i)) = Self::find(w, tag_of(hash), key) else {
+                return (None, 0);
+            };
             let (v, i) = w.promote(v, i);
             // SAFETY: the way holds an initialised value (non-empty tag).
-            Some(unsafe { w.values[v][i].assume_init_ref() }.clone())
+            (Some(unsafe { w.values[v][i].assume_init_ref() }.clone()), 0)
         })
     }
 
@@ -418,14 +424,11 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
                 let old = std::mem::replace(&mut w.values[v][i], MaybeUninit::new(value));
                 w.promote(v, i);
                 // SAFETY: the way held an initialised value.
-                return Some((None, unsafe { old.assume_init() }));
+                return (Some((None, unsafe { old.assume_init() })), 0);
             }
             let free = (0..M).find(|&v| w.tags[v][P - 1] == EMPTY);
             let (v, evicted) = match free {
-                Some(v) => {
-                    w.count(1);
-                    (v, None)
-                }
+                Some(v) => (v, None),
                 None => {
                     let v = M - 1;
                     w.tags[v][P - 1] = EMPTY;
@@ -440,7 +443,7 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
             w.keys[v][i] = MaybeUninit::new(key);
             w.values[v][i] = MaybeUninit::new(value);
             w.rotate_to_front(v, i);
-            evicted
+            (evicted, u16::from(free.is_some()))
         });
         drop(dropped);
     }
@@ -453,14 +456,15 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
     {
         let hash = self.hasher.hash_one(key);
         let (k, v) = self.with_set(hash, |w| {
-            let (v, i) = Self::find(w, tag_of(hash), key)?;
+            let Some((v, i)) = Self::find(w, tag_of(hash), key) else {
+                return (None, 0);
+            };
             w.tags[v][i] = EMPTY;
-            w.count(u16::MAX);
             let k = std::mem::replace(&mut w.keys[v][i], MaybeUninit::uninit());
             let x = std::mem::replace(&mut w.values[v][i], MaybeUninit::uninit());
             w.close_gap(v, i);
             // SAFETY: the way was full.
-            Some(unsafe { (k.assume_init(), x.assume_init()) })
+            (Some(unsafe { (k.assume_init(), x.assume_init()) }), u16::MAX)
         })?;
         drop(k);
         Some(v)
@@ -471,7 +475,7 @@ impl<K: Hash + Eq, V, const M: usize, const P: usize, S: BuildHasher>
     /// when quiescent; while others write, each set's count is read once, so the sum is never
     /// more than the capacity.
     pub fn len(&self) -> usize {
-        // Relaxed: a count (see `Ways::count`).
+        // Relaxed: a count (see [`count`]).
         self.sets.iter().map(|set| usize::from(set.filled.load(Ordering::Relaxed))).sum()
     }
 
