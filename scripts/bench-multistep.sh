@@ -55,8 +55,8 @@ $S bench -c multistep,nbq-clock,lru -t 1,2,4,8 "${BIG[@]}" -s 0.9 --requests 400
 # not than every host's (one had 480 MiB). On a host with more than 32 MiB, one more point
 # beyond its L3: as many entries as 1.4 L3s of multi-step sets (21 bytes per entry), over
 # 100/32 times as many keys with a sequence three times the keys (the paper's 32M items of
-# 100M keys in 300M requests), one thread. About 220 bytes of memory per entry (the sequence, its distinct
-# keys, the largest cache) and 9 minutes at 32M entries.
+# 100M keys in 300M requests), one thread. About 220 bytes of memory per entry (the sequence,
+# its distinct keys, the largest cache) and 9 minutes at 32M entries.
 l3=$(cat /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || true)
 case "$l3" in
   *K) l3=$(( ${l3%K} * 1024 )) ;;
