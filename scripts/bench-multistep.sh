@@ -11,6 +11,7 @@
 # GCLOCK is sifter's NbQ-CLOCK (Generalized CLOCK, 8-bit counters), in-vector LRU is
 # `multistep-m1` (one vector of four ways per set), exact LRU is `lru`. Run on an otherwise idle
 # machine: the figures are ratios between caches measured in the same run.
+# Progress bars show on a terminal (stderr); the tables go to stdout and the .txt files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-benchsuite/runs/$(date +%F)-$(hostname -s)/multistep}
@@ -33,27 +34,27 @@ echo "== Fig. 6: a four-item cache over 10, 20 and 40 keys (YCSB's Zipf 0.99), a
 for k in 10 20 40; do
   size=$(python3 -c "print(4 / $k)")
   $S bench -c multistep-m1,nbq-clock,lru -t 1 -w "zipf:alpha=0.99,keys=$k" -s "$size" \
-    --sequence 16000000 --requests 6000000 -r 5 -q --no-plots -o "$OUT/fig6-keys$k" | tee "$OUT/fig6-keys$k.txt"
+    --sequence 16000000 --requests 6000000 -r 5 --no-plots -o "$OUT/fig6-keys$k" | tee "$OUT/fig6-keys$k.txt"
 done
 # All miss: uniform over 100M keys, so a four-item cache never hits.
 $S bench -c multistep-m1,nbq-clock,lru -t 1 -w uniform:n=100000000,requests=16000000 \
-  -s 4 --sequence 16000000 --requests 6000000 -r 5 -q --no-plots -o "$OUT/fig6-miss" | tee "$OUT/fig6-miss.txt"
+  -s 4 --sequence 16000000 --requests 6000000 -r 5 --no-plots -o "$OUT/fig6-miss" | tee "$OUT/fig6-miss.txt"
 $S bench -c multistep-m1,nbq-clock,lru -t 1 -w zipf:alpha=0.99,keys=4 --hit-only \
-  --sequence 16000000 --requests 6000000 -r 5 -q --no-plots -o "$OUT/fig6-hit" | tee "$OUT/fig6-hit.txt"
+  --sequence 16000000 --requests 6000000 -r 5 --no-plots -o "$OUT/fig6-hit" | tee "$OUT/fig6-hit.txt"
 
 echo "== Figs. 8 and 10: without and with a 64-byte object, small and large cache, one thread"
 for t in 0 64; do
   $S bench -c multistep,multistep-m1,nbq-clock,lru -t 1 "${BIG[@]}" -s "$SMALL,$LARGE" \
-    --requests 4000000 -r 3 --touch "$t" -q --no-plots -o "$OUT/fig10-touch$t" \
+    --requests 4000000 -r 3 --touch "$t" --no-plots -o "$OUT/fig10-touch$t" \
     | tee "$OUT/fig10-touch$t.txt"
 done
 
 echo "== Fig. 11: vectors per set"
 $S bench -c multistep-m1,multistep,multistep-m4,multistep-m8,multistep-p8,lru -t 1 \
-  -s 0.01,0.1 -r 5 --sequence 16000000 --requests 6000000 -q --no-plots -o "$OUT/fig11" | tee "$OUT/fig11.txt"
+  -s 0.01,0.1 -r 5 --sequence 16000000 --requests 6000000 --no-plots -o "$OUT/fig11" | tee "$OUT/fig11.txt"
 
 echo "== Fig. 14: threads 1, 2, 4, 8 on the large cache (shared keys)"
-$S bench -c multistep,nbq-clock,lru -t 1,2,4,8 "${BIG[@]}" -s "$LARGE" --requests 4000000 -r 3 -q \
+$S bench -c multistep,nbq-clock,lru -t 1,2,4,8 "${BIG[@]}" -s "$LARGE" --requests 4000000 -r 3 \
   -o "$OUT/fig14" | tee "$OUT/fig14.txt"
 
 # The large point's 2.06M entries (43 MB of multi-step sets) are larger than a 32 MiB L3 but
@@ -82,7 +83,7 @@ if [ "$l3" -gt $(( 32 * 1024 * 1024 )) ]; then
     echo "== Beyond this host's L3 ($l3 bytes): $entries entries, $keys keys, one thread"
     $S bench -c multistep,lru,clock,mobius,quick_cache -t 1 -w "zipf:alpha=1.0,keys=$keys" \
       --sequence $(( keys * 3 )) -s "$entries" --fill 0.8 --warmup-limit 120s --duration 1s -r 3 \
-      -q --no-plots -o "$OUT/beyond-l3" | tee "$OUT/beyond-l3.txt"
+      --no-plots -o "$OUT/beyond-l3" | tee "$OUT/beyond-l3.txt"
   fi
 fi
 echo "wrote $OUT"
