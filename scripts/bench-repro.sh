@@ -51,7 +51,7 @@ $S bench "${common[@]}" --workload nbq:get=0.7,alpha=1.0,keys=1000000 --threads 
 echo "== Harness cost: latency sampling on (1/256) vs off, and the null cache"
 for every in 256 0; do
   # 3M measured: a thread's warm-up may run to three quarters of its 12M requests (a fast
-  # thread runs on while the other fills the cache), and 5M then ran out in a fifth of the runs.
+  # thread runs on while the other fills the cache), and 5M then ran out (14 of 60 runs).
   $S bench --sequence 12000000 --requests 3000000 --repeat 5 --threads 1,2 --caches null,mobius,quick_cache \
     --sample-every "$every" --no-plots -o "$OUT/harness-sample-$every" | tee "$OUT/harness-sample-$every.txt"
 done
